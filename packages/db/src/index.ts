@@ -3,7 +3,20 @@ import { PrismaClient } from "./generated/client.ts";
 import type { Pool } from "./pool.ts";
 
 export { Prisma, PrismaClient } from "./generated/client.ts";
-export type * from "./generated/models.ts";
+export type {
+  ApiToken,
+  AuditLog,
+  Folder,
+  Group,
+  InstanceSetting,
+  Job,
+  JobLog,
+  Script,
+  User,
+  WorkerPing,
+  Workspace,
+  WorkspaceMember,
+} from "./generated/client.ts";
 export { JobStatus, WorkspaceRole, PermissionLevel } from "./generated/enums.ts";
 export { createPool, withTransaction, withDatabase, type Pool, type PoolClient } from "./pool.ts";
 

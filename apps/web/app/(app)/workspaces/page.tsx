@@ -1,0 +1,81 @@
+"use client";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { useState, type FormEvent } from "react";
+import { errorField, errorMessage } from "@/lib/errors";
+import { useTRPC } from "@/lib/trpc";
+
+export default function WorkspacesPage() {
+  const trpc = useTRPC();
+  const router = useRouter();
+  const queryClient = useQueryClient();
+  const workspaces = useQuery(trpc.workspace.list.queryOptions());
+  const [id, setId] = useState("");
+  const [name, setName] = useState("");
+  const create = useMutation(
+    trpc.workspace.create.mutationOptions({
+      onSuccess: async (workspace) => {
+        await queryClient.invalidateQueries(trpc.workspace.list.queryFilter());
+        router.push(`/w/${workspace.id}/scripts`);
+      },
+    }),
+  );
+  const field = errorField(create.error);
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    create.mutate({ id, name: name || id });
+  }
+
+  return (
+    <main className="main" style={{ maxWidth: 760, margin: "0 auto" }}>
+      <h1>Workspaces</h1>
+      {workspaces.isLoading ? (
+        <p className="muted">Loading…</p>
+      ) : workspaces.data?.length ? (
+        <table>
+          <thead>
+            <tr>
+              <th>Workspace</th>
+              <th>Id</th>
+              <th>Your role</th>
+            </tr>
+          </thead>
+          <tbody>
+            {workspaces.data.map((w) => (
+              <tr key={w.id}>
+                <td>
+                  <Link href={`/w/${w.id}/scripts`}>{w.name}</Link>
+                </td>
+                <td>
+                  <code>{w.id}</code>
+                </td>
+                <td>{w.role}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <div className="panel empty">You are not in any workspace yet. Create one below.</div>
+      )}
+      <h2>Create a workspace</h2>
+      <form className="panel row" onSubmit={submit}>
+        <label>
+          Id <span className="hint">lowercase, digits, - and _</span>
+          <input name="id" value={id} onChange={(e) => setId(e.target.value)} aria-invalid={field === "id"} required />
+          {field === "id" && <span className="field-error">{errorMessage(create.error)}</span>}
+        </label>
+        <label>
+          Name
+          <input name="name" value={name} onChange={(e) => setName(e.target.value)} aria-invalid={field === "name"} />
+          {field === "name" && <span className="field-error">{errorMessage(create.error)}</span>}
+        </label>
+        <button className="primary" type="submit" disabled={create.isPending}>
+          Create
+        </button>
+        {create.error && !field && <div className="error">{errorMessage(create.error)}</div>}
+      </form>
+    </main>
+  );
+}

@@ -1,0 +1,37 @@
+import { getServerSession } from "next-auth";
+import { AppError, getUserPrincipal, principalFromBearer, type Principal } from "@millrace/core";
+import { getServices } from "../services.ts";
+import { getAuthOptions } from "./options.ts";
+
+function bearerToken(headers: Headers): string | null {
+  const header = headers.get("authorization");
+  if (header?.toLowerCase().startsWith("bearer ")) return header.slice(7).trim() || null;
+  return null;
+}
+
+function tokenCookie(headers: Headers): string | null {
+  // Windmill's login sets a `token` cookie that clients send back; accept it like a bearer token.
+  const cookie = headers.get("cookie") ?? "";
+  const match = /(?:^|;\s*)token=([^;]+)/.exec(cookie);
+  return match?.[1] ? decodeURIComponent(match[1]) : null;
+}
+
+/**
+ * Resolves the caller of a request: a bearer token (API token, `?token=` for webhooks), the
+ * `token` cookie, or a next-auth session. Returns null when the request carries none.
+ */
+export async function principalFromRequest(request: Request): Promise<Principal | null> {
+  const services = await getServices();
+  const url = new URL(request.url);
+  const token = bearerToken(request.headers) ?? url.searchParams.get("token") ?? tokenCookie(request.headers);
+  if (token) return principalFromBearer(services, token, services.superadminSecret);
+  const session = (await getServerSession(await getAuthOptions())) as { userId?: string } | null;
+  if (!session?.userId) return null;
+  return getUserPrincipal(services, session.userId);
+}
+
+export async function requirePrincipal(request: Request): Promise<Principal> {
+  const principal = await principalFromRequest(request);
+  if (!principal) throw new AppError("UNAUTHORIZED", "sign in or send Authorization: Bearer <token>");
+  return principal;
+}

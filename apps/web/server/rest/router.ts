@@ -1,0 +1,84 @@
+import { requireMembership, type Membership, type Principal } from "@millrace/core";
+import { requirePrincipal } from "../auth/principal.ts";
+import { errorResponse, text } from "../http.ts";
+import { getServices, type Services } from "../services.ts";
+
+export interface RestContext {
+  request: Request;
+  url: URL;
+  params: Record<string, string>;
+  services: Services;
+  /** The authenticated caller (401 when the request carries no valid credential). */
+  principal(): Promise<Principal>;
+  /** The caller's membership in the `{workspace}` of the path (404 for non-members). */
+  membership(): Promise<Membership>;
+}
+
+export type RestHandler = (ctx: RestContext) => Promise<Response>;
+
+export interface Route {
+  method: "GET" | "POST" | "DELETE";
+  pattern: string;
+  handler: RestHandler;
+}
+
+interface CompiledRoute extends Route {
+  regex: RegExp;
+  names: string[];
+}
+
+/** `/api/w/:workspace/scripts/get/p/*path`: `:name` is one segment, `*name` the rest (slashes included). */
+function compile(route: Route): CompiledRoute {
+  const names: string[] = [];
+  const source = route.pattern
+    .split("/")
+    .map((segment) => {
+      if (segment.startsWith(":")) {
+        names.push(segment.slice(1));
+        return "([^/]+)";
+      }
+      if (segment.startsWith("*")) {
+        names.push(segment.slice(1));
+        return "(.+)";
+      }
+      return segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    })
+    .join("/");
+  return { ...route, regex: new RegExp(`^${source}/?$`), names };
+}
+
+export function createRestRouter(routes: Route[]): (request: Request) => Promise<Response> {
+  const compiled = routes.map(compile);
+  return async (request) => {
+    const url = new URL(request.url);
+    let pathMatched = false;
+    for (const route of compiled) {
+      const match = route.regex.exec(url.pathname);
+      if (!match) continue;
+      pathMatched = true;
+      if (route.method !== request.method) continue;
+      const params: Record<string, string> = {};
+      route.names.forEach((name, i) => (params[name] = decodeURIComponent(match[i + 1] ?? "")));
+      try {
+        const services = await getServices();
+        let principal: Promise<Principal> | undefined;
+        let membership: Promise<Membership> | undefined;
+        const ctx: RestContext = {
+          request,
+          url,
+          params,
+          services,
+          principal: () => (principal ??= requirePrincipal(request)),
+          membership: () =>
+            (membership ??= ctx
+              .principal()
+              .then((who) => requireMembership(services, who, params.workspace ?? ""))),
+        };
+        return await route.handler(ctx);
+      } catch (error) {
+        return errorResponse(error);
+      }
+    }
+    return text(pathMatched ? "method not allowed" : `no route for ${url.pathname}`, pathMatched ? 405 : 404);
+  };
+}

@@ -1,0 +1,66 @@
+import { initTRPC, TRPCError } from "@trpc/server";
+import { z, ZodError } from "zod";
+import { AppError, requireMembership, type AppErrorCode, type Principal } from "@millrace/core";
+import { principalFromRequest } from "../auth/principal.ts";
+import { getServices, type Services } from "../services.ts";
+
+export interface TrpcContext {
+  services: Services;
+  principal: Principal | null;
+}
+
+export async function createTrpcContext(request: Request): Promise<TrpcContext> {
+  const services = await getServices();
+  let principal: Principal | null = null;
+  try {
+    principal = await principalFromRequest(request);
+  } catch (error) {
+    if (!(error instanceof AppError && error.code === "UNAUTHORIZED")) throw error;
+  }
+  return { services, principal };
+}
+
+const TRPC_CODE: Record<AppErrorCode, TRPCError["code"]> = {
+  UNAUTHORIZED: "UNAUTHORIZED",
+  NOT_FOUND: "NOT_FOUND",
+  FORBIDDEN: "FORBIDDEN",
+  CONFLICT: "CONFLICT",
+  INVALID_INPUT: "BAD_REQUEST",
+  LIMIT_EXCEEDED: "TOO_MANY_REQUESTS",
+};
+
+const t = initTRPC.context<TrpcContext>().create({
+  errorFormatter({ shape, error }) {
+    const cause = error.cause;
+    let field: string | undefined;
+    if (cause instanceof AppError) field = cause.field;
+    if (cause instanceof ZodError) field = cause.issues[0]?.path.join(".");
+    return { ...shape, data: { ...shape.data, field } };
+  },
+});
+
+/** Core throws AppError; turn it into the matching tRPC error once, here. */
+const appErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && result.error.cause instanceof AppError) {
+    const cause = result.error.cause;
+    throw new TRPCError({ code: TRPC_CODE[cause.code], message: cause.message, cause });
+  }
+  return result;
+});
+
+export const router = t.router;
+export const publicProcedure = t.procedure.use(appErrors);
+
+export const authedProcedure = publicProcedure.use(({ ctx, next }) => {
+  if (!ctx.principal) throw new TRPCError({ code: "UNAUTHORIZED", message: "sign in first" });
+  return next({ ctx: { ...ctx, principal: ctx.principal } });
+});
+
+/** Every workspace procedure takes `workspace`; membership is loaded once (404 for non-members). */
+export const workspaceProcedure = authedProcedure
+  .input(z.object({ workspace: z.string().min(1) }))
+  .use(async ({ ctx, input, next }) => {
+    const membership = await requireMembership(ctx.services, ctx.principal, input.workspace);
+    return next({ ctx: { ...ctx, membership } });
+  });

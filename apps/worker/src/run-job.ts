@@ -1,0 +1,86 @@
+import { appendJobLog, completeJob, type Boss, type ClaimedJob, type JobOutcome } from "@millrace/core";
+import type { Pool } from "@millrace/db";
+import { executeJob, type ExecuteOutcome } from "@millrace/runtime";
+
+export interface RunJobDeps {
+  pool: Pool;
+  boss: Boss;
+  workerName: string;
+  jobDir: string;
+  baseUrl: string;
+  baseInternalUrl: string;
+}
+
+// Output is flushed to the database at most this often while a job runs; a short job's whole
+// log is written with its result in the completion transaction instead.
+const LOG_FLUSH_MS = 200;
+
+function toJobOutcome(outcome: ExecuteOutcome): JobOutcome {
+  switch (outcome.status) {
+    case "success":
+      return { status: "success", result: outcome.result };
+    case "failure":
+      return { status: "failure", result: { error: outcome.error } };
+    case "canceled":
+      return { status: "canceled", result: { error: { name: "Canceled", message: "job canceled" } } };
+  }
+}
+
+/** Runs one claimed job to completion and records its outcome. Never throws for user errors. */
+export async function runClaimedJob(deps: RunJobDeps, job: ClaimedJob, signal: AbortSignal): Promise<void> {
+  let pending = "";
+  let timer: NodeJS.Timeout | null = null;
+  let flushing: Promise<void> = Promise.resolve();
+  const flush = () => {
+    timer = null;
+    const chunk = pending;
+    pending = "";
+    if (!chunk) return;
+    // Chained so that chunks land in order; a failed flush puts the chunk back for the final write.
+    flushing = flushing.then(() =>
+      appendJobLog(deps.pool, job.id, chunk).catch(() => {
+        pending = chunk + pending;
+      }),
+    );
+  };
+
+  let outcome: ExecuteOutcome;
+  try {
+    outcome = await executeJob({
+      jobId: job.id,
+      language: job.language,
+      content: job.content,
+      args: job.args,
+      argOrder: job.argOrder,
+      env: {
+        WM_WORKSPACE: job.workspaceId,
+        WM_JOB_ID: job.id,
+        WM_JOB_PATH: job.scriptPath ?? "",
+        WM_PERMISSIONED_AS: job.permissionedAs,
+        WM_USERNAME: job.createdBy,
+        WM_BASE_URL: deps.baseUrl,
+        BASE_URL: deps.baseUrl,
+        BASE_INTERNAL_URL: deps.baseInternalUrl,
+      },
+      workRoot: deps.jobDir,
+      timeoutMs: job.timeoutSecs * 1000,
+      signal,
+      onLog: (chunk) => {
+        pending += chunk;
+        timer ??= setTimeout(flush, LOG_FLUSH_MS);
+      },
+    });
+  } catch (error) {
+    // A failure of the runtime itself (cannot write the job dir, interpreter missing, …).
+    const message = error instanceof Error ? error.message : String(error);
+    outcome = { status: "failure", error: { name: "WorkerError", message } };
+  }
+  if (timer) clearTimeout(timer);
+  await flushing;
+  if (outcome.status === "canceled" && signal.reason === "shutdown") {
+    // The worker is going away: leave the row running so the zombie monitor requeues it.
+    if (pending) await appendJobLog(deps.pool, job.id, pending).catch(() => {});
+    return;
+  }
+  await completeJob(deps.pool, deps.boss, job, deps.workerName, toJobOutcome(outcome), pending);
+}

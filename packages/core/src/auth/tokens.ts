@@ -1,0 +1,87 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import type { CoreContext } from "../context.ts";
+import { AppError, invalidInput } from "../errors.ts";
+import type { Principal } from "./principal.ts";
+
+export type TokenKind = "api" | "session" | "webhook";
+
+export function hashToken(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
+function newTokenValue(): string {
+  return randomBytes(24).toString("base64url");
+}
+
+export interface CreateTokenInput {
+  label?: string | null;
+  expiresAt?: Date | null;
+  workspaceId?: string | null;
+  kind?: TokenKind;
+}
+
+/** Creates a token for the principal's user; the plain value is returned once and never stored. */
+export async function createApiToken(ctx: CoreContext, principal: Principal, input: CreateTokenInput): Promise<string> {
+  if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) {
+    throw invalidInput("expiration", "must be in the future");
+  }
+  if (input.label && input.label.length > 200) throw invalidInput("label", "at most 200 characters");
+  const token = newTokenValue();
+  await ctx.db.apiToken.create({
+    data: {
+      tokenHash: hashToken(token),
+      tokenPrefix: token.slice(0, 10),
+      label: input.label ?? null,
+      kind: input.kind ?? "api",
+      userId: principal.userId,
+      workspaceId: input.workspaceId ?? principal.workspaceScope ?? null,
+      expiresAt: input.expiresAt ?? null,
+    },
+  });
+  return token;
+}
+
+export async function revokeApiToken(ctx: CoreContext, token: string): Promise<void> {
+  await ctx.db.apiToken.deleteMany({ where: { tokenHash: hashToken(token) } });
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/** The built-in principal for `SUPERADMIN_SECRET`, as in Windmill: superadmin on the API. */
+export const SUPERADMIN_SECRET_PRINCIPAL: Principal = {
+  userId: "00000000-0000-0000-0000-000000000000",
+  email: "superadmin_secret@millrace.local",
+  username: "superadmin_secret",
+  isSuperAdmin: true,
+};
+
+/**
+ * Resolves `Authorization: Bearer <token>` to a principal, or throws UNAUTHORIZED. Expired tokens,
+ * tokens of disabled users and unknown tokens are all refused the same way.
+ */
+export async function principalFromBearer(
+  ctx: CoreContext,
+  token: string,
+  superadminSecret: string | undefined,
+): Promise<Principal> {
+  if (superadminSecret && sameSecret(token, superadminSecret)) return SUPERADMIN_SECRET_PRINCIPAL;
+  const row = await ctx.db.apiToken.findUnique({
+    where: { tokenHash: hashToken(token) },
+    include: { user: true },
+  });
+  if (!row || row.user.disabled || (row.expiresAt && row.expiresAt.getTime() <= Date.now())) {
+    throw new AppError("UNAUTHORIZED", "invalid or expired token");
+  }
+  return {
+    userId: row.user.id,
+    email: row.user.email,
+    username: row.user.username,
+    isSuperAdmin: row.user.isSuperAdmin,
+    ...(row.workspaceId ? { workspaceScope: row.workspaceId } : {}),
+    ...(row.scopePath ? { pathScope: row.scopePath } : {}),
+  };
+}

@@ -1,0 +1,45 @@
+import { z } from "zod";
+
+/** Formats zod issues so that the message names the bad variable. */
+export function parseEnv<T extends z.ZodType>(schema: T, env: Record<string, string | undefined>): z.infer<T> {
+  const parsed = schema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".") || "(env)"}: ${issue.message}`);
+  console.error(`Invalid environment:\n${lines.join("\n")}`);
+  process.exit(1);
+}
+
+export const booleanVar = z
+  .enum(["true", "false", "1", "0", ""])
+  .optional()
+  .transform((value) => value === "true" || value === "1");
+
+export const positiveIntVar = (fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((value, context) => {
+      if (value === undefined || value === "") return fallback;
+      const number = Number(value);
+      if (!Number.isInteger(number) || number <= 0) {
+        context.addIssue({ code: "custom", message: `must be a positive whole number, got "${value}"` });
+        return z.NEVER;
+      }
+      return number;
+    });
+
+export const databaseUrlVar = z
+  .string({ error: "is required (postgresql://user:password@host:5432/database)" })
+  .refine((value) => /^postgres(ql)?:\/\//.test(value), "must start with postgresql://");
+
+export const tagListVar = z
+  .string()
+  .optional()
+  .transform((value) =>
+    value
+      ? value
+          .split(",")
+          .map((tag) => tag.trim())
+          .filter(Boolean)
+      : undefined,
+  );

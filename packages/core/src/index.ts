@@ -1,0 +1,40 @@
+export { AppError, HTTP_STATUS, invalidInput, notFound, type AppErrorCode } from "./errors.ts";
+export type { CoreContext } from "./context.ts";
+export type { Principal } from "./auth/principal.ts";
+export {
+  createApiToken,
+  revokeApiToken,
+  principalFromBearer,
+  hashToken,
+  SUPERADMIN_SECRET_PRINCIPAL,
+  type CreateTokenInput,
+} from "./auth/tokens.ts";
+export {
+  authenticate,
+  createUser,
+  ensureFirstSuperadmin,
+  getUserPrincipal,
+  principalOf,
+  MIN_PASSWORD_LENGTH,
+  type CreateUserInput,
+} from "./users.ts";
+export {
+  createWorkspace,
+  listWorkspaces,
+  requireMembership,
+  WORKSPACE_ID,
+  type Membership,
+  type WorkspaceSummary,
+} from "./workspaces.ts";
+export { PERMISSIONS, can, requirePermission, type Action } from "./permissions.ts";
+export { parsePath } from "./paths.ts";
+export {
+  deployScript,
+  getScriptByPath,
+  getScriptByHash,
+  listScripts,
+  latestScript,
+  type NewScriptInput,
+} from "./scripts.ts";
+export { getInstanceSecret } from "./instance.ts";
+export * from "./jobs/index.ts";

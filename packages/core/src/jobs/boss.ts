@@ -1,0 +1,40 @@
+import { PgBoss } from "pg-boss";
+
+export type Boss = PgBoss;
+
+/**
+ * One pg-boss instance per process. pg-boss keeps its own schema (`pgboss`) and migrates it under
+ * an advisory lock, so any process may start first. Maintenance runs in servers only: workers
+ * only send, fetch and complete.
+ */
+export async function startBoss(databaseUrl: string, role: "server" | "worker"): Promise<PgBoss> {
+  const boss = new PgBoss({
+    connectionString: databaseUrl,
+    max: role === "server" ? 4 : 2,
+    application_name: `millrace-${role}-boss`,
+    supervise: role === "server",
+    schedule: false,
+    migrate: true,
+  });
+  boss.on("error", (error: Error) => console.error(`[pg-boss] ${error.message}`));
+  await boss.start();
+  return boss;
+}
+
+const knownQueues = new WeakMap<PgBoss, Set<string>>();
+
+/** Each tag is a pg-boss queue; create it the first time this process sees the tag. */
+export async function ensureQueue(boss: PgBoss, tag: string): Promise<void> {
+  let known = knownQueues.get(boss);
+  if (!known) knownQueues.set(boss, (known = new Set()));
+  if (known.has(tag)) return;
+  if (!(await boss.getQueue(tag))) {
+    try {
+      await boss.createQueue(tag, { policy: "standard", retryLimit: 0 });
+    } catch (error) {
+      // Another process created it between our check and our create.
+      if (!(await boss.getQueue(tag))) throw error;
+    }
+  }
+  known.add(tag);
+}

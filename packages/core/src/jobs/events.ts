@@ -1,0 +1,83 @@
+import pg from "pg";
+
+export const JOB_DONE_CHANNEL = "millrace_job_done";
+export const JOB_LOG_CHANNEL = "millrace_job_log";
+
+type Listener = (jobId: string) => void;
+
+/**
+ * One LISTEN connection per process, fanning Postgres notifications out to in-process waiters
+ * (run_wait_result, log streams). Notifications carry only a job id: waiters re-read the row, so
+ * a missed or duplicated notification never yields a wrong answer, only a later one. On
+ * reconnect, every waiter is poked so it re-reads what it may have missed.
+ */
+export class JobEvents {
+  private client: pg.Client | null = null;
+  private readonly listeners = new Map<string, Map<string, Set<Listener>>>();
+  private connecting: Promise<void> | null = null;
+  private closed = false;
+  private readonly databaseUrl: string;
+
+  constructor(databaseUrl: string) {
+    this.databaseUrl = databaseUrl;
+  }
+
+  async start(): Promise<void> {
+    if (this.client) return;
+    this.connecting ??= this.connect();
+    await this.connecting;
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.databaseUrl, application_name: "millrace-events" });
+    client.on("notification", (message) => {
+      if (message.payload) this.emit(message.channel, message.payload);
+    });
+    client.on("error", () => this.reconnect(client));
+    client.on("end", () => this.reconnect(client));
+    await client.connect();
+    await client.query(`LISTEN ${JOB_DONE_CHANNEL}; LISTEN ${JOB_LOG_CHANNEL}`);
+    this.client = client;
+    this.connecting = null;
+  }
+
+  private reconnect(dead: pg.Client): void {
+    if (this.closed || this.client !== dead) return;
+    this.client = null;
+    const retry = (): void => {
+      if (this.closed) return;
+      this.connect()
+        .then(() => this.pokeAll())
+        .catch(() => setTimeout(retry, 1000));
+    };
+    setTimeout(retry, 200);
+  }
+
+  private pokeAll(): void {
+    for (const [channel, byJob] of this.listeners) for (const jobId of byJob.keys()) this.emit(channel, jobId);
+  }
+
+  private emit(channel: string, jobId: string): void {
+    for (const listener of this.listeners.get(channel)?.get(jobId) ?? []) listener(jobId);
+  }
+
+  /** Calls `listener` whenever the job's channel fires; returns the unsubscribe function. */
+  on(channel: typeof JOB_DONE_CHANNEL | typeof JOB_LOG_CHANNEL, jobId: string, listener: Listener): () => void {
+    let byJob = this.listeners.get(channel);
+    if (!byJob) this.listeners.set(channel, (byJob = new Map()));
+    let set = byJob.get(jobId);
+    if (!set) byJob.set(jobId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) byJob.delete(jobId);
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => {});
+  }
+}

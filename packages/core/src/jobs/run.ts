@@ -1,0 +1,139 @@
+import {
+  ArgsError,
+  inferSchema,
+  isLanguage,
+  SignatureError,
+  validateArgs,
+  type ArgSchema,
+  type Language,
+} from "@millrace/runtime";
+import type { CoreContext } from "../context.ts";
+import { AppError, invalidInput } from "../errors.ts";
+import { requirePermission } from "../permissions.ts";
+import { getScriptByPath } from "../scripts.ts";
+import type { Membership } from "../workspaces.ts";
+import type { Boss } from "./boss.ts";
+import { enqueueJob } from "./enqueue.ts";
+import type { JobEvents } from "./events.ts";
+import { resolveTag, tagForRunnable } from "./tags.ts";
+
+export interface JobLimits {
+  /** Applied when a script sets no timeout. */
+  defaultTimeoutSecs: number;
+  /** Instance-wide cap on any job's timeout. */
+  maxTimeoutSecs: number;
+}
+
+export interface JobsContext extends CoreContext {
+  boss: Boss;
+  events: JobEvents;
+  limits: JobLimits;
+}
+
+export const MAX_ARGS_BYTES = 5 * 1024 * 1024;
+
+export interface RunOptions {
+  scheduledFor?: Date | null;
+  priority?: number | null;
+}
+
+function checkedArgs(schema: ArgSchema, args: unknown): Record<string, unknown> {
+  if (args === null || args === undefined) args = {};
+  if (typeof args !== "object" || Array.isArray(args)) throw invalidInput("args", "must be a JSON object");
+  if (JSON.stringify(args).length > MAX_ARGS_BYTES) {
+    throw new AppError("INVALID_INPUT", `args: larger than ${MAX_ARGS_BYTES / 1024 / 1024} MB`, "args");
+  }
+  try {
+    return validateArgs(schema, args as Record<string, unknown>);
+  } catch (error) {
+    if (error instanceof ArgsError) throw invalidInput(`args.${error.field}`, error.message);
+    throw error;
+  }
+}
+
+function checkedPriority(priority: number | null | undefined): number {
+  if (priority == null) return 0;
+  if (!Number.isInteger(priority) || priority < 1 || priority > 100) {
+    throw invalidInput("priority", "must be a whole number from 1 to 100");
+  }
+  return priority;
+}
+
+function timeoutFor(ctx: JobsContext, scriptTimeout: number | null): number {
+  return Math.min(scriptTimeout ?? ctx.limits.defaultTimeoutSecs, ctx.limits.maxTimeoutSecs);
+}
+
+/** Runs the latest deployed version of the script at `path`. */
+export async function runScriptByPath(
+  ctx: JobsContext,
+  membership: Membership,
+  path: string,
+  args: unknown,
+  options: RunOptions = {},
+): Promise<string> {
+  requirePermission(membership, "job.run");
+  const { principal } = membership;
+  if (principal.pathScope && principal.pathScope !== path) {
+    throw new AppError("FORBIDDEN", `this token may only run ${principal.pathScope}`);
+  }
+  const script = await getScriptByPath(ctx, membership, path);
+  const language = script.language as Language;
+  const schema = script.schema as unknown as ArgSchema;
+  const runArgs = checkedArgs(schema, args);
+  const workspaceId = membership.workspace.id;
+  return enqueueJob(ctx.pool, ctx.boss, {
+    workspaceId,
+    kind: "script",
+    scriptPath: script.path,
+    scriptHash: script.hash,
+    language,
+    content: script.content,
+    args: runArgs,
+    argOrder: schema.order,
+    tag: resolveTag(tagForRunnable(script.tag, language), workspaceId, runArgs),
+    priority: checkedPriority(options.priority),
+    scheduledFor: options.scheduledFor ?? null,
+    timeoutSecs: timeoutFor(ctx, script.timeoutSecs),
+    createdBy: principal.username,
+    permissionedAs: `u/${principal.username}`,
+  });
+}
+
+export interface PreviewInput {
+  language: string;
+  content: string;
+  args: unknown;
+  path?: string | null;
+}
+
+/** Runs code that is not deployed (the editor's test run), as Windmill's preview jobs do. */
+export async function runPreview(ctx: JobsContext, membership: Membership, input: PreviewInput): Promise<string> {
+  requirePermission(membership, "job.preview");
+  if (!isLanguage(input.language)) throw invalidInput("language", `unknown language "${input.language}"`);
+  let schema: ArgSchema;
+  try {
+    schema = inferSchema(input.language, input.content);
+  } catch (error) {
+    if (error instanceof SignatureError) throw invalidInput("content", error.message);
+    throw error;
+  }
+  const runArgs = checkedArgs(schema, input.args);
+  const workspaceId = membership.workspace.id;
+  const { principal } = membership;
+  return enqueueJob(ctx.pool, ctx.boss, {
+    workspaceId,
+    kind: "preview",
+    scriptPath: input.path ?? null,
+    scriptHash: null,
+    language: input.language,
+    content: input.content,
+    args: runArgs,
+    argOrder: schema.order,
+    tag: resolveTag(tagForRunnable(null, input.language), workspaceId, runArgs),
+    priority: 0,
+    scheduledFor: null,
+    timeoutSecs: timeoutFor(ctx, null),
+    createdBy: principal.username,
+    permissionedAs: `u/${principal.username}`,
+  });
+}

@@ -1,0 +1,29 @@
+import type { WorkspaceRole } from "@millrace/db";
+import { AppError } from "./errors.ts";
+
+/**
+ * The one permission table: which workspace roles may do what. Every tRPC procedure and REST
+ * route goes through `requirePermission` with one of these actions.
+ */
+export const PERMISSIONS = {
+  "workspace.read": ["admin", "developer", "operator"],
+  "workspace.manage": ["admin"],
+  "script.read": ["admin", "developer", "operator"],
+  "script.write": ["admin", "developer"],
+  "job.read": ["admin", "developer", "operator"],
+  "job.run": ["admin", "developer", "operator"],
+  // Running code that is not deployed (editor previews) is authoring, not operating.
+  "job.preview": ["admin", "developer"],
+} as const satisfies Record<string, readonly WorkspaceRole[]>;
+
+export type Action = keyof typeof PERMISSIONS;
+
+export function can(role: WorkspaceRole, action: Action): boolean {
+  return (PERMISSIONS[action] as readonly WorkspaceRole[]).includes(role);
+}
+
+export function requirePermission(membership: { role: WorkspaceRole }, action: Action): void {
+  if (!can(membership.role, action)) {
+    throw new AppError("FORBIDDEN", `your role (${membership.role}) may not ${action.replace(".", " ")}`);
+  }
+}

@@ -1,0 +1,147 @@
+import { createHash } from "node:crypto";
+import { Prisma, type Script } from "@millrace/db";
+import { inferSchema, isLanguage, SignatureError, type ArgSchema, type Language } from "@millrace/runtime";
+import type { CoreContext } from "./context.ts";
+import { AppError, invalidInput, notFound } from "./errors.ts";
+import { parsePath, requirePathWrite } from "./paths.ts";
+import { requirePermission } from "./permissions.ts";
+import { validateTag } from "./jobs/tags.ts";
+import type { Membership } from "./workspaces.ts";
+
+export const MAX_SCRIPT_BYTES = 512 * 1024;
+
+export interface NewScriptInput {
+  path: string;
+  content: string;
+  language: string;
+  summary?: string | null;
+  description?: string | null;
+  parentHash?: string | null;
+  tag?: string | null;
+  timeoutSecs?: number | null;
+  /** A schema sent by a client (the Windmill CLI does); used only when inference fails. */
+  schema?: unknown;
+}
+
+function versionHash(workspaceId: string, input: NewScriptInput, createdAt: Date): string {
+  return createHash("sha256")
+    .update(JSON.stringify([workspaceId, input.path, input.parentHash ?? null, input.language, input.content]))
+    .update(JSON.stringify([input.summary ?? "", input.description ?? "", input.tag ?? null, createdAt.getTime()]))
+    .digest("hex")
+    .slice(0, 16);
+}
+
+function schemaFor(language: Language, input: NewScriptInput): ArgSchema {
+  try {
+    return inferSchema(language, input.content);
+  } catch (error) {
+    if (!(error instanceof SignatureError)) throw error;
+    if (input.schema && typeof input.schema === "object") return input.schema as ArgSchema;
+    throw invalidInput("content", error.message);
+  }
+}
+
+export async function latestScript(ctx: CoreContext, workspaceId: string, path: string): Promise<Script | null> {
+  return ctx.db.script.findFirst({
+    where: { workspaceId, path, archived: false },
+    orderBy: { createdAt: "desc" },
+  });
+}
+
+/**
+ * Deploys a new immutable version of the script at `path`. As in Windmill, redeploying an existing
+ * path must name the version it replaces (`parent_hash`), so two editors cannot silently overwrite
+ * each other.
+ */
+export async function deployScript(ctx: CoreContext, membership: Membership, input: NewScriptInput): Promise<Script> {
+  requirePermission(membership, "script.write");
+  parsePath(input.path);
+  requirePathWrite(membership, input.path);
+  if (typeof input.content !== "string") throw invalidInput("content", "is required");
+  if (Buffer.byteLength(input.content) > MAX_SCRIPT_BYTES) {
+    throw invalidInput("content", `at most ${MAX_SCRIPT_BYTES / 1024} KiB`);
+  }
+  if (!isLanguage(input.language)) {
+    throw invalidInput("language", `unknown language "${input.language}" (bash, python3, bun, deno, postgresql)`);
+  }
+  if ((input.summary ?? "").length > 1000) throw invalidInput("summary", "at most 1000 characters");
+  if (input.tag) validateTag(input.tag, "tag");
+  if (input.timeoutSecs != null && (!Number.isInteger(input.timeoutSecs) || input.timeoutSecs <= 0)) {
+    throw invalidInput("timeout", "must be a positive whole number of seconds");
+  }
+  const schema = schemaFor(input.language, input);
+  const workspaceId = membership.workspace.id;
+  const latest = await latestScript(ctx, workspaceId, input.path);
+  if (latest && input.parentHash !== latest.hash) {
+    throw new AppError(
+      "CONFLICT",
+      input.parentHash
+        ? `parent_hash ${input.parentHash} is not the latest version of ${input.path} (${latest.hash})`
+        : `path conflict: ${input.path} already exists with hash ${latest.hash}; pass parent_hash to deploy a new version`,
+      "parent_hash",
+    );
+  }
+  if (!latest && input.parentHash) throw invalidInput("parent_hash", `${input.path} has no version to replace`);
+  const createdAt = new Date();
+  return ctx.db.script.create({
+    data: {
+      workspaceId,
+      hash: versionHash(workspaceId, input, createdAt),
+      path: input.path,
+      parentHash: latest?.hash ?? null,
+      summary: input.summary ?? "",
+      description: input.description ?? "",
+      content: input.content,
+      language: input.language,
+      schema: schema as unknown as Prisma.InputJsonValue,
+      tag: input.tag || null,
+      timeoutSecs: input.timeoutSecs ?? null,
+      createdBy: membership.principal.username,
+      createdAt,
+    },
+  });
+}
+
+export async function getScriptByPath(ctx: CoreContext, membership: Membership, path: string): Promise<Script> {
+  requirePermission(membership, "script.read");
+  const script = await latestScript(ctx, membership.workspace.id, path);
+  if (!script) throw notFound(`script ${path}`);
+  return script;
+}
+
+export async function getScriptByHash(ctx: CoreContext, membership: Membership, hash: string): Promise<Script> {
+  requirePermission(membership, "script.read");
+  const script = await ctx.db.script.findUnique({
+    where: { workspaceId_hash: { workspaceId: membership.workspace.id, hash } },
+  });
+  if (!script) throw notFound(`script version ${hash}`);
+  return script;
+}
+
+export interface ListScriptsInput {
+  page?: number;
+  perPage?: number;
+  pathStart?: string;
+}
+
+/** The latest version of every script path in the workspace, by path. */
+export async function listScripts(
+  ctx: CoreContext,
+  membership: Membership,
+  input: ListScriptsInput = {},
+): Promise<Script[]> {
+  requirePermission(membership, "script.read");
+  const perPage = Math.min(Math.max(input.perPage ?? 100, 1), 1000);
+  const page = Math.max(input.page ?? 1, 1);
+  return ctx.db.script.findMany({
+    where: {
+      workspaceId: membership.workspace.id,
+      archived: false,
+      ...(input.pathStart ? { path: { startsWith: input.pathStart } } : {}),
+    },
+    distinct: ["path"],
+    orderBy: [{ path: "asc" }, { createdAt: "desc" }],
+    skip: (page - 1) * perPage,
+    take: perPage,
+  });
+}

@@ -1,0 +1,93 @@
+import { isUniqueViolation, type Workspace, type WorkspaceRole } from "@millrace/db";
+import type { Principal } from "./auth/principal.ts";
+import type { CoreContext } from "./context.ts";
+import { AppError, invalidInput, notFound } from "./errors.ts";
+
+export const WORKSPACE_ID = /^[a-z0-9][a-z0-9_-]{0,49}$/;
+
+export interface Membership {
+  workspace: Workspace;
+  role: WorkspaceRole;
+  principal: Principal;
+}
+
+/**
+ * Loads the caller's membership in one query. A non-member (or a token scoped to another
+ * workspace) gets NOT_FOUND so that a workspace's existence does not leak. A superadmin is admin
+ * of every workspace.
+ */
+export async function requireMembership(
+  ctx: CoreContext,
+  principal: Principal,
+  workspaceId: string,
+): Promise<Membership> {
+  const missing = notFound(`workspace ${workspaceId}`);
+  if (principal.workspaceScope && principal.workspaceScope !== workspaceId) throw missing;
+  const workspace = await ctx.db.workspace.findFirst({
+    where: { id: workspaceId, deleted: false },
+    include: { members: { where: { userId: principal.userId, disabled: false } } },
+  });
+  if (!workspace) throw missing;
+  const { members, ...bare } = workspace;
+  if (principal.isSuperAdmin) return { workspace: bare, role: "admin", principal };
+  const member = members[0];
+  if (!member) throw missing;
+  return { workspace: bare, role: member.role, principal };
+}
+
+export interface CreateWorkspaceInput {
+  id: string;
+  name: string;
+}
+
+export async function createWorkspace(
+  ctx: CoreContext,
+  principal: Principal,
+  input: CreateWorkspaceInput,
+): Promise<Workspace> {
+  if (!WORKSPACE_ID.test(input.id)) {
+    throw invalidInput("id", "use 1-50 lowercase letters, digits, - or _, starting with a letter or digit");
+  }
+  const name = input.name.trim();
+  if (!name || name.length > 100) throw invalidInput("name", "must be 1-100 characters");
+  const isRealUser = await ctx.db.user.findUnique({ where: { id: principal.userId }, select: { id: true } });
+  try {
+    return await ctx.db.workspace.create({
+      data: {
+        id: input.id,
+        name,
+        createdBy: isRealUser ? principal.userId : null,
+        // The creator administers the new workspace (the SUPERADMIN_SECRET principal is no user).
+        ...(isRealUser ? { members: { create: { userId: principal.userId, role: "admin" } } } : {}),
+      },
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AppError("CONFLICT", `workspace ${input.id} already exists`, "id");
+    throw error;
+  }
+}
+
+export interface WorkspaceSummary {
+  id: string;
+  name: string;
+  role: WorkspaceRole;
+}
+
+/** Workspaces the caller belongs to; a superadmin sees every workspace. */
+export async function listWorkspaces(ctx: CoreContext, principal: Principal): Promise<WorkspaceSummary[]> {
+  if (principal.isSuperAdmin) {
+    const all = await ctx.db.workspace.findMany({ where: { deleted: false }, orderBy: { id: "asc" } });
+    return all.map((w) => ({ id: w.id, name: w.name, role: "admin" as const }));
+  }
+  const memberships = await ctx.db.workspaceMember.findMany({
+    where: {
+      userId: principal.userId,
+      disabled: false,
+      workspace: { deleted: false },
+      ...(principal.workspaceScope ? { workspaceId: principal.workspaceScope } : {}),
+    },
+    include: { workspace: true },
+    orderBy: { workspaceId: "asc" },
+  });
+  return memberships.map((m) => ({ id: m.workspace.id, name: m.workspace.name, role: m.role }));
+}

@@ -1,0 +1,38 @@
+import { z } from "zod";
+import { booleanVar, databaseUrlVar, parseEnv, positiveIntVar } from "@millrace/core/config";
+
+const launcherEnvSchema = z
+  .object({
+    MODE: z.enum(["standalone", "server", "worker"], { error: "must be standalone, server or worker" }).default("standalone"),
+    DATABASE_URL: databaseUrlVar.optional(),
+    PORT: positiveIntVar(8000),
+    BASE_URL: z.url().optional(),
+    NUM_WORKERS: z.string().optional(),
+    SKIP_MIGRATION: booleanVar,
+    SUPERADMIN_EMAIL: z.email().optional(),
+    SUPERADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
+    // Port of the embedded PostgreSQL (only used when DATABASE_URL is unset).
+    EMBEDDED_PG_PORT: positiveIntVar(5488),
+  })
+  .superRefine((env, context) => {
+    if (env.MODE !== "standalone" && !env.DATABASE_URL) {
+      context.addIssue({
+        code: "custom",
+        path: ["DATABASE_URL"],
+        message: `is required with MODE=${env.MODE} (only MODE=standalone starts an embedded PostgreSQL)`,
+      });
+    }
+    if (!!env.SUPERADMIN_EMAIL !== !!env.SUPERADMIN_PASSWORD) {
+      context.addIssue({
+        code: "custom",
+        path: [env.SUPERADMIN_EMAIL ? "SUPERADMIN_PASSWORD" : "SUPERADMIN_EMAIL"],
+        message: "set SUPERADMIN_EMAIL and SUPERADMIN_PASSWORD together",
+      });
+    }
+  });
+
+export type LauncherEnv = z.infer<typeof launcherEnvSchema>;
+
+export function loadLauncherEnv(): LauncherEnv {
+  return parseEnv(launcherEnvSchema, process.env);
+}

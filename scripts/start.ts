@@ -1,0 +1,156 @@
+// The one entry point: `npm start`. MODE=standalone (default) runs a server and workers, on an
+// embedded PostgreSQL when DATABASE_URL is unset; MODE=server and MODE=worker run one part against
+// an existing PostgreSQL so that any number of them can share it.
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { ensureFirstSuperadmin } from "@millrace/core";
+import { assertNodeVersion } from "@millrace/core/config";
+import { createDb, createPool } from "@millrace/db";
+import { startEmbeddedPostgres, type EmbeddedDatabase } from "@millrace/db/embedded";
+import { migrateDeploy } from "@millrace/db/migrate";
+import { loadLauncherEnv } from "./lib/launcher-env.ts";
+import { startManaged, stopManaged, waitForHttp, type Managed } from "./lib/processes.ts";
+import { webBuildIsStale } from "./lib/web-build.ts";
+
+assertNodeVersion();
+const env = loadLauncherEnv();
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const dataDir = path.join(root, ".data");
+const require = createRequire(import.meta.url);
+const log = (message: string) => console.log(`[millrace] ${message}`);
+
+const runsServer = env.MODE !== "worker";
+const runsWorkers = env.MODE !== "server";
+const baseUrl = env.BASE_URL ?? `http://localhost:${env.PORT}`;
+const numWorkers = env.NUM_WORKERS ?? (env.MODE === "standalone" ? "2" : "1");
+
+let embedded: EmbeddedDatabase | null = null;
+const children: Managed[] = [];
+let stopping = false;
+
+async function shutdown(code: number): Promise<never> {
+  if (stopping) return new Promise(() => {});
+  stopping = true;
+  log("stopping…");
+  await Promise.all(children.map((child) => stopManaged(child, 40_000)));
+  if (embedded) await embedded.stop().catch((error: Error) => log(`embedded PostgreSQL: ${error.message}`));
+  log("stopped");
+  process.exit(code);
+}
+process.on("SIGINT", () => void shutdown(0));
+process.on("SIGTERM", () => void shutdown(0));
+
+interface Login {
+  email: string;
+  password: string;
+}
+
+/** The first superadmin: from SUPERADMIN_EMAIL/PASSWORD, else generated once and kept in .data/. */
+function initialLogin(): Login & { remembered: boolean } {
+  if (env.SUPERADMIN_EMAIL && env.SUPERADMIN_PASSWORD) {
+    return { email: env.SUPERADMIN_EMAIL, password: env.SUPERADMIN_PASSWORD, remembered: false };
+  }
+  const file = path.join(dataDir, "initial-login.json");
+  if (fs.existsSync(file)) return { ...(JSON.parse(fs.readFileSync(file, "utf8")) as Login), remembered: true };
+  const login = { email: "admin@millrace.local", password: randomBytes(12).toString("base64url") };
+  fs.mkdirSync(dataDir, { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(login), { mode: 0o600 });
+  return { ...login, remembered: true };
+}
+
+async function main(): Promise<void> {
+  let databaseUrl = env.DATABASE_URL;
+  if (!databaseUrl) {
+    log("DATABASE_URL is not set: starting the embedded PostgreSQL (data in .data/pg)");
+    embedded = await startEmbeddedPostgres(path.join(dataDir, "pg"), { port: env.EMBEDDED_PG_PORT });
+    databaseUrl = embedded.url;
+  }
+
+  let login: (Login & { remembered: boolean }) | null = null;
+  if (runsServer) {
+    if (env.SKIP_MIGRATION) log("SKIP_MIGRATION=true: not applying migrations");
+    else {
+      const { applied } = await migrateDeploy(databaseUrl);
+      log(applied.length ? `applied migrations: ${applied.join(", ")}` : "database schema is up to date");
+    }
+    const pool = createPool(databaseUrl, { max: 2, applicationName: "millrace-launcher" });
+    try {
+      login = initialLogin();
+      const { created } = await ensureFirstSuperadmin({ db: createDb(pool), pool }, login);
+      if (created) log(`created the first superadmin ${login.email}`);
+      else if (!login.remembered) login = null;
+    } finally {
+      await pool.end();
+    }
+
+    if (webBuildIsStale(root)) {
+      log("building the web app (first start, or sources changed; about a minute)…");
+      const build = startManaged("build", process.execPath, [require.resolve("next/dist/bin/next"), "build"], {
+        cwd: path.join(root, "apps/web"),
+        env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", NODE_ENV: "production" },
+        quiet: true,
+      });
+      children.push(build);
+      const code = await build.exited;
+      children.splice(children.indexOf(build), 1);
+      if (code !== 0) {
+        log("the web build failed; run `npm run build` to see why");
+        await shutdown(1);
+      }
+    }
+  }
+
+  const childEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    BASE_URL: baseUrl,
+    NEXTAUTH_URL: baseUrl,
+    NUM_WORKERS: numWorkers,
+    NODE_ENV: "production",
+    NEXT_TELEMETRY_DISABLED: "1",
+  };
+
+  if (runsServer) {
+    const server = startManaged(
+      "server",
+      process.execPath,
+      [require.resolve("next/dist/bin/next"), "start", "-p", String(env.PORT)],
+      { cwd: path.join(root, "apps/web"), env: childEnv },
+    );
+    children.push(server);
+    await waitForHttp(`http://127.0.0.1:${env.PORT}/api/version`, 120_000, () => server.child.exitCode === null);
+  }
+  if (runsWorkers) {
+    children.push(
+      startManaged("worker", process.execPath, [path.join(root, "apps/worker/src/main.ts")], {
+        cwd: root,
+        env: childEnv,
+      }),
+    );
+  }
+
+  for (const child of children) {
+    void child.exited.then((code) => {
+      if (stopping) return;
+      log(`${child.name} exited unexpectedly (code ${code}); stopping everything`);
+      void shutdown(1);
+    });
+  }
+
+  if (runsServer) {
+    log(`Millrace is running at ${baseUrl}`);
+    if (login) log(`sign in as ${login.email} / ${login.password}`);
+    else log("sign in with the superadmin account you created earlier");
+  } else {
+    log(`worker running (${numWorkers} slot(s)) against ${new URL(databaseUrl).host}`);
+  }
+  log("press Ctrl-C to stop");
+}
+
+main().catch(async (error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  await shutdown(1);
+});
