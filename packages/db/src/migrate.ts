@@ -9,6 +9,7 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../
 const migrationsDir = path.join(repoRoot, "prisma", "migrations");
 
 export function migrationNames(): string[] {
+  if (!fs.existsSync(migrationsDir)) return [];
   return fs
     .readdirSync(migrationsDir, { withFileTypes: true })
     .filter((entry) => entry.isDirectory())

@@ -143,6 +143,7 @@ CREATE TABLE "job" (
     "language" TEXT NOT NULL,
     "content" TEXT,
     "args" JSONB NOT NULL DEFAULT '{}',
+    "arg_order" TEXT[] DEFAULT ARRAY[]::TEXT[],
     "tag" TEXT NOT NULL,
     "priority" INTEGER NOT NULL DEFAULT 0,
     "status" "job_status" NOT NULL DEFAULT 'queued',

@@ -1,0 +1,55 @@
+// Test helpers for integration tests of core and the apps: a fresh database cloned from the
+// migrated template, with the same services a server process builds.
+import { createDb, createPool } from "@millrace/db";
+import { createTestDatabase, type TestDatabase } from "@millrace/db/testing";
+import type { Principal } from "./auth/principal.ts";
+import { startBoss } from "./jobs/boss.ts";
+import { JobEvents } from "./jobs/events.ts";
+import type { JobsContext } from "./jobs/run.ts";
+import { createUser, principalOf } from "./users.ts";
+import { createWorkspace, requireMembership, type Membership } from "./workspaces.ts";
+
+export interface TestServices extends JobsContext {
+  database: TestDatabase;
+  close(): Promise<void>;
+}
+
+export async function createTestServices(): Promise<TestServices> {
+  const database = await createTestDatabase();
+  const pool = createPool(database.url, { max: 5, applicationName: "millrace-test" });
+  const events = new JobEvents(database.url);
+  const [boss] = await Promise.all([startBoss(database.url, "server"), events.start()]);
+  return {
+    database,
+    db: createDb(pool),
+    pool,
+    boss,
+    events,
+    limits: { defaultTimeoutSecs: 60, maxTimeoutSecs: 3600 },
+    async close() {
+      await boss.stop({ graceful: false, close: true, timeout: 2000 }).catch(() => {});
+      await events.close();
+      await pool.end();
+      await database.drop();
+    },
+  };
+}
+
+let counter = 0;
+
+/** A user with a workspace of their own (they are its admin). */
+export async function createTestMember(
+  services: TestServices,
+  workspaceId = `ws${++counter}`,
+): Promise<{ principal: Principal; membership: Membership }> {
+  const n = ++counter;
+  const user = await createUser(services, { email: `user${n}@example.com`, password: "password123" });
+  const principal = principalOf(user);
+  await createWorkspace(services, principal, { id: workspaceId, name: `Workspace ${workspaceId}` }).catch(
+    async (error: { code?: string }) => {
+      if (error.code !== "CONFLICT") throw error;
+      await services.db.workspaceMember.create({ data: { workspaceId, userId: user.id, role: "admin" } });
+    },
+  );
+  return { principal, membership: await requireMembership(services, principal, workspaceId) };
+}
