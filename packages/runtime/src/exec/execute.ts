@@ -1,0 +1,256 @@
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import type { Language } from "../languages.ts";
+import { jobPath, resolvedInterpreters } from "./interpreters.ts";
+import { runProcess } from "./process.ts";
+import type { RunResult } from "./process.ts";
+import {
+  ARGS_FILE,
+  bunWrapperSource,
+  denoWrapperSource,
+  PYTHON_WRAPPER,
+  pythonLiteral,
+  pythonWrapperSource,
+  RESULT_FILE,
+  TS_WRAPPER,
+} from "./wrappers.ts";
+import type { WrapperResult } from "./wrappers.ts";
+
+export interface ExecuteRequest {
+  jobId: string;
+  language: Language;
+  content: string;
+  args: Record<string, unknown>;
+  argOrder: string[];
+  env: Record<string, string>;
+  workRoot: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  onLog(chunk: string): void;
+}
+
+export type ExecuteOutcome =
+  | { status: "success"; result: unknown }
+  | { status: "failure"; error: { name: string; message: string; stack?: string } }
+  | { status: "canceled" };
+
+interface Plan {
+  command: string;
+  args: string[];
+  extraEnv?: Record<string, string>;
+  /** bash: the user's optional ./result.json; others: the wrapper's envelope. */
+  resultFile: string;
+  wrapped: boolean;
+}
+
+// Job ids become folder names: no separators, no leading dot (which also keeps them apart from the
+// shared .deno-cache), so a crafted id cannot escape or clobber workRoot.
+const JOB_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+const TAIL_LINES = 20;
+const preparedRoots = new Set<string>();
+
+function failure(name: string, message: string, stack?: string): ExecuteOutcome {
+  return { status: "failure", error: stack === undefined ? { name, message } : { name, message, stack } };
+}
+
+function createJobDir(workRoot: string, jobId: string): string {
+  if (!JOB_ID.test(jobId)) throw new TypeError(`invalid job id for a folder name: ${JSON.stringify(jobId)}`);
+  const root = path.resolve(workRoot);
+  const dir = path.join(root, jobId);
+  if (!preparedRoots.has(root)) {
+    mkdirSync(root, { recursive: true, mode: 0o700 });
+    preparedRoots.add(root);
+  }
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") removeJobDir(dir);
+    else if (code === "ENOENT") mkdirSync(root, { recursive: true, mode: 0o700 });
+    else throw err;
+    mkdirSync(dir, { mode: 0o700 });
+  }
+  return dir;
+}
+
+function removeJobDir(dir: string): void {
+  try {
+    rmSync(dir, { recursive: true, force: true });
+  } catch {
+    // A script may have removed permissions on its own folders: restore them and try once more.
+    try {
+      restorePermissions(dir);
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // Leave it: the next run with this id starts by removing it again.
+    }
+  }
+}
+
+function restorePermissions(dir: string): void {
+  chmodSync(dir, 0o700);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.isDirectory()) restorePermissions(path.join(dir, entry.name));
+  }
+}
+
+function shellArg(value: unknown): string {
+  if (value === undefined || value === null) return "";
+  if (typeof value === "string") return value;
+  if (typeof value === "object") return JSON.stringify(value) ?? "";
+  return String(value);
+}
+
+function writePythonWrapper(dir: string, req: ExecuteRequest): void {
+  const literal = pythonLiteral(req.args);
+  if (literal === undefined) {
+    writeFileSync(path.join(dir, ARGS_FILE), JSON.stringify({ order: req.argOrder, args: req.args }));
+  }
+  writeFileSync(path.join(dir, PYTHON_WRAPPER), pythonWrapperSource(literal));
+}
+
+function plan(req: ExecuteRequest, dir: string): Plan {
+  const bin = resolvedInterpreters();
+  switch (req.language) {
+    case "bash":
+      writeFileSync(path.join(dir, "main.sh"), req.content);
+      return {
+        command: bin.bash,
+        args: ["main.sh", ...req.argOrder.map((name) => shellArg(req.args[name]))],
+        resultFile: "result.json",
+        wrapped: false,
+      };
+    case "python3":
+      writeFileSync(path.join(dir, "main.py"), req.content);
+      writePythonWrapper(dir, req);
+      return {
+        command: bin.python3,
+        args: ["-u", "-B", PYTHON_WRAPPER],
+        resultFile: RESULT_FILE,
+        wrapped: true,
+      };
+    case "bun":
+      writeFileSync(path.join(dir, "main.ts"), req.content);
+      writeFileSync(path.join(dir, TS_WRAPPER), bunWrapperSource(req.argOrder, req.args));
+      return { command: bin.bun, args: [TS_WRAPPER], resultFile: RESULT_FILE, wrapped: true };
+    case "deno":
+      writeFileSync(path.join(dir, "main.ts"), req.content);
+      writeFileSync(path.join(dir, TS_WRAPPER), denoWrapperSource(req.argOrder, req.args));
+      return {
+        command: bin.deno,
+        args: ["run", "--allow-all", "--no-prompt", "--no-config", TS_WRAPPER],
+        // Shared across jobs so that remote modules are downloaded once per worker, not once per job.
+        extraEnv: {
+          DENO_DIR: path.join(path.resolve(req.workRoot), ".deno-cache"),
+          DENO_NO_UPDATE_CHECK: "1",
+        },
+        resultFile: RESULT_FILE,
+        wrapped: true,
+      };
+    case "postgresql":
+      throw new Error("unreachable: postgresql is handled before planning");
+  }
+}
+
+function readOptional(file: string): string | undefined {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
+  }
+}
+
+function lastLines(text: string): string {
+  return text.trimEnd().split("\n").slice(-TAIL_LINES).join("\n");
+}
+
+function exitFailure(run: RunResult, what: string): ExecuteOutcome {
+  const status = run.exitSignal ? `Terminated by signal ${run.exitSignal}` : `ExitCode: ${run.exitCode}`;
+  const tail = lastLines(run.outputTail);
+  return failure("ExecutionErr", `${status}${what}${tail ? `, last log lines:\n${tail}` : ""}`);
+}
+
+function parseLastLine(stdout: string): unknown {
+  const lines = stdout.split("\n");
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = (lines[i] as string).trim();
+    if (line === "") continue;
+    try {
+      return JSON.parse(line);
+    } catch {
+      return line;
+    }
+  }
+  return null;
+}
+
+function bashOutcome(run: RunResult, dir: string, resultFile: string): ExecuteOutcome {
+  if (run.exitCode !== 0) return exitFailure(run, "");
+  const written = readOptional(path.join(dir, resultFile));
+  if (written === undefined) return { status: "success", result: parseLastLine(run.stdoutTail) };
+  try {
+    return { status: "success", result: JSON.parse(written) };
+  } catch (err) {
+    return failure("ExecutionErr", `result.json is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function wrappedOutcome(run: RunResult, dir: string, resultFile: string): ExecuteOutcome {
+  const text = readOptional(path.join(dir, resultFile));
+  if (text === undefined) return exitFailure(run, ", the script ended without returning a result");
+  let envelope: WrapperResult;
+  try {
+    envelope = JSON.parse(text) as WrapperResult;
+  } catch (err) {
+    return failure("ExecutionErr", `unreadable result: ${(err as Error).message}`);
+  }
+  if (envelope.ok) return { status: "success", result: envelope.result ?? null };
+  const e = envelope.error ?? {};
+  return failure(
+    typeof e.name === "string" && e.name ? e.name : "Error",
+    typeof e.message === "string" ? e.message : String(e.message),
+    typeof e.stack === "string" ? e.stack : undefined,
+  );
+}
+
+function formatSeconds(ms: number): string {
+  return String(Math.round(ms) / 1000);
+}
+
+export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
+  if (req.signal?.aborted) return { status: "canceled" };
+  if (req.language === "postgresql") {
+    return failure("ExecutionErr", "postgresql scripts are not supported by this worker yet");
+  }
+  const dir = createJobDir(req.workRoot, req.jobId);
+  try {
+    let p: Plan;
+    try {
+      p = plan(req, dir);
+    } catch (err) {
+      return failure("ExecutionErr", `could not prepare the job folder: ${(err as Error).message}`);
+    }
+    const run = await runProcess({
+      command: p.command,
+      args: p.args,
+      cwd: dir,
+      // Only what the job was given: the worker's own environment (database URLs, tokens) never leaks.
+      env: { ...req.env, ...p.extraEnv, PATH: jobPath(), HOME: dir, TMPDIR: dir, LANG: "C.UTF-8" },
+      timeoutMs: req.timeoutMs,
+      signal: req.signal,
+      onLog: req.onLog,
+      keepStdout: !p.wrapped,
+    });
+    if (run.canceled) return { status: "canceled" };
+    if (run.timedOut) {
+      return failure("TimeoutError", `Job exceeded the timeout of ${formatSeconds(req.timeoutMs)} seconds`);
+    }
+    if (run.spawnError) {
+      return failure("ExecutionErr", `could not start ${p.command}: ${run.spawnError.message}`);
+    }
+    return p.wrapped ? wrappedOutcome(run, dir, p.resultFile) : bashOutcome(run, dir, p.resultFile);
+  } finally {
+    removeJobDir(dir);
+  }
+}

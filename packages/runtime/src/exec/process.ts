@@ -1,0 +1,178 @@
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { StringDecoder } from "node:string_decoder";
+
+export const MAX_LOG_BYTES = 2 * 1024 * 1024;
+export const TRUNCATION_NOTE = "\n[output truncated at 2 MB]\n";
+const MAX_TIMER_MS = 2 ** 31 - 1;
+// After the main process exits, its leftovers are killed; this bounds the wait for pipes still held by
+// anything that escaped the process group (setsid).
+const PIPE_DRAIN_GRACE_MS = 1000;
+
+export interface RunOptions {
+  command: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  onLog(chunk: string): void;
+  /** Keep the end of stdout (up to MAX_LOG_BYTES characters), e.g. to read a bash result line. */
+  keepStdout: boolean;
+}
+
+export interface RunResult {
+  exitCode: number | null;
+  exitSignal: NodeJS.Signals | null;
+  timedOut: boolean;
+  canceled: boolean;
+  spawnError?: Error;
+  /** The last few KB of stdout and stderr, interleaved. */
+  outputTail: string;
+  stdoutTail: string;
+}
+
+class Tail {
+  private text = "";
+  private readonly cap: number;
+  constructor(cap: number) {
+    this.cap = cap;
+  }
+  push(chunk: string): void {
+    this.text += chunk;
+    if (this.text.length > this.cap * 2) this.text = this.text.slice(-this.cap);
+  }
+  value(): string {
+    return this.text.length > this.cap ? this.text.slice(-this.cap) : this.text;
+  }
+}
+
+class LogSink {
+  private bytes = 0;
+  private truncated = false;
+  private readonly onLog: (chunk: string) => void;
+  constructor(onLog: (chunk: string) => void) {
+    this.onLog = onLog;
+  }
+  write(text: string, byteLength: number): void {
+    if (this.truncated || text === "") return;
+    if (this.bytes + byteLength <= MAX_LOG_BYTES) {
+      this.bytes += byteLength;
+      this.emit(text);
+      return;
+    }
+    const head = Buffer.from(text, "utf8")
+      .subarray(0, MAX_LOG_BYTES - this.bytes)
+      .toString("utf8")
+      .replace(/\uFFFD$/, "");
+    this.truncated = true;
+    this.bytes = MAX_LOG_BYTES;
+    this.emit(head + TRUNCATION_NOTE);
+  }
+  private emit(text: string): void {
+    try {
+      this.onLog(text);
+    } catch {
+      // A failing log consumer must not take the job (or the worker's event loop) down with it.
+    }
+  }
+}
+
+/**
+ * Runs one process in its own process group, so that a timeout or cancel can SIGKILL the whole tree
+ * (`kill(-pid)`), and so that background children are reaped when the main process exits.
+ */
+export function runProcess(options: RunOptions): Promise<RunResult> {
+  return new Promise((resolve) => {
+    const outputTail = new Tail(8 * 1024);
+    const stdoutTail = options.keepStdout ? new Tail(MAX_LOG_BYTES) : null;
+    const sink = new LogSink(options.onLog);
+    const result: RunResult = {
+      exitCode: null,
+      exitSignal: null,
+      timedOut: false,
+      canceled: false,
+      outputTail: "",
+      stdoutTail: "",
+    };
+    let child: ChildProcess;
+    try {
+      child = spawn(options.command, options.args, {
+        cwd: options.cwd,
+        env: options.env,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+    } catch (err) {
+      result.spawnError = err instanceof Error ? err : new Error(String(err));
+      resolve(result);
+      return;
+    }
+
+    let settled = false;
+    let exited = false;
+    let drainTimer: NodeJS.Timeout | undefined;
+    const killGroup = (): void => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // ESRCH: the group is already gone.
+      }
+    };
+    const timer = setTimeout(
+      () => {
+        result.timedOut = true;
+        killGroup();
+      },
+      Number.isNaN(options.timeoutMs) ? MAX_TIMER_MS : Math.max(0, Math.min(options.timeoutMs, MAX_TIMER_MS)),
+    );
+    const onAbort = (): void => {
+      result.canceled = true;
+      killGroup();
+    };
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+
+    const decoders = { out: new StringDecoder("utf8"), err: new StringDecoder("utf8") };
+    const take = (text: string, bytes: number, isStdout: boolean): void => {
+      if (text === "") return;
+      outputTail.push(text);
+      if (isStdout) stdoutTail?.push(text);
+      sink.write(text, bytes);
+    };
+    child.stdout?.on("data", (buf: Buffer) => take(decoders.out.write(buf), buf.length, true));
+    child.stderr?.on("data", (buf: Buffer) => take(decoders.err.write(buf), buf.length, false));
+
+    const finish = (): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(drainTimer);
+      options.signal?.removeEventListener("abort", onAbort);
+      const restOut = decoders.out.end();
+      const restErr = decoders.err.end();
+      take(restOut, Buffer.byteLength(restOut), true);
+      take(restErr, Buffer.byteLength(restErr), false);
+      result.outputTail = outputTail.value();
+      result.stdoutTail = stdoutTail?.value() ?? "";
+      resolve(result);
+    };
+    child.on("error", (err) => {
+      result.spawnError = err;
+      if (!exited) finish();
+    });
+    child.on("exit", (code, signal) => {
+      exited = true;
+      result.exitCode = code;
+      result.exitSignal = signal;
+      killGroup();
+      drainTimer = setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        finish();
+      }, PIPE_DRAIN_GRACE_MS);
+    });
+    child.on("close", finish);
+    if (options.signal?.aborted) onAbort();
+  });
+}
