@@ -37,6 +37,5 @@ export default defineConfig({
   migrations: { path: "prisma/migrations" },
   experimental: { adapter: true },
   engine: "js",
-  adapter: async () =>
-    new PrismaPg(connectionFromUrl(process.env.DATABASE_URL!)),
+  adapter: async () => new PrismaPg(connectionFromUrl(process.env.DATABASE_URL!)),
 });

@@ -10,7 +10,10 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Starts PostgreSQL and a standalone Millrace; returns the teardown that stops both. */
 export default async function globalSetup(): Promise<() => Promise<void>> {
-  const server = await startEmbeddedPostgres(path.join(root, ".data/e2e-pg"), { port: 5490, database: "postgres" });
+  const server = await startEmbeddedPostgres(path.join(root, ".data/e2e-pg"), {
+    port: 5490,
+    database: "postgres",
+  });
   const admin = new pg.Client({ connectionString: server.url });
   await admin.connect();
   await admin.query("DROP DATABASE IF EXISTS millrace_e2e WITH (FORCE)");
@@ -49,7 +52,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   // Workers announce their tags once they are ready to claim.
-  while (!output.includes("serving tags") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  while (!output.includes("serving tags") && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 100));
 
   return async () => {
     try {

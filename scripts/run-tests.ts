@@ -18,7 +18,9 @@ function collect(dir: string, out: string[]): void {
     if (entry.name === "node_modules" || entry.name === "generated" || entry.name.startsWith(".")) continue;
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) collect(full, out);
-    else if (kind === "int" ? entry.name.endsWith(".int.test.ts") : /(?<!\.int)\.test\.ts$/.test(entry.name)) {
+    else if (
+      kind === "int" ? entry.name.endsWith(".int.test.ts") : /(?<!\.int)\.test\.ts$/.test(entry.name)
+    ) {
       out.push(path.relative(root, full));
     }
   }

@@ -54,7 +54,8 @@ function initialLogin(): Login & { remembered: boolean } {
     return { email: env.SUPERADMIN_EMAIL, password: env.SUPERADMIN_PASSWORD, remembered: false };
   }
   const file = path.join(dataDir, "initial-login.json");
-  if (fs.existsSync(file)) return { ...(JSON.parse(fs.readFileSync(file, "utf8")) as Login), remembered: true };
+  if (fs.existsSync(file))
+    return { ...(JSON.parse(fs.readFileSync(file, "utf8")) as Login), remembered: true };
   const login = { email: "admin@millrace.local", password: randomBytes(12).toString("base64url") };
   fs.mkdirSync(dataDir, { recursive: true });
   fs.writeFileSync(file, JSON.stringify(login), { mode: 0o600 });
@@ -88,11 +89,16 @@ async function main(): Promise<void> {
 
     if (webBuildIsStale(root)) {
       log("building the web app (first start, or sources changed; about a minute)…");
-      const build = startManaged("build", process.execPath, [require.resolve("next/dist/bin/next"), "build"], {
-        cwd: path.join(root, "apps/web"),
-        env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", NODE_ENV: "production" },
-        quiet: true,
-      });
+      const build = startManaged(
+        "build",
+        process.execPath,
+        [require.resolve("next/dist/bin/next"), "build"],
+        {
+          cwd: path.join(root, "apps/web"),
+          env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", NODE_ENV: "production" },
+          quiet: true,
+        },
+      );
       children.push(build);
       const code = await build.exited;
       children.splice(children.indexOf(build), 1);
@@ -121,7 +127,11 @@ async function main(): Promise<void> {
       { cwd: path.join(root, "apps/web"), env: childEnv },
     );
     children.push(server);
-    await waitForHttp(`http://127.0.0.1:${env.PORT}/api/version`, 120_000, () => server.child.exitCode === null);
+    await waitForHttp(
+      `http://127.0.0.1:${env.PORT}/api/version`,
+      120_000,
+      () => server.child.exitCode === null,
+    );
   }
   if (runsWorkers) {
     children.push(

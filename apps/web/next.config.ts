@@ -5,7 +5,14 @@ const config: NextConfig = {
   // Workspace packages ship TypeScript sources (`.ts` imports); Next compiles them.
   transpilePackages: ["@millrace/core", "@millrace/db", "@millrace/runtime"],
   // Node-only dependencies with native parts or dynamic requires stay outside the bundle.
-  serverExternalPackages: ["pg", "pg-boss", "@node-rs/argon2", "typescript", "@prisma/client", "@prisma/adapter-pg"],
+  serverExternalPackages: [
+    "pg",
+    "pg-boss",
+    "@node-rs/argon2",
+    "typescript",
+    "@prisma/client",
+    "@prisma/adapter-pg",
+  ],
   turbopack: { root: path.resolve(import.meta.dirname, "../..") },
   poweredByHeader: false,
   typescript: { ignoreBuildErrors: true },

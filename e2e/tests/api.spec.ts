@@ -3,16 +3,22 @@ import { E2E_ADMIN } from "../instance.ts";
 import { createWorkspace, superadmin, uniqueWorkspace } from "./helpers.ts";
 
 const SCRIPTS = [
-  { path: "u/admin/greet_bash", language: "bash", content: 'name="$1"\ntimes="$2"\necho "hello $name x$times"\n' },
+  {
+    path: "u/admin/greet_bash",
+    language: "bash",
+    content: 'name="$1"\ntimes="$2"\necho "hello $name x$times"\n',
+  },
   {
     path: "u/admin/greet_py",
     language: "python3",
-    content: 'def main(name: str, times: int = 1):\n    return {"greeting": f"hello {name}", "times": times}\n',
+    content:
+      'def main(name: str, times: int = 1):\n    return {"greeting": f"hello {name}", "times": times}\n',
   },
   {
     path: "u/admin/greet_bun",
     language: "bun",
-    content: "export async function main(name: string, times: number) {\n  return { greeting: `hello ${name}`, times };\n}\n",
+    content:
+      "export async function main(name: string, times: number) {\n  return { greeting: `hello ${name}`, times };\n}\n",
   },
 ];
 
@@ -54,12 +60,20 @@ test.describe("REST API (Windmill-shaped)", () => {
     });
     expect(await bun.json()).toEqual({ greeting: "hello cy", times: 4 });
 
-    const script = await request.get(`/api/w/${workspace}/scripts/get/p/u/admin/greet_py`, { headers: superadmin });
+    const script = await request.get(`/api/w/${workspace}/scripts/get/p/u/admin/greet_py`, {
+      headers: superadmin,
+    });
     const body = await script.json();
-    expect(body).toMatchObject({ path: "u/admin/greet_py", language: "python3", summary: "u/admin/greet_py" });
+    expect(body).toMatchObject({
+      path: "u/admin/greet_py",
+      language: "python3",
+      summary: "u/admin/greet_py",
+    });
     expect(body.schema.order).toEqual(["name", "times"]);
     const list = await request.get(`/api/w/${workspace}/scripts/list`, { headers: superadmin });
-    expect((await list.json()).map((s: { path: string }) => s.path)).toEqual(SCRIPTS.map((s) => s.path).sort());
+    expect((await list.json()).map((s: { path: string }) => s.path)).toEqual(
+      SCRIPTS.map((s) => s.path).sort(),
+    );
   });
 
   test("async run, job status and result", async ({ request }) => {
@@ -71,12 +85,26 @@ test.describe("REST API (Windmill-shaped)", () => {
     const id = await run.text();
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     await expect
-      .poll(async () => (await (await request.get(`/api/w/${workspace}/jobs_u/get/${id}`, { headers: superadmin })).json()).type)
+      .poll(
+        async () =>
+          (await (await request.get(`/api/w/${workspace}/jobs_u/get/${id}`, { headers: superadmin })).json())
+            .type,
+      )
       .toBe("CompletedJob");
-    const job = await (await request.get(`/api/w/${workspace}/jobs_u/get/${id}`, { headers: superadmin })).json();
-    expect(job).toMatchObject({ id, success: true, script_path: "u/admin/greet_bash", tag: "bash", job_kind: "script" });
+    const job = await (
+      await request.get(`/api/w/${workspace}/jobs_u/get/${id}`, { headers: superadmin })
+    ).json();
+    expect(job).toMatchObject({
+      id,
+      success: true,
+      script_path: "u/admin/greet_bash",
+      tag: "bash",
+      job_kind: "script",
+    });
     expect(job.logs).toContain("hello async x1");
-    const result = await request.get(`/api/w/${workspace}/jobs_u/completed/get_result/${id}`, { headers: superadmin });
+    const result = await request.get(`/api/w/${workspace}/jobs_u/completed/get_result/${id}`, {
+      headers: superadmin,
+    });
     expect(await result.json()).toBe("hello async x1");
   });
 
@@ -85,13 +113,25 @@ test.describe("REST API (Windmill-shaped)", () => {
       headers: superadmin,
       data: { path: "u/admin/printenv", language: "bash", summary: "", content: "env\necho end\n" },
     });
-    const run = await request.post(`/api/w/${workspace}/jobs/run/p/u/admin/printenv`, { headers: superadmin, data: {} });
+    const run = await request.post(`/api/w/${workspace}/jobs/run/p/u/admin/printenv`, {
+      headers: superadmin,
+      data: {},
+    });
     const id = await run.text();
-    await request.post(`/api/w/${workspace}/jobs/run_wait_result/p/u/admin/printenv`, { headers: superadmin, data: {} });
+    await request.post(`/api/w/${workspace}/jobs/run_wait_result/p/u/admin/printenv`, {
+      headers: superadmin,
+      data: {},
+    });
     await expect
-      .poll(async () => (await (await request.get(`/api/w/${workspace}/jobs_u/get/${id}`, { headers: superadmin })).json()).type)
+      .poll(
+        async () =>
+          (await (await request.get(`/api/w/${workspace}/jobs_u/get/${id}`, { headers: superadmin })).json())
+            .type,
+      )
       .toBe("CompletedJob");
-    const job = await (await request.get(`/api/w/${workspace}/jobs_u/get/${id}`, { headers: superadmin })).json();
+    const job = await (
+      await request.get(`/api/w/${workspace}/jobs_u/get/${id}`, { headers: superadmin })
+    ).json();
     expect(job.logs).toContain("WM_JOB_ID=");
     expect(job.logs).not.toContain("DATABASE_URL");
     expect(job.logs).not.toContain("worker-only-secret");
@@ -100,17 +140,37 @@ test.describe("REST API (Windmill-shaped)", () => {
 
   test("bad input gets a 4xx naming the problem and stores nothing", async ({ request }) => {
     const cases = [
-      { data: { path: "scripts/x", language: "bash", content: "echo", summary: "" }, status: 400, text: /^path:/ },
-      { data: { path: "u/admin/../x", language: "bash", content: "echo", summary: "" }, status: 400, text: /^path:/ },
-      { data: { path: "u/admin/x", language: "cobol", content: "echo", summary: "" }, status: 400, text: /^language:/ },
       {
-        data: { path: "u/admin/x", language: "bun", content: "export function main(a: string {", summary: "" },
+        data: { path: "scripts/x", language: "bash", content: "echo", summary: "" },
+        status: 400,
+        text: /^path:/,
+      },
+      {
+        data: { path: "u/admin/../x", language: "bash", content: "echo", summary: "" },
+        status: 400,
+        text: /^path:/,
+      },
+      {
+        data: { path: "u/admin/x", language: "cobol", content: "echo", summary: "" },
+        status: 400,
+        text: /^language:/,
+      },
+      {
+        data: {
+          path: "u/admin/x",
+          language: "bun",
+          content: "export function main(a: string {",
+          summary: "",
+        },
         status: 400,
         text: /^content:/,
       },
     ];
     for (const { data, status, text } of cases) {
-      const response = await request.post(`/api/w/${workspace}/scripts/create`, { headers: superadmin, data });
+      const response = await request.post(`/api/w/${workspace}/scripts/create`, {
+        headers: superadmin,
+        data,
+      });
       expect(response.status()).toBe(status);
       expect(await response.text()).toMatch(text);
     }
@@ -165,8 +225,12 @@ test.describe("REST API (Windmill-shaped)", () => {
     expect(listed.map((w: { id: string }) => w.id)).toContain(own);
 
     expect((await request.get("/api/workspaces/list")).status()).toBe(401);
-    expect((await request.get("/api/workspaces/list", { headers: { Authorization: "Bearer nope" } })).status()).toBe(401);
-    const wrong = await request.post("/api/auth/login", { data: { email: E2E_ADMIN.email, password: "wrong-password" } });
+    expect(
+      (await request.get("/api/workspaces/list", { headers: { Authorization: "Bearer nope" } })).status(),
+    ).toBe(401);
+    const wrong = await request.post("/api/auth/login", {
+      data: { email: E2E_ADMIN.email, password: "wrong-password" },
+    });
     expect(wrong.status()).toBe(401);
   });
 });

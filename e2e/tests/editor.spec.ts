@@ -2,7 +2,10 @@ import { expect, test } from "@playwright/test";
 import { E2E_ADMIN } from "../instance.ts";
 import { createWorkspace, uniqueWorkspace } from "./helpers.ts";
 
-test("sign in, write a bash script in Monaco, deploy it, run it and see its output", async ({ page, request }) => {
+test("sign in, write a bash script in Monaco, deploy it, run it and see its output", async ({
+  page,
+  request,
+}) => {
   const workspace = uniqueWorkspace("ui");
   await createWorkspace(request, workspace);
 

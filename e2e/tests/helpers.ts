@@ -9,7 +9,12 @@ export function uniqueWorkspace(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${++counter}`;
 }
 
-export async function createWorkspace(request: APIRequestContext, id: string, headers = superadmin): Promise<void> {
+export async function createWorkspace(
+  request: APIRequestContext,
+  id: string,
+  headers = superadmin,
+): Promise<void> {
   const response = await request.post("/api/workspaces/create", { headers, data: { id, name: id } });
-  if (response.status() !== 201) throw new Error(`create workspace ${id}: ${response.status()} ${await response.text()}`);
+  if (response.status() !== 201)
+    throw new Error(`create workspace ${id}: ${response.status()} ${await response.text()}`);
 }

@@ -3,7 +3,9 @@ import { booleanVar, databaseUrlVar, parseEnv, positiveIntVar } from "@millrace/
 
 const launcherEnvSchema = z
   .object({
-    MODE: z.enum(["standalone", "server", "worker"], { error: "must be standalone, server or worker" }).default("standalone"),
+    MODE: z
+      .enum(["standalone", "server", "worker"], { error: "must be standalone, server or worker" })
+      .default("standalone"),
     DATABASE_URL: databaseUrlVar.optional(),
     PORT: positiveIntVar(8000),
     BASE_URL: z.url().optional(),

@@ -25,7 +25,7 @@ function prisma(root: string, args: string[], databaseUrl: string): string {
 
 /** SQL from the schema committed at git HEAD (or from nothing) to the working copy's schema. */
 export async function diffSinceHead(root: string): Promise<string> {
-  let previous: string | null = null;
+  let previous: string | null;
   try {
     previous = execFileSync("git", ["show", "HEAD:prisma/schema.prisma"], { cwd: root, encoding: "utf8" });
   } catch {
@@ -34,7 +34,11 @@ export async function diffSinceHead(root: string): Promise<string> {
   const from = previous === null ? ["--from-empty"] : ["--from-schema-datamodel", writeTemp(previous)];
   const server = await scratchServer(root);
   try {
-    return prisma(root, ["migrate", "diff", ...from, "--to-schema-datamodel", "prisma/schema.prisma", "--script"], server.url);
+    return prisma(
+      root,
+      ["migrate", "diff", ...from, "--to-schema-datamodel", "prisma/schema.prisma", "--script"],
+      server.url,
+    );
   } finally {
     await server.stop();
   }

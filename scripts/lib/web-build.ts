@@ -19,5 +19,7 @@ export function webBuildIsStale(root: string): boolean {
   const buildId = path.join(root, "apps/web/.next/BUILD_ID");
   if (!fs.existsSync(buildId)) return true;
   const builtAt = fs.statSync(buildId).mtimeMs;
-  return SOURCE_DIRS.some((dir) => fs.existsSync(path.join(root, dir)) && newestMtime(path.join(root, dir)) > builtAt);
+  return SOURCE_DIRS.some(
+    (dir) => fs.existsSync(path.join(root, dir)) && newestMtime(path.join(root, dir)) > builtAt,
+  );
 }

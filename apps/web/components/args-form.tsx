@@ -30,7 +30,12 @@ export function ArgsForm({
         let input;
         if (property.type === "boolean") {
           input = (
-            <input name={name} type="checkbox" checked={!!current} onChange={(e) => set(name, e.target.checked)} />
+            <input
+              name={name}
+              type="checkbox"
+              checked={!!current}
+              onChange={(e) => set(name, e.target.checked)}
+            />
           );
         } else if (property.type === "number" || property.type === "integer") {
           input = (

@@ -8,10 +8,14 @@ if (typeof window !== "undefined") {
   (self as unknown as { MonacoEnvironment: monaco.Environment }).MonacoEnvironment = {
     getWorker(_workerId: string, label: string) {
       if (label === "typescript" || label === "javascript") {
-        return new Worker(new URL("monaco-editor/language/typescript/ts.worker", import.meta.url), { type: "module" });
+        return new Worker(new URL("monaco-editor/language/typescript/ts.worker", import.meta.url), {
+          type: "module",
+        });
       }
       if (label === "json") {
-        return new Worker(new URL("monaco-editor/language/json/json.worker", import.meta.url), { type: "module" });
+        return new Worker(new URL("monaco-editor/language/json/json.worker", import.meta.url), {
+          type: "module",
+        });
       }
       return new Worker(new URL("monaco-editor/editor/editor.worker", import.meta.url), { type: "module" });
     },
@@ -43,7 +47,12 @@ export default function CodeEditor({
         language={MONACO_LANGUAGE[language] ?? "plaintext"}
         value={value}
         onChange={(next) => onChange(next ?? "")}
-        options={{ minimap: { enabled: false }, fontSize: 13, scrollBeyondLastLine: false, automaticLayout: true }}
+        options={{
+          minimap: { enabled: false },
+          fontSize: 13,
+          scrollBeyondLastLine: false,
+          automaticLayout: true,
+        }}
       />
     </div>
   );

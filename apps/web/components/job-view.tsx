@@ -50,7 +50,9 @@ export function JobView({ workspace, id }: { workspace: string; id: string }) {
       <h2>Arguments</h2>
       <pre>{JSON.stringify(data.args, null, 2)}</pre>
       <h2>Logs</h2>
-      <pre data-testid="job-logs">{data.logs || (FINISHED.has(data.status) ? "(no output)" : "waiting for output…")}</pre>
+      <pre data-testid="job-logs">
+        {data.logs || (FINISHED.has(data.status) ? "(no output)" : "waiting for output…")}
+      </pre>
       <h2>Result</h2>
       <pre data-testid="job-result">
         {FINISHED.has(data.status) ? JSON.stringify(data.result, null, 2) : "…"}

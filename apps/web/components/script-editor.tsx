@@ -16,7 +16,8 @@ const LANGUAGES = ["bash", "python3", "bun", "deno"] as const;
 
 const TEMPLATES: Record<string, string> = {
   bash: 'name="$1"\n\necho "Hello $name"\n',
-  python3: 'def main(name: str = "world", count: int = 1):\n    return {"greeting": f"Hello {name}", "count": count}\n',
+  python3:
+    'def main(name: str = "world", count: int = 1):\n    return {"greeting": f"Hello {name}", "count": count}\n',
   bun: 'export async function main(name: string = "world", count: number = 1) {\n  return { greeting: `Hello ${name}`, count };\n}\n',
   deno: 'export async function main(name: string = "world") {\n  return { greeting: `Hello ${name}` };\n}\n',
 };
@@ -126,7 +127,11 @@ export function ScriptEditor({ workspace, path: existingPath }: { workspace: str
         </label>
         <label style={{ flex: 2 }}>
           Summary
-          <input name="summary" value={summary} onChange={(e) => (setSummary(e.target.value), setDirty(true))} />
+          <input
+            name="summary"
+            value={summary}
+            onChange={(e) => (setSummary(e.target.value), setDirty(true))}
+          />
         </label>
         <label style={{ flex: 1 }}>
           Language
@@ -143,7 +148,11 @@ export function ScriptEditor({ workspace, path: existingPath }: { workspace: str
         </div>
       )}
       <div className="editor-grid">
-        <CodeEditor language={language} value={content} onChange={(next) => (setContent(next), setDirty(true))} />
+        <CodeEditor
+          language={language}
+          value={content}
+          onChange={(next) => (setContent(next), setDirty(true))}
+        />
         <div className="panel stack">
           <h2 style={{ margin: 0 }}>Run</h2>
           {inferred.data?.error && <div className="field-error">{inferred.data.error}</div>}
@@ -164,7 +173,9 @@ export function ScriptEditor({ workspace, path: existingPath }: { workspace: str
             Run
           </button>
           {!deployedHash && <span className="muted">Deploy the script to run it.</span>}
-          {run.error && !runField?.startsWith("args.") && <div className="error">{errorMessage(run.error)}</div>}
+          {run.error && !runField?.startsWith("args.") && (
+            <div className="error">{errorMessage(run.error)}</div>
+          )}
         </div>
       </div>
     </div>

@@ -5,7 +5,10 @@ export function errorResponse(error: unknown): Response {
   if (error instanceof AppError) {
     return new Response(error.message, {
       status: HTTP_STATUS[error.code],
-      headers: { "content-type": "text/plain; charset=utf-8", ...(error.field ? { "x-error-field": error.field } : {}) },
+      headers: {
+        "content-type": "text/plain; charset=utf-8",
+        ...(error.field ? { "x-error-field": error.field } : {}),
+      },
     });
   }
   console.error(error);
@@ -28,9 +31,11 @@ export const MAX_BODY_BYTES = 6 * 1024 * 1024;
 /** Parses a JSON body, refusing oversized or malformed ones with a 4xx that says why. */
 export async function readJson(request: Request): Promise<unknown> {
   const length = Number(request.headers.get("content-length") ?? 0);
-  if (length > MAX_BODY_BYTES) throw new AppError("INVALID_INPUT", `body: larger than ${MAX_BODY_BYTES >> 20} MB`, "body");
+  if (length > MAX_BODY_BYTES)
+    throw new AppError("INVALID_INPUT", `body: larger than ${MAX_BODY_BYTES >> 20} MB`, "body");
   const raw = await request.text();
-  if (raw.length > MAX_BODY_BYTES) throw new AppError("INVALID_INPUT", `body: larger than ${MAX_BODY_BYTES >> 20} MB`, "body");
+  if (raw.length > MAX_BODY_BYTES)
+    throw new AppError("INVALID_INPUT", `body: larger than ${MAX_BODY_BYTES >> 20} MB`, "body");
   if (!raw.trim()) return {};
   try {
     return JSON.parse(raw);

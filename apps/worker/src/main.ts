@@ -13,7 +13,8 @@ import { WakeSignal } from "./wake.ts";
 assertNodeVersion();
 const env = loadWorkerEnv();
 const tags = env.WORKER_TAGS ?? [...DEFAULT_TAGS];
-const prefix = env.WORKER_NAME_PREFIX ?? `wk-${env.WORKER_GROUP}-${os.hostname()}-${randomBytes(3).toString("hex")}`;
+const prefix =
+  env.WORKER_NAME_PREFIX ?? `wk-${env.WORKER_GROUP}-${os.hostname()}-${randomBytes(3).toString("hex")}`;
 const log = (message: string) => console.log(`[worker ${prefix}] ${message}`);
 
 fs.mkdirSync(env.JOB_DIR, { recursive: true, mode: 0o700 });
@@ -78,14 +79,18 @@ log(`interpreters: bash=${paths.bash} python3=${paths.python3} bun=${paths.bun} 
 
 await pingWorkers(pool, env.WORKER_GROUP, tags, slots);
 const heartbeat = setInterval(() => {
-  pingWorkers(pool, env.WORKER_GROUP, tags, slots).catch((error: Error) => log(`ping failed: ${error.message}`));
+  pingWorkers(pool, env.WORKER_GROUP, tags, slots).catch((error: Error) =>
+    log(`ping failed: ${error.message}`),
+  );
 }, PING_INTERVAL_MS);
 const loops = slots.map((slot) => claimLoop(slot));
 
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
-  log(`${signal}: no longer claiming; waiting up to ${env.WORKER_GRACE_PERIOD} s for ${running.size} running job(s)`);
+  log(
+    `${signal}: no longer claiming; waiting up to ${env.WORKER_GRACE_PERIOD} s for ${running.size} running job(s)`,
+  );
   wake.wakeAll();
   const graceOver = new Promise((resolve) => setTimeout(resolve, env.WORKER_GRACE_PERIOD * 1000).unref());
   await Promise.race([Promise.all(loops), graceOver]);

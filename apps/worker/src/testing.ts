@@ -14,7 +14,10 @@ export interface TestWorker {
   kill9(): Promise<void>;
 }
 
-export async function startTestWorker(databaseUrl: string, env: Record<string, string> = {}): Promise<TestWorker> {
+export async function startTestWorker(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<TestWorker> {
   let output = "";
   const child = spawn(process.execPath, [main], {
     env: {

@@ -20,7 +20,10 @@ export class WakeSignal {
   }
 
   async start(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.databaseUrl, application_name: "millrace-worker-wake" });
+    const client = new pg.Client({
+      connectionString: this.databaseUrl,
+      application_name: "millrace-worker-wake",
+    });
     client.on("notification", (message) => {
       if (message.payload && this.tags.has(message.payload)) this.wakeAll();
     });

@@ -26,10 +26,15 @@ describe("worker runs jobs end to end", () => {
   });
 
   it("bash: positional args, last line as result, output as logs", async () => {
-    const job = await deployAndRun("u/x/echo", "bash", 'name="$1"\ncount="$2"\necho "hi $name"\necho "$count"\n', {
-      name: "ada",
-      count: "3",
-    });
+    const job = await deployAndRun(
+      "u/x/echo",
+      "bash",
+      'name="$1"\ncount="$2"\necho "hi $name"\necho "$count"\n',
+      {
+        name: "ada",
+        count: "3",
+      },
+    );
     assert.equal(job.status, "success", job.logs);
     assert.equal(job.result, 3);
     assert.match(job.logs, /hi ada/);

@@ -1,10 +1,5 @@
 export type AppErrorCode =
-  | "UNAUTHORIZED"
-  | "NOT_FOUND"
-  | "FORBIDDEN"
-  | "CONFLICT"
-  | "INVALID_INPUT"
-  | "LIMIT_EXCEEDED";
+  "UNAUTHORIZED" | "NOT_FOUND" | "FORBIDDEN" | "CONFLICT" | "INVALID_INPUT" | "LIMIT_EXCEEDED";
 
 /**
  * The one error type business logic throws. `field` names the input at fault so that the REST

@@ -12,9 +12,10 @@ export async function getInstanceSecret(ctx: CoreContext, key: string): Promise<
      ON CONFLICT (key) DO NOTHING`,
     [key, candidate],
   );
-  const { rows } = await ctx.pool.query<{ value: string }>("SELECT value FROM instance_setting WHERE key = $1", [
-    key,
-  ]);
+  const { rows } = await ctx.pool.query<{ value: string }>(
+    "SELECT value FROM instance_setting WHERE key = $1",
+    [key],
+  );
   const value = rows[0]?.value;
   if (typeof value !== "string") throw new Error(`instance setting ${key} is not a string`);
   return value;

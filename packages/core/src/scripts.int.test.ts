@@ -97,7 +97,12 @@ describe("scripts", () => {
   });
 
   it("running a missing script or with bad args is a 4xx naming the problem", async () => {
-    await rejectsWith(runScriptByPath(services, membership, "f/ops/nope", {}), "NOT_FOUND", undefined, /f\/ops\/nope/);
+    await rejectsWith(
+      runScriptByPath(services, membership, "f/ops/nope", {}),
+      "NOT_FOUND",
+      undefined,
+      /f\/ops\/nope/,
+    );
     await deployScript(services, membership, {
       path: "f/ops/typed",
       language: "python3",

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { Prisma, type Script } from "@millrace/db";
+import { type Prisma, type Script } from "@millrace/db";
 import { inferSchema, isLanguage, SignatureError, type ArgSchema, type Language } from "@millrace/runtime";
 import type { CoreContext } from "./context.ts";
 import { AppError, invalidInput, notFound } from "./errors.ts";
@@ -25,8 +25,12 @@ export interface NewScriptInput {
 
 function versionHash(workspaceId: string, input: NewScriptInput, createdAt: Date): string {
   return createHash("sha256")
-    .update(JSON.stringify([workspaceId, input.path, input.parentHash ?? null, input.language, input.content]))
-    .update(JSON.stringify([input.summary ?? "", input.description ?? "", input.tag ?? null, createdAt.getTime()]))
+    .update(
+      JSON.stringify([workspaceId, input.path, input.parentHash ?? null, input.language, input.content]),
+    )
+    .update(
+      JSON.stringify([input.summary ?? "", input.description ?? "", input.tag ?? null, createdAt.getTime()]),
+    )
     .digest("hex")
     .slice(0, 16);
 }
@@ -41,7 +45,11 @@ function schemaFor(language: Language, input: NewScriptInput): ArgSchema {
   }
 }
 
-export async function latestScript(ctx: CoreContext, workspaceId: string, path: string): Promise<Script | null> {
+export async function latestScript(
+  ctx: CoreContext,
+  workspaceId: string,
+  path: string,
+): Promise<Script | null> {
   return ctx.db.script.findFirst({
     where: { workspaceId, path, archived: false },
     orderBy: { createdAt: "desc" },
@@ -53,7 +61,11 @@ export async function latestScript(ctx: CoreContext, workspaceId: string, path: 
  * path must name the version it replaces (`parent_hash`), so two editors cannot silently overwrite
  * each other.
  */
-export async function deployScript(ctx: CoreContext, membership: Membership, input: NewScriptInput): Promise<Script> {
+export async function deployScript(
+  ctx: CoreContext,
+  membership: Membership,
+  input: NewScriptInput,
+): Promise<Script> {
   requirePermission(membership, "script.write");
   parsePath(input.path);
   requirePathWrite(membership, input.path);
@@ -62,7 +74,10 @@ export async function deployScript(ctx: CoreContext, membership: Membership, inp
     throw invalidInput("content", `at most ${MAX_SCRIPT_BYTES / 1024} KiB`);
   }
   if (!isLanguage(input.language)) {
-    throw invalidInput("language", `unknown language "${input.language}" (bash, python3, bun, deno, postgresql)`);
+    throw invalidInput(
+      "language",
+      `unknown language "${input.language}" (bash, python3, bun, deno, postgresql)`,
+    );
   }
   if ((input.summary ?? "").length > 1000) throw invalidInput("summary", "at most 1000 characters");
   if (input.tag) validateTag(input.tag, "tag");
@@ -81,7 +96,8 @@ export async function deployScript(ctx: CoreContext, membership: Membership, inp
       "parent_hash",
     );
   }
-  if (!latest && input.parentHash) throw invalidInput("parent_hash", `${input.path} has no version to replace`);
+  if (!latest && input.parentHash)
+    throw invalidInput("parent_hash", `${input.path} has no version to replace`);
   const createdAt = new Date();
   return ctx.db.script.create({
     data: {
@@ -102,14 +118,22 @@ export async function deployScript(ctx: CoreContext, membership: Membership, inp
   });
 }
 
-export async function getScriptByPath(ctx: CoreContext, membership: Membership, path: string): Promise<Script> {
+export async function getScriptByPath(
+  ctx: CoreContext,
+  membership: Membership,
+  path: string,
+): Promise<Script> {
   requirePermission(membership, "script.read");
   const script = await latestScript(ctx, membership.workspace.id, path);
   if (!script) throw notFound(`script ${path}`);
   return script;
 }
 
-export async function getScriptByHash(ctx: CoreContext, membership: Membership, hash: string): Promise<Script> {
+export async function getScriptByHash(
+  ctx: CoreContext,
+  membership: Membership,
+  hash: string,
+): Promise<Script> {
   requirePermission(membership, "script.read");
   const script = await ctx.db.script.findUnique({
     where: { workspaceId_hash: { workspaceId: membership.workspace.id, hash } },

@@ -14,7 +14,10 @@ export function principalOf(user: Pick<User, "id" | "email" | "username" | "isSu
 /** `jane.doe+x@corp.com` -> `jane_doe_x`: the `<user>` in `u/<user>/…` paths. */
 function usernameBase(email: string): string {
   const local = email.split("@")[0] ?? "user";
-  const cleaned = local.toLowerCase().replace(/[^a-z0-9_]+/g, "_").replace(/^_+|_+$/g, "");
+  const cleaned = local
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, "_")
+    .replace(/^_+|_+$/g, "");
   return cleaned.slice(0, 40) || "user";
 }
 

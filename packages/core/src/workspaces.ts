@@ -62,7 +62,8 @@ export async function createWorkspace(
       },
     });
   } catch (error) {
-    if (isUniqueViolation(error)) throw new AppError("CONFLICT", `workspace ${input.id} already exists`, "id");
+    if (isUniqueViolation(error))
+      throw new AppError("CONFLICT", `workspace ${input.id} already exists`, "id");
     throw error;
   }
 }

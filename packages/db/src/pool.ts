@@ -6,7 +6,10 @@ pg.types.setTypeParser(20, (value) => Number.parseInt(value, 10));
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
 
-export function createPool(databaseUrl: string, options: { max?: number; applicationName?: string } = {}): pg.Pool {
+export function createPool(
+  databaseUrl: string,
+  options: { max?: number; applicationName?: string } = {},
+): pg.Pool {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: options.max ?? 10,
@@ -19,7 +22,10 @@ export function createPool(databaseUrl: string, options: { max?: number; applica
 }
 
 /** Runs `work` inside one transaction on one connection, rolling back on any error. */
-export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function withTransaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN");

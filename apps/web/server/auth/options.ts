@@ -17,7 +17,10 @@ async function buildAuthOptions(): Promise<AuthOptions> {
     providers: [
       CredentialsProvider({
         name: "Email",
-        credentials: { email: { label: "Email", type: "email" }, password: { label: "Password", type: "password" } },
+        credentials: {
+          email: { label: "Email", type: "email" },
+          password: { label: "Password", type: "password" },
+        },
         async authorize(credentials) {
           if (!credentials?.email || !credentials.password) return null;
           try {

@@ -59,7 +59,8 @@ function runOptions(ctx: RestContext): RunOptions {
   let when: Date | null = null;
   if (scheduledFor) {
     when = new Date(scheduledFor);
-    if (Number.isNaN(when.getTime())) throw invalidInput("scheduled_for", `not a valid date-time: "${scheduledFor}"`);
+    if (Number.isNaN(when.getTime()))
+      throw invalidInput("scheduled_for", `not a valid date-time: "${scheduledFor}"`);
   } else if (inSecs !== undefined) {
     if (inSecs < 0) throw invalidInput("scheduled_in_secs", "must not be negative");
     when = new Date(Date.now() + inSecs * 1000);
@@ -88,14 +89,21 @@ export const routes: Route[] = [
     pattern: "/api/auth/login",
     handler: async (ctx) => {
       const body = readObject(await readJson(ctx.request));
-      const user = await authenticate(ctx.services, requiredString(body, "email"), requiredString(body, "password"));
+      const user = await authenticate(
+        ctx.services,
+        requiredString(body, "email"),
+        requiredString(body, "password"),
+      );
       const token = await createApiToken(ctx.services, principalOf(user), {
         label: "login",
         kind: "session",
         expiresAt: new Date(Date.now() + 7 * 24 * 3600 * 1000),
       });
       const response = text(token);
-      response.headers.set("set-cookie", `token=${token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${7 * 24 * 3600}`);
+      response.headers.set(
+        "set-cookie",
+        `token=${token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${7 * 24 * 3600}`,
+      );
       return response;
     },
   },
@@ -107,10 +115,14 @@ export const routes: Route[] = [
       const body = readObject(await readJson(ctx.request));
       const expiration = optionalString(body, "expiration");
       const expiresAt = expiration ? new Date(expiration) : null;
-      if (expiresAt && Number.isNaN(expiresAt.getTime())) throw invalidInput("expiration", "not a valid date-time");
+      if (expiresAt && Number.isNaN(expiresAt.getTime()))
+        throw invalidInput("expiration", "not a valid date-time");
       const principal = await ctx.principal();
       if (principal.username === "superadmin_secret") {
-        throw new AppError("INVALID_INPUT", "SUPERADMIN_SECRET is not a user; sign in as a user to create tokens");
+        throw new AppError(
+          "INVALID_INPUT",
+          "SUPERADMIN_SECRET is not a user; sign in as a user to create tokens",
+        );
       }
       const token = await createApiToken(ctx.services, principal, {
         label: optionalString(body, "label") ?? null,
@@ -167,14 +179,18 @@ export const routes: Route[] = [
     method: "GET",
     pattern: "/api/w/:workspace/scripts/get/p/*path",
     handler: async (ctx) =>
-      json(windmillScript(await getScriptByPath(ctx.services, await ctx.membership(), ctx.params.path ?? ""))),
+      json(
+        windmillScript(await getScriptByPath(ctx.services, await ctx.membership(), ctx.params.path ?? "")),
+      ),
   },
 
   {
     method: "GET",
     pattern: "/api/w/:workspace/scripts/get/h/:hash",
     handler: async (ctx) =>
-      json(windmillScript(await getScriptByHash(ctx.services, await ctx.membership(), ctx.params.hash ?? ""))),
+      json(
+        windmillScript(await getScriptByHash(ctx.services, await ctx.membership(), ctx.params.hash ?? "")),
+      ),
   },
 
   {
@@ -195,7 +211,13 @@ export const routes: Route[] = [
     pattern: "/api/w/:workspace/jobs/run/p/*path",
     handler: async (ctx) => {
       const options = runOptions(ctx);
-      const id = await runScriptByPath(ctx.services, await ctx.membership(), ctx.params.path ?? "", await runArgs(ctx), options);
+      const id = await runScriptByPath(
+        ctx.services,
+        await ctx.membership(),
+        ctx.params.path ?? "",
+        await runArgs(ctx),
+        options,
+      );
       return text(id, 201);
     },
   },
@@ -205,7 +227,13 @@ export const routes: Route[] = [
     pattern: "/api/w/:workspace/jobs/run_wait_result/p/*path",
     handler: async (ctx) => {
       const options = runOptions(ctx);
-      const id = await runScriptByPath(ctx.services, await ctx.membership(), ctx.params.path ?? "", await runArgs(ctx), options);
+      const id = await runScriptByPath(
+        ctx.services,
+        await ctx.membership(),
+        ctx.params.path ?? "",
+        await runArgs(ctx),
+        options,
+      );
       return waitedResult(ctx, id);
     },
   },
@@ -228,7 +256,8 @@ export const routes: Route[] = [
   {
     method: "GET",
     pattern: "/api/w/:workspace/jobs_u/get/:id",
-    handler: async (ctx) => json(windmillJob(await getJob(ctx.services, await ctx.membership(), ctx.params.id ?? ""))),
+    handler: async (ctx) =>
+      json(windmillJob(await getJob(ctx.services, await ctx.membership(), ctx.params.id ?? ""))),
   },
 
   {

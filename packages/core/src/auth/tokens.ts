@@ -21,7 +21,11 @@ export interface CreateTokenInput {
 }
 
 /** Creates a token for the principal's user; the plain value is returned once and never stored. */
-export async function createApiToken(ctx: CoreContext, principal: Principal, input: CreateTokenInput): Promise<string> {
+export async function createApiToken(
+  ctx: CoreContext,
+  principal: Principal,
+  input: CreateTokenInput,
+): Promise<string> {
   if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) {
     throw invalidInput("expiration", "must be in the future");
   }

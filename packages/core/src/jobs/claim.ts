@@ -39,7 +39,12 @@ export async function nextDueTag(pool: Pool, tags: readonly string[]): Promise<s
  * Claims the next job of `tag` through pg-boss, then marks our row running. A job canceled
  * between the two steps is settled in pg-boss and skipped.
  */
-export async function claimJob(pool: Pool, boss: Boss, tag: string, workerName: string): Promise<ClaimedJob | null> {
+export async function claimJob(
+  pool: Pool,
+  boss: Boss,
+  tag: string,
+  workerName: string,
+): Promise<ClaimedJob | null> {
   for (;;) {
     const [bossJob] = await boss.fetch<{ jobId: string }>(tag, { batchSize: 1 });
     if (!bossJob) return null;

@@ -54,7 +54,8 @@ export class JobEvents {
   }
 
   private pokeAll(): void {
-    for (const [channel, byJob] of this.listeners) for (const jobId of byJob.keys()) this.emit(channel, jobId);
+    for (const [channel, byJob] of this.listeners)
+      for (const jobId of byJob.keys()) this.emit(channel, jobId);
   }
 
   private emit(channel: string, jobId: string): void {
@@ -62,7 +63,11 @@ export class JobEvents {
   }
 
   /** Calls `listener` whenever the job's channel fires; returns the unsubscribe function. */
-  on(channel: typeof JOB_DONE_CHANNEL | typeof JOB_LOG_CHANNEL, jobId: string, listener: Listener): () => void {
+  on(
+    channel: typeof JOB_DONE_CHANNEL | typeof JOB_LOG_CHANNEL,
+    jobId: string,
+    listener: Listener,
+  ): () => void {
     let byJob = this.listeners.get(channel);
     if (!byJob) this.listeners.set(channel, (byJob = new Map()));
     let set = byJob.get(jobId);

@@ -45,7 +45,10 @@ export async function waitForJob(
       if (isFinished(job)) return job;
       const left = deadline - Date.now();
       if (left <= 0) {
-        throw new AppError("LIMIT_EXCEEDED", `timed out after ${Math.round(timeoutMs / 1000)} s waiting for job ${id}`);
+        throw new AppError(
+          "LIMIT_EXCEEDED",
+          `timed out after ${Math.round(timeoutMs / 1000)} s waiting for job ${id}`,
+        );
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.min(left, 2000));
@@ -66,7 +69,11 @@ export interface ListJobsInput {
   scriptPathExact?: string;
 }
 
-export async function listJobs(ctx: JobsContext, membership: Membership, input: ListJobsInput = {}): Promise<Job[]> {
+export async function listJobs(
+  ctx: JobsContext,
+  membership: Membership,
+  input: ListJobsInput = {},
+): Promise<Job[]> {
   requirePermission(membership, "job.read");
   const perPage = Math.min(Math.max(input.perPage ?? 50, 1), 1000);
   const page = Math.max(input.page ?? 1, 1);

@@ -107,7 +107,11 @@ export interface PreviewInput {
 }
 
 /** Runs code that is not deployed (the editor's test run), as Windmill's preview jobs do. */
-export async function runPreview(ctx: JobsContext, membership: Membership, input: PreviewInput): Promise<string> {
+export async function runPreview(
+  ctx: JobsContext,
+  membership: Membership,
+  input: PreviewInput,
+): Promise<string> {
   requirePermission(membership, "job.preview");
   if (!isLanguage(input.language)) throw invalidInput("language", `unknown language "${input.language}"`);
   let schema: ArgSchema;

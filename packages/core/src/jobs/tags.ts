@@ -8,16 +8,25 @@ const DYNAMIC_TAG = /^(?:[A-Za-z0-9_.-]|\$workspace|\$args\[[A-Za-z0-9_]+\])+$/;
 
 export function validateTag(tag: string, field: string): void {
   if (tag.length > 128 || !DYNAMIC_TAG.test(tag)) {
-    throw invalidInput(field, `"${tag}" is not a valid tag (letters, digits, _ . -, $workspace, $args[name])`);
+    throw invalidInput(
+      field,
+      `"${tag}" is not a valid tag (letters, digits, _ . -, $workspace, $args[name])`,
+    );
   }
 }
 
 /** Resolves `$workspace` and `$args[name]` at enqueue time, as Windmill does. */
-export function resolveTag(tag: string, workspaceId: string, args: Record<string, unknown>, field = "tag"): string {
+export function resolveTag(
+  tag: string,
+  workspaceId: string,
+  args: Record<string, unknown>,
+  field = "tag",
+): string {
   const resolved = tag
     .replaceAll("$workspace", workspaceId)
     .replace(/\$args\[([A-Za-z0-9_]+)\]/g, (_, name: string) => String(args[name] ?? ""));
-  if (!TAG.test(resolved)) throw invalidInput(field, `tag "${tag}" resolves to "${resolved}", which is not a valid tag`);
+  if (!TAG.test(resolved))
+    throw invalidInput(field, `tag "${tag}" resolves to "${resolved}", which is not a valid tag`);
   return resolved;
 }
 

@@ -25,7 +25,10 @@ function migrationsDigest(): string {
 export async function globalSetup(): Promise<void> {
   let admin = process.env.DATABASE_URL;
   if (!admin) {
-    embedded = await startEmbeddedPostgres(path.join(root, ".data/test-pg"), { port: 5489, database: "postgres" });
+    embedded = await startEmbeddedPostgres(path.join(root, ".data/test-pg"), {
+      port: 5489,
+      database: "postgres",
+    });
     admin = embedded.url;
   }
   const template = `millrace_template_${migrationsDigest()}`;

@@ -13,7 +13,8 @@ export interface TestDatabase {
 
 function adminUrl(): string {
   const url = process.env[TEST_ADMIN_URL_VAR];
-  if (!url) throw new Error(`${TEST_ADMIN_URL_VAR} is unset: run integration tests through \`npm run test:int\``);
+  if (!url)
+    throw new Error(`${TEST_ADMIN_URL_VAR} is unset: run integration tests through \`npm run test:int\``);
   return url;
 }
 

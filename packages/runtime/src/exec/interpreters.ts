@@ -14,6 +14,8 @@ function isExecutableFile(file: string): boolean {
 }
 
 function searchPath(name: string): string {
+  // The worker's own PATH is only used to locate interpreters, never handed to a job.
+  // eslint-disable-next-line no-restricted-properties
   for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
     // pyenv/asdf shims re-exec through a shell script per call (~170 ms): never pick one.
     if (!dir || /[/\\]shims$/.test(dir)) continue;

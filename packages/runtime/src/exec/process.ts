@@ -99,7 +99,8 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
     try {
       child = spawn(options.command, options.args, {
         cwd: options.cwd,
-        env: options.env,
+        // Exactly the job's variables: nothing of the worker's environment is inherited.
+        env: options.env as NodeJS.ProcessEnv,
         detached: true,
         stdio: ["ignore", "pipe", "pipe"],
       });

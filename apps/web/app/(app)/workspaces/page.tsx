@@ -63,12 +63,23 @@ export default function WorkspacesPage() {
       <form className="panel row" onSubmit={submit}>
         <label>
           Id <span className="hint">lowercase, digits, - and _</span>
-          <input name="id" value={id} onChange={(e) => setId(e.target.value)} aria-invalid={field === "id"} required />
+          <input
+            name="id"
+            value={id}
+            onChange={(e) => setId(e.target.value)}
+            aria-invalid={field === "id"}
+            required
+          />
           {field === "id" && <span className="field-error">{errorMessage(create.error)}</span>}
         </label>
         <label>
           Name
-          <input name="name" value={name} onChange={(e) => setName(e.target.value)} aria-invalid={field === "name"} />
+          <input
+            name="name"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            aria-invalid={field === "name"}
+          />
           {field === "name" && <span className="field-error">{errorMessage(create.error)}</span>}
         </label>
         <button className="primary" type="submit" disabled={create.isPending}>

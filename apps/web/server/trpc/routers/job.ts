@@ -29,9 +29,9 @@ export const jobRouter = router({
   list: workspaceProcedure
     .input(z.object({ scriptPath: z.string().optional(), page: z.number().int().min(1).default(1) }))
     .query(async ({ ctx, input }) =>
-      (await listJobs(ctx.services, ctx.membership, { scriptPathExact: input.scriptPath, page: input.page })).map(
-        jobView,
-      ),
+      (
+        await listJobs(ctx.services, ctx.membership, { scriptPathExact: input.scriptPath, page: input.page })
+      ).map(jobView),
     ),
   runScript: workspaceProcedure
     .input(z.object({ path: z.string(), args: z.record(z.string(), z.unknown()) }))

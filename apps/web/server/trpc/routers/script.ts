@@ -28,7 +28,9 @@ export const scriptRouter = router({
   }),
   get: workspaceProcedure
     .input(z.object({ path: z.string() }))
-    .query(async ({ ctx, input }) => scriptView(await getScriptByPath(ctx.services, ctx.membership, input.path))),
+    .query(async ({ ctx, input }) =>
+      scriptView(await getScriptByPath(ctx.services, ctx.membership, input.path)),
+    ),
   deploy: workspaceProcedure
     .input(
       z.object({

@@ -7,6 +7,8 @@ type Handler = (request: Request, context: { params: Promise<{ nextauth: string[
 
 const handler: Handler = async (request, context) =>
   // next-auth 4 reads `params` synchronously; Next 16 hands them over as a promise.
-  (NextAuth(await getAuthOptions()) as unknown as Handler)(request, { params: await context.params } as never);
+  (NextAuth(await getAuthOptions()) as unknown as Handler)(request, {
+    params: await context.params,
+  } as never);
 
 export { handler as GET, handler as POST };

@@ -36,7 +36,9 @@ export default function RunsPage({ params }: { params: Promise<{ workspace: stri
                 </td>
                 <td>{job.scriptPath ?? <span className="muted">preview</span>}</td>
                 <td>
-                  <Link href={`/w/${workspace}/runs/${job.id}`}>{new Date(job.createdAt).toLocaleString()}</Link>
+                  <Link href={`/w/${workspace}/runs/${job.id}`}>
+                    {new Date(job.createdAt).toLocaleString()}
+                  </Link>
                 </td>
                 <td>{job.createdBy}</td>
                 <td>

@@ -6,5 +6,7 @@ export default async function EditScriptPage({
   params: Promise<{ workspace: string; path: string[] }>;
 }) {
   const { workspace, path } = await params;
-  return <ScriptEditor key={path.join("/")} workspace={workspace} path={path.map(decodeURIComponent).join("/")} />;
+  return (
+    <ScriptEditor key={path.join("/")} workspace={workspace} path={path.map(decodeURIComponent).join("/")} />
+  );
 }
