@@ -208,7 +208,7 @@ test.describe("REST API (Windmill-shaped)", () => {
     expect((await response.json()).error).toMatchObject({ name: "TypeError", message: "no way" });
   });
 
-  test("login, API tokens and workspace isolation", async ({ request }) => {
+  test("login, API tokens and workspace isolation", async ({ request, playwright, baseURL }) => {
     const login = await request.post("/api/auth/login", { data: E2E_ADMIN });
     expect(login.status()).toBe(200);
     const session = await login.text();
@@ -224,10 +224,12 @@ test.describe("REST API (Windmill-shaped)", () => {
     const listed = await (await request.get("/api/workspaces/list", { headers: auth })).json();
     expect(listed.map((w: { id: string }) => w.id)).toContain(own);
 
-    expect((await request.get("/api/workspaces/list")).status()).toBe(401);
-    expect(
-      (await request.get("/api/workspaces/list", { headers: { Authorization: "Bearer nope" } })).status(),
-    ).toBe(401);
+    // A fresh context: `request` now holds the `token` cookie that login set.
+    const anonymous = await playwright.request.newContext({ baseURL });
+    expect((await anonymous.get("/api/workspaces/list")).status()).toBe(401);
+    const bogus = await anonymous.get("/api/workspaces/list", { headers: { Authorization: "Bearer nope" } });
+    expect(bogus.status()).toBe(401);
+    await anonymous.dispose();
     const wrong = await request.post("/api/auth/login", {
       data: { email: E2E_ADMIN.email, password: "wrong-password" },
     });

@@ -29,8 +29,11 @@ test("sign in, write a bash script in Monaco, deploy it, run it and see its outp
   await editor.click();
   await page.keyboard.press("Control+A");
   await page.keyboard.press("Delete");
-  await page.keyboard.type("who=$1\n");
-  await page.keyboard.type("echo hello-$who-from-monaco\n");
+  await page.keyboard.type("who=$1");
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Enter");
+  await page.keyboard.type("echo hello-$who-from-monaco");
+  await page.keyboard.press("Escape");
   // Monaco renders spaces as non-breaking spaces.
   await expect(editor.locator(".view-lines")).toContainText("echo\u00a0hello-$who-from-monaco");
 

@@ -31,13 +31,17 @@ const MONACO_LANGUAGE: Record<string, string> = {
   postgresql: "sql",
 };
 
+/**
+ * Uncontrolled on purpose: feeding every keystroke back through `value` makes Monaco drop
+ * characters under fast typing. The parent remounts it (`key`) to load other content.
+ */
 export default function CodeEditor({
   language,
-  value,
+  initialValue,
   onChange,
 }: {
   language: string;
-  value: string;
+  initialValue: string;
   onChange: (value: string) => void;
 }) {
   return (
@@ -45,7 +49,7 @@ export default function CodeEditor({
       <Editor
         height="460px"
         language={MONACO_LANGUAGE[language] ?? "plaintext"}
-        value={value}
+        defaultValue={initialValue}
         onChange={(next) => onChange(next ?? "")}
         options={{
           minimap: { enabled: false },

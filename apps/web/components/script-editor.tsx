@@ -48,6 +48,8 @@ export function ScriptEditor({ workspace, path: existingPath }: { workspace: str
   const [deployedHash, setDeployedHash] = useState<string | null>(null);
   const [dirty, setDirty] = useState(false);
   const [args, setArgs] = useState<Record<string, unknown>>({});
+  // Bumped whenever content is replaced from outside the editor (loaded script, template).
+  const [editorGeneration, setEditorGeneration] = useState(0);
 
   useEffect(() => {
     if (!existingPath && me.data && !path) setPath(`u/${me.data.username}/`);
@@ -60,6 +62,7 @@ export function ScriptEditor({ workspace, path: existingPath }: { workspace: str
     setSummary(script.summary);
     setLanguage(script.language);
     setContent(script.content);
+    setEditorGeneration((n) => n + 1);
     setDeployedHash(script.hash);
     setDirty(false);
   }, [existing.data]);
@@ -85,7 +88,10 @@ export function ScriptEditor({ workspace, path: existingPath }: { workspace: str
   const runField = errorField(run.error);
 
   function changeLanguage(next: string) {
-    if (!existingPath && content === TEMPLATES[language]) setContent(TEMPLATES[next] ?? "");
+    if (!existingPath && content === TEMPLATES[language]) {
+      setContent(TEMPLATES[next] ?? "");
+      setEditorGeneration((n) => n + 1);
+    }
     setLanguage(next);
     setDirty(true);
   }
@@ -149,8 +155,9 @@ export function ScriptEditor({ workspace, path: existingPath }: { workspace: str
       )}
       <div className="editor-grid">
         <CodeEditor
+          key={editorGeneration}
           language={language}
-          value={content}
+          initialValue={content}
           onChange={(next) => (setContent(next), setDirty(true))}
         />
         <div className="panel stack">
