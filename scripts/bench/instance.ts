@@ -1,0 +1,82 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+import pg from "pg";
+import { withDatabase } from "@millrace/db/pool";
+import { startEmbeddedPostgres, type EmbeddedDatabase } from "@millrace/db/embedded";
+
+export interface BenchInstance {
+  baseUrl: string;
+  databaseUrl: string;
+  secret: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A standalone Millrace on its own embedded PostgreSQL and port (or on DATABASE_URL's server, in
+ * a fresh database), exactly as `npm start` runs it.
+ */
+export async function startBenchInstance(
+  root: string,
+  options: { numWorkers: number; port: number },
+): Promise<BenchInstance> {
+  let server: EmbeddedDatabase | null = null;
+  // eslint-disable-next-line no-restricted-properties
+  let adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    server = await startEmbeddedPostgres(path.join(root, ".data/bench-pg"), {
+      port: 5491,
+      database: "postgres",
+    });
+    adminUrl = server.url;
+  }
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query("DROP DATABASE IF EXISTS millrace_bench WITH (FORCE)");
+  await admin.query("CREATE DATABASE millrace_bench");
+  await admin.end();
+  const databaseUrl = withDatabase(adminUrl, "millrace_bench");
+  const secret = "bench-superadmin-secret-0123456789";
+  const baseUrl = `http://127.0.0.1:${options.port}`;
+  let output = "";
+  const launcher: ChildProcess = spawn(process.execPath, [path.join(root, "scripts/start.ts")], {
+    cwd: root,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      // eslint-disable-next-line no-restricted-properties
+      PATH: process.env.PATH,
+      // eslint-disable-next-line no-restricted-properties
+      HOME: process.env.HOME,
+      DATABASE_URL: databaseUrl,
+      PORT: String(options.port),
+      BASE_URL: baseUrl,
+      NUM_WORKERS: String(options.numWorkers),
+      SUPERADMIN_SECRET: secret,
+      SUPERADMIN_EMAIL: "bench@example.com",
+      SUPERADMIN_PASSWORD: "bench-password-1",
+    },
+  });
+  launcher.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  launcher.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => launcher.on("exit", () => resolve()));
+  const deadline = Date.now() + 300_000;
+  while (!output.includes("serving tags")) {
+    if (launcher.exitCode !== null || Date.now() > deadline)
+      throw new Error(`Millrace did not start:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return {
+    baseUrl,
+    databaseUrl,
+    secret,
+    async stop() {
+      try {
+        process.kill(-launcher.pid!, "SIGINT");
+      } catch {
+        // gone
+      }
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 30_000))]);
+      await server?.stop();
+    },
+  };
+}
