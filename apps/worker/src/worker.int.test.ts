@@ -84,6 +84,12 @@ describe("worker runs jobs end to end", () => {
     assert.match(error.message, /bad input here/);
   });
 
+  it("a Python syntax error fails the job with the error, not the worker", async () => {
+    const job = await deployAndRun("u/x/syntax", "python3", "def main():\n    return (1,\n\nx = = 2\n", {});
+    assert.equal(job.status, "failure");
+    assert.match(JSON.stringify(job.result), /SyntaxError/);
+  });
+
   it("a bash script exiting non-zero fails and the worker keeps serving", async () => {
     const failed = await deployAndRun("u/x/exit3", "bash", "echo boom >&2\nexit 3\n", {});
     assert.equal(failed.status, "failure");
