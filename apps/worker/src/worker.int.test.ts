@@ -85,7 +85,7 @@ describe("worker runs jobs end to end", () => {
   });
 
   it("a Python syntax error fails the job with the error, not the worker", async () => {
-    const job = await deployAndRun("u/x/syntax", "python3", "def main():\n    return (1,\n\nx = = 2\n", {});
+    const job = await deployAndRun("u/x/syntax", "python3", "def main():\n    x = = 2\n    return x\n", {});
     assert.equal(job.status, "failure");
     assert.match(JSON.stringify(job.result), /SyntaxError/);
   });
