@@ -1,4 +1,4 @@
 import { createRestRouter } from "./router.ts";
-import { routes } from "./routes.ts";
+import { routes } from "./routes/index.ts";
 
 export const handleRest = createRestRouter(routes);

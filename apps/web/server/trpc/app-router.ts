@@ -1,5 +1,6 @@
-import { authedProcedure, router } from "./init.ts";
-import { jobRouter } from "./routers/job.ts";
+import { authedProcedure, mergeRouters, router } from "./init.ts";
+import { jobRunRouter } from "./routers/job-run.ts";
+import { jobReadRouter } from "./routers/job.ts";
 import { scriptRouter } from "./routers/script.ts";
 import { workspaceRouter } from "./routers/workspace.ts";
 
@@ -11,7 +12,7 @@ export const appRouter = router({
   })),
   workspace: workspaceRouter,
   script: scriptRouter,
-  job: jobRouter,
+  job: mergeRouters(jobReadRouter, jobRunRouter),
 });
 
 export type AppRouter = typeof appRouter;

@@ -50,6 +50,7 @@ const appErrors = t.middleware(async ({ next }) => {
 });
 
 export const router = t.router;
+export const mergeRouters = t.mergeRouters;
 export const publicProcedure = t.procedure.use(appErrors);
 
 export const authedProcedure = publicProcedure.use(({ ctx, next }) => {

@@ -18,5 +18,6 @@ export {
   type RunOptions,
   type PreviewInput,
 } from "./run.ts";
+export { cancelJob, JOB_CANCEL_CHANNEL, type CancelResult } from "./cancel.ts";
 export { getJob, waitForJob, listJobs, isFinished, type JobWithLogs, type ListJobsInput } from "./queries.ts";
 export { resolveTag, tagForRunnable, validateTag } from "./tags.ts";

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { getJob, listJobs, runPreview, runScriptByPath } from "@millrace/core";
+import { getJob, listJobs } from "@millrace/core";
 import type { Job } from "@millrace/db";
 import { router, workspaceProcedure } from "../init.ts";
 
-function jobView(job: Job & { logs?: string }) {
+export function jobView(job: Job & { logs?: string }) {
   return {
     id: job.id,
     kind: job.kind,
@@ -22,7 +22,7 @@ function jobView(job: Job & { logs?: string }) {
   };
 }
 
-export const jobRouter = router({
+export const jobReadRouter = router({
   get: workspaceProcedure
     .input(z.object({ id: z.string() }))
     .query(async ({ ctx, input }) => jobView(await getJob(ctx.services, ctx.membership, input.id))),
@@ -33,12 +33,4 @@ export const jobRouter = router({
         await listJobs(ctx.services, ctx.membership, { scriptPathExact: input.scriptPath, page: input.page })
       ).map(jobView),
     ),
-  runScript: workspaceProcedure
-    .input(z.object({ path: z.string(), args: z.record(z.string(), z.unknown()) }))
-    .mutation(async ({ ctx, input }) => ({
-      id: await runScriptByPath(ctx.services, ctx.membership, input.path, input.args),
-    })),
-  runPreview: workspaceProcedure
-    .input(z.object({ language: z.string(), content: z.string(), args: z.record(z.string(), z.unknown()) }))
-    .mutation(async ({ ctx, input }) => ({ id: await runPreview(ctx.services, ctx.membership, input) })),
 });

@@ -1,0 +1,59 @@
+import { runPreview, runScriptByPath, waitForJob } from "@millrace/core";
+import { json, readJson, readObject, text } from "../../http.ts";
+import type { RestContext, Route } from "../router.ts";
+import { optionalString, requiredString, runArgs, runOptions } from "./params.ts";
+
+async function waitedResult(ctx: RestContext, jobId: string): Promise<Response> {
+  const membership = await ctx.membership();
+  const job = await waitForJob(ctx.services, membership, jobId, ctx.services.waitResultTimeoutMs);
+  return json(job.result, job.status === "success" ? 200 : 500);
+}
+
+export const jobRunRoutes: Route[] = [
+  {
+    method: "POST",
+    pattern: "/api/w/:workspace/jobs/run/p/*path",
+    handler: async (ctx) => {
+      const options = runOptions(ctx);
+      const id = await runScriptByPath(
+        ctx.services,
+        await ctx.membership(),
+        ctx.params.path ?? "",
+        await runArgs(ctx),
+        options,
+      );
+      return text(id, 201);
+    },
+  },
+
+  {
+    method: "POST",
+    pattern: "/api/w/:workspace/jobs/run_wait_result/p/*path",
+    handler: async (ctx) => {
+      const options = runOptions(ctx);
+      const id = await runScriptByPath(
+        ctx.services,
+        await ctx.membership(),
+        ctx.params.path ?? "",
+        await runArgs(ctx),
+        options,
+      );
+      return waitedResult(ctx, id);
+    },
+  },
+
+  {
+    method: "POST",
+    pattern: "/api/w/:workspace/jobs/run/preview",
+    handler: async (ctx) => {
+      const body = readObject(await readJson(ctx.request));
+      const id = await runPreview(ctx.services, await ctx.membership(), {
+        language: requiredString(body, "language"),
+        content: requiredString(body, "content"),
+        args: body.args ?? {},
+        path: optionalString(body, "path") ?? null,
+      });
+      return text(id, 201);
+    },
+  },
+];

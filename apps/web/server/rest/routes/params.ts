@@ -1,0 +1,56 @@
+import { invalidInput, type RunOptions } from "@millrace/core";
+import { readJson } from "../../http.ts";
+import type { RestContext } from "../router.ts";
+
+export const MILLRACE_VERSION = "0.1.0";
+
+export function optionalString(body: Record<string, unknown>, field: string): string | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string") throw invalidInput(field, "must be a string");
+  return value;
+}
+
+export function requiredString(body: Record<string, unknown>, field: string): string {
+  const value = optionalString(body, field);
+  if (value === undefined) throw invalidInput(field, "is required");
+  return value;
+}
+
+export function optionalNumber(body: Record<string, unknown>, field: string): number | undefined {
+  const value = body[field];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "number") throw invalidInput(field, "must be a number");
+  return value;
+}
+
+export function intParam(ctx: RestContext, name: string): number | undefined {
+  const raw = ctx.url.searchParams.get(name);
+  if (raw === null || raw === "") return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value)) throw invalidInput(name, `must be a whole number, got "${raw}"`);
+  return value;
+}
+
+/** Run options from the query string, as Windmill's run endpoints take them. */
+export function runOptions(ctx: RestContext): RunOptions {
+  const scheduledFor = ctx.url.searchParams.get("scheduled_for");
+  const inSecs = intParam(ctx, "scheduled_in_secs");
+  let when: Date | null = null;
+  if (scheduledFor) {
+    when = new Date(scheduledFor);
+    if (Number.isNaN(when.getTime()))
+      throw invalidInput("scheduled_for", `not a valid date-time: "${scheduledFor}"`);
+  } else if (inSecs !== undefined) {
+    if (inSecs < 0) throw invalidInput("scheduled_in_secs", "must not be negative");
+    when = new Date(Date.now() + inSecs * 1000);
+  }
+  return { scheduledFor: when, priority: intParam(ctx, "priority") ?? null };
+}
+
+/** Run arguments: a JSON object body is the args; any other body is wrapped as `{ body }`. */
+export async function runArgs(ctx: RestContext): Promise<unknown> {
+  const type = ctx.request.headers.get("content-type") ?? "";
+  if (type.includes("application/json") || type === "") return readJson(ctx.request);
+  return { body: await ctx.request.text() };
+}

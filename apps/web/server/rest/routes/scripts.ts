@@ -1,0 +1,58 @@
+import { deployScript, getScriptByHash, getScriptByPath, listScripts } from "@millrace/core";
+import { json, readJson, readObject, text } from "../../http.ts";
+import type { Route } from "../router.ts";
+import { windmillScript } from "../shapes.ts";
+import { intParam, optionalNumber, optionalString, requiredString } from "./params.ts";
+
+export const scriptRoutes: Route[] = [
+  {
+    method: "POST",
+    pattern: "/api/w/:workspace/scripts/create",
+    handler: async (ctx) => {
+      const body = readObject(await readJson(ctx.request));
+      const script = await deployScript(ctx.services, await ctx.membership(), {
+        path: requiredString(body, "path"),
+        content: requiredString(body, "content"),
+        language: requiredString(body, "language"),
+        summary: optionalString(body, "summary") ?? "",
+        description: optionalString(body, "description") ?? "",
+        parentHash: optionalString(body, "parent_hash") ?? null,
+        tag: optionalString(body, "tag") ?? null,
+        timeoutSecs: optionalNumber(body, "timeout") ?? null,
+        schema: body.schema,
+      });
+      return text(script.hash, 201);
+    },
+  },
+
+  {
+    method: "GET",
+    pattern: "/api/w/:workspace/scripts/get/p/*path",
+    handler: async (ctx) =>
+      json(
+        windmillScript(await getScriptByPath(ctx.services, await ctx.membership(), ctx.params.path ?? "")),
+      ),
+  },
+
+  {
+    method: "GET",
+    pattern: "/api/w/:workspace/scripts/get/h/:hash",
+    handler: async (ctx) =>
+      json(
+        windmillScript(await getScriptByHash(ctx.services, await ctx.membership(), ctx.params.hash ?? "")),
+      ),
+  },
+
+  {
+    method: "GET",
+    pattern: "/api/w/:workspace/scripts/list",
+    handler: async (ctx) => {
+      const scripts = await listScripts(ctx.services, await ctx.membership(), {
+        page: intParam(ctx, "page"),
+        perPage: intParam(ctx, "per_page"),
+        pathStart: ctx.url.searchParams.get("path_start") ?? undefined,
+      });
+      return json(scripts.map((script) => windmillScript(script, { withContent: false })));
+    },
+  },
+];
