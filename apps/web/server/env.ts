@@ -11,6 +11,18 @@ const serverEnvSchema = z.object({
   // Job timeout when a script sets none, and the instance-wide cap on any job's timeout.
   JOB_DEFAULT_TIMEOUT: positiveIntVar(900),
   JOB_MAX_TIMEOUT: positiveIntVar(86400),
+  // Memory limit of a job whose script sets none (MB); unset or 0: no limit.
+  JOB_MEMORY_LIMIT_MB: positiveIntVar(0),
+  // A running job whose worker has not pinged for this many seconds is a zombie.
+  ZOMBIE_JOB_TIMEOUT: positiveIntVar(60),
+  // true: zombie jobs go back to the queue (at most 3 times); false: they fail at once.
+  RESTART_ZOMBIE_JOBS: z
+    .enum(["true", "false"], { error: "must be true or false" })
+    .default("true")
+    .transform((value) => value === "true"),
+  // Completed jobs and their logs are deleted after this many seconds (default 30 days); the
+  // instance setting retention_period_secs overrides it.
+  RETENTION_PERIOD_SECS: positiveIntVar(30 * 24 * 3600),
 });
 
 export type ServerEnv = z.infer<typeof serverEnvSchema>;

@@ -21,7 +21,11 @@ async function createServices(): Promise<Services> {
     pool,
     boss,
     events,
-    limits: { defaultTimeoutSecs: env.JOB_DEFAULT_TIMEOUT, maxTimeoutSecs: env.JOB_MAX_TIMEOUT },
+    limits: {
+      defaultTimeoutSecs: env.JOB_DEFAULT_TIMEOUT,
+      maxTimeoutSecs: env.JOB_MAX_TIMEOUT,
+      defaultMemoryLimitMb: env.JOB_MEMORY_LIMIT_MB || null,
+    },
     superadminSecret: env.SUPERADMIN_SECRET,
     waitResultTimeoutMs: env.TIMEOUT_WAIT_RESULT * 1000,
   };

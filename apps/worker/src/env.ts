@@ -15,8 +15,10 @@ const workerEnvSchema = z.object({
   BASE_INTERNAL_URL: z.url().optional(),
   JOB_DIR: z.string().default(path.join(os.tmpdir(), "millrace-jobs")),
   WORKER_NAME_PREFIX: z.string().optional(),
-  // Seconds a stopping worker lets running jobs finish before it gives up on them.
+  // Seconds a stopping worker lets running jobs finish before it puts them back in the queue.
   WORKER_GRACE_PERIOD: positiveIntVar(30),
+  // Seconds between pings; must stay well under the servers' ZOMBIE_JOB_TIMEOUT.
+  WORKER_PING_INTERVAL: positiveIntVar(5),
 });
 
 export type WorkerEnv = z.infer<typeof workerEnvSchema>;

@@ -1,30 +1,49 @@
 import os from "node:os";
 import type { Pool } from "@millrace/db";
+import type { Occupancy } from "./occupancy.ts";
 
 export interface SlotState {
   name: string;
   currentJobId: string | null;
   jobsExecuted: number;
+  occupancy: Occupancy;
 }
 
-export const PING_INTERVAL_MS = 5000;
-
-/** Upserts one worker_ping row per slot: what the workers list and the zombie monitor read. */
+/**
+ * One statement upserting a worker_ping row per slot: what the workers list and the zombie
+ * monitor read. A slot that stops pinging is dead after ZOMBIE_JOB_TIMEOUT.
+ */
 export async function pingWorkers(
   pool: Pool,
   group: string,
   tags: readonly string[],
   slots: readonly SlotState[],
+  version: string,
 ): Promise<void> {
   const memory = process.memoryUsage().rss;
-  for (const slot of slots) {
-    await pool.query(
-      `INSERT INTO worker_ping (name, worker_group, tags, host, current_job_id, jobs_executed, memory_bytes, last_ping_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, now())
-       ON CONFLICT (name) DO UPDATE SET worker_group = EXCLUDED.worker_group, tags = EXCLUDED.tags,
-         host = EXCLUDED.host, current_job_id = EXCLUDED.current_job_id,
-         jobs_executed = EXCLUDED.jobs_executed, memory_bytes = EXCLUDED.memory_bytes, last_ping_at = now()`,
-      [slot.name, group, tags, os.hostname(), slot.currentJobId, slot.jobsExecuted, memory],
-    );
-  }
+  await pool.query(
+    `INSERT INTO worker_ping (name, worker_group, tags, host, current_job_id, jobs_executed, memory_bytes,
+       occupancy_15s, occupancy_5m, occupancy_30m, version, last_ping_at)
+     SELECT s.name, $2, $3, $4, s.current_job_id, s.jobs_executed, $5, s.o15, s.o5m, s.o30m, $6, now()
+       FROM unnest($1::text[], $7::uuid[], $8::int[], $9::float8[], $10::float8[], $11::float8[])
+         AS s(name, current_job_id, jobs_executed, o15, o5m, o30m)
+     ON CONFLICT (name) DO UPDATE SET worker_group = EXCLUDED.worker_group, tags = EXCLUDED.tags,
+       host = EXCLUDED.host, current_job_id = EXCLUDED.current_job_id, jobs_executed = EXCLUDED.jobs_executed,
+       memory_bytes = EXCLUDED.memory_bytes, occupancy_15s = EXCLUDED.occupancy_15s,
+       occupancy_5m = EXCLUDED.occupancy_5m, occupancy_30m = EXCLUDED.occupancy_30m,
+       version = EXCLUDED.version, last_ping_at = now()`,
+    [
+      slots.map((slot) => slot.name),
+      group,
+      tags,
+      os.hostname(),
+      memory,
+      version,
+      slots.map((slot) => slot.currentJobId),
+      slots.map((slot) => slot.jobsExecuted),
+      slots.map((slot) => slot.occupancy.rate(15)),
+      slots.map((slot) => slot.occupancy.rate(300)),
+      slots.map((slot) => slot.occupancy.rate(1800)),
+    ],
+  );
 }

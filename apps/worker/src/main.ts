@@ -1,104 +1,132 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
-import { claimJob, nextDueTag, startBoss } from "@millrace/core";
+import {
+  effectiveWorkerTags,
+  JOB_CANCEL_CHANNEL,
+  JOB_QUEUED_CHANNEL,
+  loadWorkerGroupConfig,
+  startBoss,
+  WORKER_CONFIG_CHANNEL,
+} from "@millrace/core";
 import { assertNodeVersion } from "@millrace/core/config";
 import { createPool } from "@millrace/db";
-import { DEFAULT_TAGS, interpreterPaths } from "@millrace/runtime";
+import { interpreterPaths } from "@millrace/runtime";
+import { Dispatcher } from "./dispatcher.ts";
 import { loadWorkerEnv } from "./env.ts";
-import { pingWorkers, PING_INTERVAL_MS, type SlotState } from "./heartbeat.ts";
-import { runClaimedJob } from "./run-job.ts";
-import { WakeSignal } from "./wake.ts";
+import { pingWorkers, type SlotState } from "./heartbeat.ts";
+import { Notifications } from "./notifications.ts";
+import { Occupancy } from "./occupancy.ts";
+
+const VERSION = "0.1.0";
+// While jobs run, cancel requests are also polled this often (in case a NOTIFY was missed).
+const CANCEL_POLL_MS = 1000;
 
 assertNodeVersion();
 const env = loadWorkerEnv();
-const tags = env.WORKER_TAGS ?? [...DEFAULT_TAGS];
 const prefix =
   env.WORKER_NAME_PREFIX ?? `wk-${env.WORKER_GROUP}-${os.hostname()}-${randomBytes(3).toString("hex")}`;
 const log = (message: string) => console.log(`[worker ${prefix}] ${message}`);
 
 fs.mkdirSync(env.JOB_DIR, { recursive: true, mode: 0o700 });
-const pool = createPool(env.DATABASE_URL, { max: env.NUM_WORKERS + 3, applicationName: "millrace-worker" });
+const pool = createPool(env.DATABASE_URL, { max: 6, applicationName: "millrace-worker" });
 const boss = await startBoss(env.DATABASE_URL, "worker");
-const wake = new WakeSignal(env.DATABASE_URL, tags);
-await wake.start();
 
+async function currentTags(): Promise<string[]> {
+  const config = await loadWorkerGroupConfig(pool, env.WORKER_GROUP).catch(() => null);
+  return effectiveWorkerTags(env.WORKER_TAGS, config);
+}
+
+let tags = await currentTags();
 const slots: SlotState[] = Array.from({ length: env.NUM_WORKERS }, (_, i) => ({
   name: `${prefix}-${i + 1}`,
   currentJobId: null,
   jobsExecuted: 0,
+  occupancy: new Occupancy(),
 }));
-const running = new Map<string, AbortController>();
-let stopping = false;
+const dispatcher = new Dispatcher(
+  {
+    pool,
+    boss,
+    jobDir: env.JOB_DIR,
+    baseUrl: env.BASE_URL,
+    baseInternalUrl: env.BASE_INTERNAL_URL ?? env.BASE_URL,
+  },
+  slots,
+  tags,
+  log,
+);
 
-const deps = {
-  pool,
-  boss,
-  workerName: "",
-  jobDir: env.JOB_DIR,
-  baseUrl: env.BASE_URL,
-  baseInternalUrl: env.BASE_INTERNAL_URL ?? env.BASE_URL,
-};
-
-// Rechecked even without a notification: deferred jobs become due, and a lost LISTEN
-// connection must not stall the queue.
-const IDLE_RECHECK_MS = 1000;
-
-async function claimLoop(slot: SlotState): Promise<void> {
-  while (!stopping) {
-    try {
-      const seen = wake.current();
-      const tag = await nextDueTag(pool, tags);
-      if (!tag) {
-        await wake.wait(seen, IDLE_RECHECK_MS);
-        continue;
-      }
-      const job = await claimJob(pool, boss, tag, slot.name);
-      if (!job) continue;
-      slot.currentJobId = job.id;
-      const controller = new AbortController();
-      running.set(job.id, controller);
-      try {
-        await runClaimedJob({ ...deps, workerName: slot.name }, job, controller.signal);
-      } finally {
-        running.delete(job.id);
-        slot.currentJobId = null;
-        slot.jobsExecuted++;
-      }
-    } catch (error) {
-      if (stopping) break;
-      log(`claim loop error: ${error instanceof Error ? error.message : String(error)}`);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-  }
+async function reloadTags(): Promise<void> {
+  const next = await currentTags();
+  if (next.join(",") === tags.join(",")) return;
+  tags = next;
+  dispatcher.setTags(tags);
+  log(`worker group config changed: now serving tags: ${tags.join(", ")}`);
 }
+
+async function pollCancels(): Promise<void> {
+  const ids = dispatcher.runningJobIds();
+  if (ids.length === 0) return;
+  const { rows } = await pool.query<{ id: string; cancel_reason: string | null; canceled_by: string }>(
+    "SELECT id, canceled_by, cancel_reason FROM job WHERE id = ANY($1) AND canceled_by IS NOT NULL",
+    [ids],
+  );
+  for (const row of rows) dispatcher.cancel(row.id, cancelMessage(row.canceled_by, row.cancel_reason));
+}
+
+function cancelMessage(by: string, reason: string | null): string {
+  return `canceled by ${by}${reason ? `: ${reason}` : ""}`;
+}
+
+const notifications = new Notifications(
+  env.DATABASE_URL,
+  {
+    [JOB_QUEUED_CHANNEL]: (tag) => {
+      if (tags.includes(tag)) dispatcher.wake.wakeAll();
+    },
+    [JOB_CANCEL_CHANNEL]: (jobId) => {
+      if (dispatcher.runningJobIds().includes(jobId)) void pollCancels();
+    },
+    [WORKER_CONFIG_CHANNEL]: (group) => {
+      if (group === env.WORKER_GROUP) void reloadTags().catch(() => {});
+    },
+  },
+  () => {
+    dispatcher.wake.wakeAll();
+    void reloadTags().catch(() => {});
+  },
+);
+await notifications.start();
 
 const paths = interpreterPaths();
 log(`group "${env.WORKER_GROUP}", ${env.NUM_WORKERS} slot(s), serving tags: ${tags.join(", ")}`);
 log(`interpreters: bash=${paths.bash} python3=${paths.python3} bun=${paths.bun} deno=${paths.deno}`);
 
-await pingWorkers(pool, env.WORKER_GROUP, tags, slots);
-const heartbeat = setInterval(() => {
-  pingWorkers(pool, env.WORKER_GROUP, tags, slots).catch((error: Error) =>
+const ping = () =>
+  pingWorkers(pool, env.WORKER_GROUP, tags, slots, VERSION).catch((error: Error) =>
     log(`ping failed: ${error.message}`),
   );
-}, PING_INTERVAL_MS);
-const loops = slots.map((slot) => claimLoop(slot));
+await ping();
+const heartbeat = setInterval(() => {
+  void ping();
+  // Also a safety net for a missed config NOTIFY.
+  void reloadTags().catch(() => {});
+}, env.WORKER_PING_INTERVAL * 1000);
+const cancelPoll = setInterval(() => void pollCancels().catch(() => {}), CANCEL_POLL_MS);
+dispatcher.start();
 
+let stopping = false;
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
-  log(
-    `${signal}: no longer claiming; waiting up to ${env.WORKER_GRACE_PERIOD} s for ${running.size} running job(s)`,
-  );
-  wake.wakeAll();
-  const graceOver = new Promise((resolve) => setTimeout(resolve, env.WORKER_GRACE_PERIOD * 1000).unref());
-  await Promise.race([Promise.all(loops), graceOver]);
-  // Jobs still running past the grace period are killed; their rows stay running and the zombie
-  // monitor puts them back in the queue once this worker's pings stop.
-  for (const controller of running.values()) controller.abort("shutdown");
+  log(`${signal}: no longer claiming; letting running jobs finish (up to ${env.WORKER_GRACE_PERIOD} s)`);
+  await dispatcher.stop(env.WORKER_GRACE_PERIOD * 1000);
   clearInterval(heartbeat);
-  await wake.close();
+  clearInterval(cancelPoll);
+  // Last ping with no current job, then the rows age out of the live list.
+  await ping();
+  await notifications.close();
   await boss.stop({ graceful: false, timeout: 2000 }).catch(() => {});
   await pool.end().catch(() => {});
   log("stopped");

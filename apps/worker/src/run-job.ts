@@ -1,11 +1,9 @@
-import { appendJobLog, completeJob, type Boss, type ClaimedJob, type JobOutcome } from "@millrace/core";
+import { appendJobLog, type ClaimedJob, type Completion, type JobOutcome } from "@millrace/core";
 import type { Pool } from "@millrace/db";
 import { executeJob, type ExecuteOutcome } from "@millrace/runtime";
 
 export interface RunJobDeps {
   pool: Pool;
-  boss: Boss;
-  workerName: string;
   jobDir: string;
   baseUrl: string;
   baseInternalUrl: string;
@@ -15,19 +13,42 @@ export interface RunJobDeps {
 // log is written with its result in the completion transaction instead.
 const LOG_FLUSH_MS = 200;
 
-function toJobOutcome(outcome: ExecuteOutcome): JobOutcome {
+function toJobOutcome(outcome: ExecuteOutcome, cancelReason: string | null): JobOutcome {
   switch (outcome.status) {
     case "success":
       return { status: "success", result: outcome.result };
     case "failure":
       return { status: "failure", result: { error: outcome.error } };
     case "canceled":
-      return { status: "canceled", result: { error: { name: "Canceled", message: "job canceled" } } };
+      return {
+        status: "canceled",
+        result: { error: { name: "Canceled", message: cancelReason ?? "job canceled" } },
+      };
   }
 }
 
-/** Runs one claimed job to completion and records its outcome. Never throws for user errors. */
-export async function runClaimedJob(deps: RunJobDeps, job: ClaimedJob, signal: AbortSignal): Promise<void> {
+/** `noop` jobs run no code: they wait `sleep_ms` (if given) and return their args. */
+async function runNoop(job: ClaimedJob, signal: AbortSignal): Promise<ExecuteOutcome> {
+  const sleepMs = Number(job.args.sleep_ms ?? 0);
+  if (sleepMs > 0) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, sleepMs);
+      signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+    });
+  }
+  return signal.aborted ? { status: "canceled" } : { status: "success", result: job.args };
+}
+
+/**
+ * Runs one claimed job and returns its completion (null when the worker is shutting down and the
+ * job must go back to the queue instead). Never throws for user errors.
+ */
+export async function runClaimedJob(
+  deps: RunJobDeps,
+  job: ClaimedJob,
+  signal: AbortSignal,
+  cancelReason: () => string | null,
+): Promise<Completion | null> {
   let pending = "";
   let timer: NodeJS.Timeout | null = null;
   let flushing: Promise<void> = Promise.resolve();
@@ -46,30 +67,34 @@ export async function runClaimedJob(deps: RunJobDeps, job: ClaimedJob, signal: A
 
   let outcome: ExecuteOutcome;
   try {
-    outcome = await executeJob({
-      jobId: job.id,
-      language: job.language,
-      content: job.content,
-      args: job.args,
-      argOrder: job.argOrder,
-      env: {
-        WM_WORKSPACE: job.workspaceId,
-        WM_JOB_ID: job.id,
-        WM_JOB_PATH: job.scriptPath ?? "",
-        WM_PERMISSIONED_AS: job.permissionedAs,
-        WM_USERNAME: job.createdBy,
-        WM_BASE_URL: deps.baseUrl,
-        BASE_URL: deps.baseUrl,
-        BASE_INTERNAL_URL: deps.baseInternalUrl,
-      },
-      workRoot: deps.jobDir,
-      timeoutMs: job.timeoutSecs * 1000,
-      signal,
-      onLog: (chunk) => {
-        pending += chunk;
-        timer ??= setTimeout(flush, LOG_FLUSH_MS);
-      },
-    });
+    outcome =
+      job.kind === "noop"
+        ? await runNoop(job, signal)
+        : await executeJob({
+            jobId: job.id,
+            language: job.language,
+            content: job.content,
+            args: job.args,
+            argOrder: job.argOrder,
+            env: {
+              WM_WORKSPACE: job.workspaceId,
+              WM_JOB_ID: job.id,
+              WM_JOB_PATH: job.scriptPath ?? "",
+              WM_PERMISSIONED_AS: job.permissionedAs,
+              WM_USERNAME: job.createdBy,
+              WM_BASE_URL: deps.baseUrl,
+              BASE_URL: deps.baseUrl,
+              BASE_INTERNAL_URL: deps.baseInternalUrl,
+            },
+            workRoot: deps.jobDir,
+            timeoutMs: job.timeoutSecs * 1000,
+            memoryLimitMb: job.memoryLimitMb,
+            signal,
+            onLog: (chunk) => {
+              pending += chunk;
+              timer ??= setTimeout(flush, LOG_FLUSH_MS);
+            },
+          });
   } catch (error) {
     // A failure of the runtime itself (cannot write the job dir, interpreter missing, …).
     const message = error instanceof Error ? error.message : String(error);
@@ -78,9 +103,8 @@ export async function runClaimedJob(deps: RunJobDeps, job: ClaimedJob, signal: A
   if (timer) clearTimeout(timer);
   await flushing;
   if (outcome.status === "canceled" && signal.reason === "shutdown") {
-    // The worker is going away: leave the row running so the zombie monitor requeues it.
     if (pending) await appendJobLog(deps.pool, job.id, pending).catch(() => {});
-    return;
+    return null;
   }
-  await completeJob(deps.pool, deps.boss, job, deps.workerName, toJobOutcome(outcome), pending);
+  return { job, outcome: toJobOutcome(outcome, cancelReason()), pendingLog: pending };
 }

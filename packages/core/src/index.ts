@@ -38,3 +38,17 @@ export {
 } from "./scripts.ts";
 export { getInstanceSecret } from "./instance.ts";
 export * from "./jobs/index.ts";
+export {
+  handleZombieJobs,
+  requeueAbandonedJobs,
+  MAX_ZOMBIE_RESTARTS,
+  type ZombieOptions,
+} from "./maintenance/zombies.ts";
+export { startLeaderLoop, type LeaderTask } from "./maintenance/leader.ts";
+export * from "./workers/index.ts";
+export {
+  requireSuperadmin,
+  getGlobalSetting,
+  setGlobalSetting,
+  validateGlobalSetting,
+} from "./instance-admin.ts";

@@ -5,12 +5,14 @@ import type { CoreContext } from "./context.ts";
 import { AppError, invalidInput, notFound } from "./errors.ts";
 import { parsePath, requirePathWrite } from "./paths.ts";
 import { requirePermission } from "./permissions.ts";
+import { checkScriptLimits, type JobLimits, type ScriptLimitsInput } from "./jobs/limits.ts";
 import { validateTag } from "./jobs/tags.ts";
+import { assertTagAllowed } from "./workers/custom-tags.ts";
 import type { Membership } from "./workspaces.ts";
 
 export const MAX_SCRIPT_BYTES = 512 * 1024;
 
-export interface NewScriptInput {
+export interface NewScriptInput extends ScriptLimitsInput {
   path: string;
   content: string;
   language: string;
@@ -18,7 +20,6 @@ export interface NewScriptInput {
   description?: string | null;
   parentHash?: string | null;
   tag?: string | null;
-  timeoutSecs?: number | null;
   /** A schema sent by a client (the Windmill CLI does); used only when inference fails. */
   schema?: unknown;
 }
@@ -62,7 +63,7 @@ export async function latestScript(
  * each other.
  */
 export async function deployScript(
-  ctx: CoreContext,
+  ctx: CoreContext & { limits: JobLimits },
   membership: Membership,
   input: NewScriptInput,
 ): Promise<Script> {
@@ -80,10 +81,12 @@ export async function deployScript(
     );
   }
   if ((input.summary ?? "").length > 1000) throw invalidInput("summary", "at most 1000 characters");
-  if (input.tag) validateTag(input.tag, "tag");
-  if (input.timeoutSecs != null && (!Number.isInteger(input.timeoutSecs) || input.timeoutSecs <= 0)) {
-    throw invalidInput("timeout", "must be a positive whole number of seconds");
+  if (input.tag) {
+    validateTag(input.tag, "tag");
+    // Dynamic tags are checked once resolved, when a job is enqueued.
+    if (!input.tag.includes("$")) await assertTagAllowed(ctx.pool, membership.workspace.id, input.tag, "tag");
   }
+  const limits = checkScriptLimits(ctx.limits, input);
   const schema = schemaFor(input.language, input);
   const workspaceId = membership.workspace.id;
   const latest = await latestScript(ctx, workspaceId, input.path);
@@ -111,7 +114,13 @@ export async function deployScript(
       language: input.language,
       schema: schema as unknown as Prisma.InputJsonValue,
       tag: input.tag || null,
-      timeoutSecs: input.timeoutSecs ?? null,
+      timeoutSecs: limits.timeoutSecs,
+      priority: limits.priority,
+      concurrentLimit: limits.concurrentLimit,
+      concurrencyTimeWindowS: limits.concurrencyTimeWindowS,
+      concurrencyKey: limits.concurrencyKey,
+      retry: (limits.retry ?? undefined) as Prisma.InputJsonValue | undefined,
+      memoryLimitMb: limits.memoryLimitMb,
       createdBy: membership.principal.username,
       createdAt,
     },

@@ -14,6 +14,9 @@ export function createPool(
     connectionString: databaseUrl,
     max: options.max ?? 10,
     application_name: options.applicationName ?? "millrace",
+    // Prisma stores DateTime as `timestamp` (no zone) in UTC; raw SQL that writes now() into those
+    // columns must agree, whatever the server's own time zone.
+    options: "-c timezone=UTC",
   });
   // An idle client losing its connection (database restart, failover) must not crash the process;
   // the pool drops it and the next query opens a fresh one.

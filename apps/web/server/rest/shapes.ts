@@ -25,6 +25,12 @@ export function windmillScript(script: Script, options: { withContent?: boolean 
     starred: false,
     tag: script.tag ?? undefined,
     timeout: script.timeoutSecs ?? undefined,
+    priority: script.priority ?? undefined,
+    concurrent_limit: script.concurrentLimit ?? undefined,
+    concurrency_time_window_s: script.concurrencyTimeWindowS ?? undefined,
+    concurrency_key: script.concurrencyKey ?? undefined,
+    retry: script.retry ?? undefined,
+    memory_limit_mb: script.memoryLimitMb ?? undefined,
     has_preprocessor: false,
   };
 }

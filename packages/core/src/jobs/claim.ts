@@ -1,22 +1,57 @@
-import { withTransaction, type Pool } from "@millrace/db";
+import { withTransaction, type Pool, type PoolClient } from "@millrace/db";
 import type { Language } from "@millrace/runtime";
 import type { Boss } from "./boss.ts";
-import { JOB_DONE_CHANNEL, JOB_LOG_CHANNEL } from "./events.ts";
+import { bossDb, redispatchJob, type JobKind, type RetryPolicy } from "./enqueue.ts";
+import { JOB_LOG_CHANNEL } from "./events.ts";
 
-/** What a worker needs to run a claimed job: ids and code, no user rows. */
+/** What a worker needs to run a claimed job: ids, code and limits, no user rows. */
 export interface ClaimedJob {
   id: string;
+  /** The pg-boss job this claim came from; completion only counts for it. */
+  bossJobId: string;
   workspaceId: string;
-  kind: string;
+  kind: JobKind;
   scriptPath: string | null;
   language: Language;
   content: string;
   args: Record<string, unknown>;
   argOrder: string[];
   tag: string;
+  priority: number;
   timeoutSecs: number;
+  memoryLimitMb: number | null;
+  retry: RetryPolicy | null;
+  retryAttempt: number;
   permissionedAs: string;
   createdBy: string;
+  workerName: string;
+}
+
+const CLAIMED_COLUMNS = `id, boss_job_id, workspace_id, kind, script_path, language, content, args, arg_order, tag,
+  priority, timeout_secs, memory_limit_mb, retry, retry_attempt, permissioned_as, created_by, worker_name`;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function toClaimed(row: any): ClaimedJob {
+  return {
+    id: row.id,
+    bossJobId: row.boss_job_id,
+    workspaceId: row.workspace_id,
+    kind: row.kind,
+    scriptPath: row.script_path,
+    language: row.language,
+    content: row.content ?? "",
+    args: row.args ?? {},
+    argOrder: row.arg_order ?? [],
+    tag: row.tag,
+    priority: row.priority,
+    timeoutSecs: row.timeout_secs,
+    memoryLimitMb: row.memory_limit_mb,
+    retry: row.retry,
+    retryAttempt: row.retry_attempt,
+    permissionedAs: row.permissioned_as,
+    createdBy: row.created_by,
+    workerName: row.worker_name,
+  };
 }
 
 /**
@@ -35,95 +70,134 @@ export async function nextDueTag(pool: Pool, tags: readonly string[]): Promise<s
   return rows[0]?.tag ?? null;
 }
 
+// A job over its concurrency limit is looked at again this long after it was deferred.
+const CONCURRENCY_RECHECK_MS = 250;
+
 /**
- * Claims the next job of `tag` through pg-boss, then marks our row running. A job canceled
- * between the two steps is settled in pg-boss and skipped.
+ * Claims up to `workerNames.length` jobs of `tag` through pg-boss and marks our rows running, one
+ * worker name per job. Jobs canceled in between are settled in pg-boss and skipped; jobs over
+ * their concurrency limit are deferred (re-dispatched a little later), never failed.
  */
-export async function claimJob(
+export async function claimJobs(
   pool: Pool,
   boss: Boss,
   tag: string,
-  workerName: string,
-): Promise<ClaimedJob | null> {
-  for (;;) {
-    const [bossJob] = await boss.fetch<{ jobId: string }>(tag, { batchSize: 1 });
-    if (!bossJob) return null;
-    const { rows } = await pool.query(
-      `UPDATE job SET status = 'running', started_at = now(), worker_name = $2
-        WHERE id = $1 AND status = 'queued'
-        RETURNING id, workspace_id, kind, script_path, language, content, args, arg_order, tag, timeout_secs,
-                  permissioned_as, created_by`,
-      [bossJob.data.jobId, workerName],
-    );
-    const row = rows[0];
-    if (!row) {
-      await boss.complete(tag, bossJob.id);
-      continue;
-    }
-    return {
-      id: row.id,
-      workspaceId: row.workspace_id,
-      kind: row.kind,
-      scriptPath: row.script_path,
-      language: row.language,
-      content: row.content ?? "",
-      args: row.args ?? {},
-      argOrder: row.arg_order ?? [],
-      tag: row.tag,
-      timeoutSecs: row.timeout_secs,
-      permissionedAs: row.permissioned_as,
-      createdBy: row.created_by,
-    };
+  workerNames: readonly string[],
+): Promise<ClaimedJob[]> {
+  if (workerNames.length === 0) return [];
+  const fetched = await boss.fetch<{ jobId: string }>(tag, { batchSize: workerNames.length });
+  if (fetched.length === 0) return [];
+  const claims = fetched.map((bossJob, i) => ({
+    jobId: bossJob.data.jobId,
+    bossJobId: bossJob.id,
+    name: workerNames[i]!,
+  }));
+  // Jobs without a concurrency limit: one statement for the whole batch.
+  const { rows } = await pool.query(
+    `UPDATE job SET status = 'running', started_at = now(), worker_name = c.name
+       FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS c(job_id, boss_job_id, name)
+      WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status = 'queued'
+        AND job.concurrency_key IS NULL
+      RETURNING ${CLAIMED_COLUMNS.split(",")
+        .map((column) => `job.${column.trim()}`)
+        .join(", ")}`,
+    [claims.map((c) => c.jobId), claims.map((c) => c.bossJobId), claims.map((c) => c.name)],
+  );
+  const claimed = rows.map(toClaimed);
+  const done = new Set(claimed.map((job) => job.bossJobId));
+  const stale: string[] = [];
+  for (const claim of claims) {
+    if (done.has(claim.bossJobId)) continue;
+    const limited = await claimLimited(pool, boss, tag, claim);
+    if (limited === "stale") stale.push(claim.bossJobId);
+    else if (limited) claimed.push(limited);
   }
+  // Canceled, already re-dispatched or deleted jobs: settle their pg-boss jobs.
+  if (stale.length > 0) await boss.complete(tag, stale);
+  return claimed;
 }
 
-/** Appends a chunk of output to a running job's log and tells log streams. */
-export async function appendJobLog(pool: Pool, jobId: string, chunk: string): Promise<void> {
-  await pool.query(
+/**
+ * Claims one job that has a concurrency limit: under an advisory lock on its key, counts the
+ * jobs of that key running or started within the window, then runs it or defers it.
+ */
+async function claimLimited(
+  pool: Pool,
+  boss: Boss,
+  tag: string,
+  claim: { jobId: string; bossJobId: string; name: string },
+): Promise<ClaimedJob | "stale" | null> {
+  return withTransaction(pool, async (client) => {
+    const { rows } = await client.query(
+      `SELECT id, tag, priority, timeout_secs, concurrency_key, concurrent_limit, concurrency_time_window_s
+         FROM job WHERE id = $1 AND boss_job_id = $2 AND status = 'queued' FOR UPDATE`,
+      [claim.jobId, claim.bossJobId],
+    );
+    const job = rows[0];
+    if (!job || !job.concurrency_key) return "stale";
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('millrace-concurrency'), hashtext($1))", [
+      job.concurrency_key,
+    ]);
+    const window = job.concurrency_time_window_s ?? 0;
+    const { rows: counted } = await client.query<{ count: number; next_free: Date | null }>(
+      `SELECT count(*)::int AS count,
+              min(started_at) + make_interval(secs => $3) AS next_free
+         FROM job
+        WHERE concurrency_key = $1 AND id <> $2
+          AND (status = 'running' OR ($3 > 0 AND started_at > now() - make_interval(secs => $3)))`,
+      [job.concurrency_key, job.id, window],
+    );
+    const { count = 0, next_free } = counted[0] ?? {};
+    if (count < job.concurrent_limit) {
+      const { rows: running } = await client.query(
+        `UPDATE job SET status = 'running', started_at = now(), worker_name = $2 WHERE id = $1
+          RETURNING ${CLAIMED_COLUMNS}`,
+        [job.id, claim.name],
+      );
+      return toClaimed(running[0]);
+    }
+    const soonest = Date.now() + CONCURRENCY_RECHECK_MS;
+    const startAfter = new Date(window > 0 && next_free ? Math.max(soonest, next_free.getTime()) : soonest);
+    await boss.complete(tag, claim.bossJobId, null, { db: bossDb(client) });
+    await redispatchJob(
+      client,
+      boss,
+      { id: job.id, tag, priority: job.priority, timeoutSecs: job.timeout_secs },
+      startAfter,
+    );
+    return null;
+  });
+}
+
+/** Logs stop growing past this size; a note says so (the worker's output cap comes first). */
+export const MAX_JOB_LOG_CHARS = 4_000_000;
+const LOG_CAP_NOTE = `\n[millrace] log capped at ${MAX_JOB_LOG_CHARS / 1_000_000} MB; further output was dropped\n`;
+
+/** SQL appending `$new` to `job_log.logs` up to the cap (the note is added once). */
+const CAPPED_APPEND = `CASE
+    WHEN length(job_log.logs) >= ${MAX_JOB_LOG_CHARS} THEN job_log.logs
+    WHEN length(job_log.logs) + length(EXCLUDED.logs) > ${MAX_JOB_LOG_CHARS}
+      THEN left(job_log.logs || EXCLUDED.logs, ${MAX_JOB_LOG_CHARS}) || '${LOG_CAP_NOTE.replaceAll("'", "''")}'
+    ELSE job_log.logs || EXCLUDED.logs END`;
+
+/** Appends output to jobs' logs (up to the cap) and tells their log streams, in one statement. */
+export async function appendLogs(
+  client: Pool | PoolClient,
+  entries: { jobId: string; chunk: string }[],
+): Promise<void> {
+  const nonEmpty = entries.filter((entry) => entry.chunk);
+  if (nonEmpty.length === 0) return;
+  await client.query(
     `WITH appended AS (
-       INSERT INTO job_log (job_id, logs) VALUES ($1, $2)
-       ON CONFLICT (job_id) DO UPDATE SET logs = job_log.logs || EXCLUDED.logs
-     )
-     SELECT pg_notify($3, $1::text)`,
-    [jobId, chunk, JOB_LOG_CHANNEL],
+       INSERT INTO job_log (job_id, logs)
+         SELECT job_id, left(chunk, ${MAX_JOB_LOG_CHARS}) FROM unnest($1::uuid[], $2::text[]) AS e(job_id, chunk)
+       ON CONFLICT (job_id) DO UPDATE SET logs = ${CAPPED_APPEND}
+       RETURNING job_id)
+     SELECT pg_notify($3, job_id::text) FROM appended`,
+    [nonEmpty.map((entry) => entry.jobId), nonEmpty.map((entry) => entry.chunk), JOB_LOG_CHANNEL],
   );
 }
 
-export type JobOutcome =
-  | { status: "success"; result: unknown }
-  | { status: "failure"; result: { error: { name: string; message: string; stack?: string } } }
-  | { status: "canceled"; result: { error: { name: string; message: string } } };
-
-/**
- * Records the outcome, the last log chunk and settles the pg-boss job in one transaction: either
- * all of it is durable or none. Only a row still running on this worker is completed, so a job
- * that was canceled or handed to another worker meanwhile is never completed twice.
- */
-export async function completeJob(
-  pool: Pool,
-  boss: Boss,
-  job: Pick<ClaimedJob, "id" | "tag">,
-  workerName: string,
-  outcome: JobOutcome,
-  pendingLog: string,
-): Promise<boolean> {
-  return withTransaction(pool, async (client) => {
-    if (pendingLog) {
-      await client.query(
-        `INSERT INTO job_log (job_id, logs) VALUES ($1, $2)
-         ON CONFLICT (job_id) DO UPDATE SET logs = job_log.logs || EXCLUDED.logs`,
-        [job.id, pendingLog],
-      );
-    }
-    const updated = await client.query(
-      `UPDATE job SET status = $2, result = $3, completed_at = now()
-        WHERE id = $1 AND status = 'running' AND worker_name = $4`,
-      [job.id, outcome.status, JSON.stringify(outcome.result ?? null), workerName],
-    );
-    await boss.complete(job.tag, job.id, null, {
-      db: { executeSql: (text, values) => client.query(text, values) },
-    });
-    await client.query("SELECT pg_notify($1, $2)", [JOB_DONE_CHANNEL, job.id]);
-    return (updated.rowCount ?? 0) > 0;
-  });
+export function appendJobLog(pool: Pool, jobId: string, chunk: string): Promise<void> {
+  return appendLogs(pool, [{ jobId, chunk }]);
 }

@@ -1,13 +1,27 @@
 import { randomUUID } from "node:crypto";
-import { withTransaction, type Pool } from "@millrace/db";
+import { withTransaction, type Pool, type PoolClient } from "@millrace/db";
 import type { Language } from "@millrace/runtime";
 import { ensureQueue, type Boss } from "./boss.ts";
 
 export const JOB_QUEUED_CHANNEL = "millrace_job_queued";
 
-export type JobKind = "script" | "preview";
+/** `noop` jobs run no code: they return their args (after `sleep_ms`), for benchmarks and tests. */
+export type JobKind = "script" | "preview" | "noop";
 
-export interface EnqueueInput {
+export interface RetryPolicy {
+  constant?: { attempts: number; seconds: number };
+  exponential?: { attempts: number; multiplier: number; seconds: number; random_factor?: number };
+}
+
+export interface JobLimitsInput {
+  timeoutSecs: number;
+  memoryLimitMb: number | null;
+  /** Resolved key (workspace-prefixed), limit and window; null when the job has no limit. */
+  concurrency: { key: string; limit: number; windowSecs: number } | null;
+  retry: RetryPolicy | null;
+}
+
+export interface EnqueueInput extends JobLimitsInput {
   workspaceId: string;
   kind: JobKind;
   scriptPath: string | null;
@@ -20,58 +34,117 @@ export interface EnqueueInput {
   tag: string;
   priority: number;
   scheduledFor: Date | null;
-  timeoutSecs: number;
   createdBy: string;
   permissionedAs: string;
 }
 
+type Sql = (text: string, values?: unknown[]) => Promise<{ rows: unknown[] }>;
+
+export function bossDb(client: PoolClient): { executeSql: Sql } {
+  return { executeSql: (text, values) => client.query(text, values) };
+}
+
 /**
- * Writes our job row and the pg-boss job that dispatches it in one transaction, then wakes the
- * workers serving the tag (NOTIFY is delivered on commit, so no worker can see the wake-up before
- * the job exists). Both rows share one id.
+ * pg-boss must never hand a running job to a second worker: Millrace handles retries and dead
+ * workers itself (zombie monitor), so the pg-boss job never retries and expires only well after
+ * the job's own timeout.
  */
-export async function enqueueJob(pool: Pool, boss: Boss, input: EnqueueInput): Promise<string> {
-  await ensureQueue(boss, input.tag);
-  const id = randomUUID();
-  const scheduledFor = input.scheduledFor ?? new Date();
+export function bossJobOptions(job: { priority: number; timeoutSecs: number }, startAfter: Date) {
+  return { priority: job.priority, startAfter, retryLimit: 0, expireInSeconds: job.timeoutSecs + 300 };
+}
+
+/**
+ * Writes the job rows and the pg-boss jobs that dispatch them in one transaction, then wakes the
+ * workers serving their tags (NOTIFY is delivered on commit, so no worker sees the wake-up before
+ * the jobs exist). A job's first pg-boss job shares its id.
+ */
+export async function enqueueJobs(pool: Pool, boss: Boss, inputs: EnqueueInput[]): Promise<string[]> {
+  for (const tag of new Set(inputs.map((input) => input.tag))) await ensureQueue(boss, tag);
+  const now = new Date();
+  const ids = inputs.map(() => randomUUID());
   await withTransaction(pool, async (client) => {
     await client.query(
-      `INSERT INTO job (id, workspace_id, kind, script_path, script_hash, language, content, args, tag,
-         priority, created_by, permissioned_as, scheduled_for, timeout_secs, boss_job_id, arg_order)
-       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$1,$15)`,
+      `INSERT INTO job (id, boss_job_id, workspace_id, kind, script_path, script_hash, language, content, args,
+         arg_order, tag, priority, created_by, permissioned_as, scheduled_for, timeout_secs, memory_limit_mb,
+         concurrency_key, concurrent_limit, concurrency_time_window_s, retry)
+       SELECT v.id, v.id, v.workspace_id, v.kind, v.script_path, v.script_hash, v.language, v.content, v.args,
+         ARRAY(SELECT jsonb_array_elements_text(v.arg_order)), v.tag, v.priority, v.created_by, v.permissioned_as,
+         v.scheduled_for, v.timeout_secs, v.memory_limit_mb, v.concurrency_key, v.concurrent_limit,
+         v.concurrency_time_window_s, v.retry
+       FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, workspace_id text, kind text, script_path text,
+         script_hash text, language text, content text, args jsonb, arg_order jsonb, tag text, priority int,
+         created_by text, permissioned_as text, scheduled_for timestamptz, timeout_secs int, memory_limit_mb int,
+         concurrency_key text, concurrent_limit int, concurrency_time_window_s int, retry jsonb)`,
       [
-        id,
-        input.workspaceId,
-        input.kind,
-        input.scriptPath,
-        input.scriptHash,
-        input.language,
-        input.content,
-        JSON.stringify(input.args),
-        input.tag,
-        input.priority,
-        input.createdBy,
-        input.permissionedAs,
-        scheduledFor,
-        input.timeoutSecs,
-        input.argOrder,
+        JSON.stringify(
+          inputs.map((input, i) => ({
+            id: ids[i],
+            workspace_id: input.workspaceId,
+            kind: input.kind,
+            script_path: input.scriptPath,
+            script_hash: input.scriptHash,
+            language: input.language,
+            content: input.content,
+            args: input.args,
+            arg_order: input.argOrder,
+            tag: input.tag,
+            priority: input.priority,
+            created_by: input.createdBy,
+            permissioned_as: input.permissionedAs,
+            scheduled_for: (input.scheduledFor ?? now).toISOString(),
+            timeout_secs: input.timeoutSecs,
+            memory_limit_mb: input.memoryLimitMb,
+            concurrency_key: input.concurrency?.key ?? null,
+            concurrent_limit: input.concurrency?.limit ?? null,
+            concurrency_time_window_s: input.concurrency?.windowSecs ?? null,
+            retry: input.retry,
+          })),
+        ),
       ],
     );
-    await boss.send(
-      input.tag,
-      { jobId: id },
-      {
-        id,
-        priority: input.priority,
-        startAfter: scheduledFor,
-        // Millrace handles retries and dead workers itself (zombie monitor); pg-boss must never
-        // hand a running job to a second worker, so its expiry sits beyond the job's own timeout.
-        retryLimit: 0,
-        expireInSeconds: input.timeoutSecs + 300,
-        db: { executeSql: (text, values) => client.query(text, values) },
-      },
-    );
-    await client.query("SELECT pg_notify($1, $2)", [JOB_QUEUED_CHANNEL, input.tag]);
+    const byTag = new Map<string, { id: string; data: { jobId: string } }[]>();
+    inputs.forEach((input, i) => {
+      const id = ids[i]!;
+      const list = byTag.get(input.tag) ?? [];
+      list.push({ id, data: { jobId: id }, ...bossJobOptions(input, input.scheduledFor ?? now) } as never);
+      byTag.set(input.tag, list);
+    });
+    for (const [tag, jobs] of byTag) await boss.insert(tag, jobs, { db: bossDb(client) });
+    await client.query("SELECT pg_notify($1, tag) FROM unnest($2::text[]) AS tag", [
+      JOB_QUEUED_CHANNEL,
+      [...byTag.keys()],
+    ]);
   });
-  return id;
+  return ids;
+}
+
+export async function enqueueJob(pool: Pool, boss: Boss, input: EnqueueInput): Promise<string> {
+  const [id] = await enqueueJobs(pool, boss, [input]);
+  return id!;
+}
+
+/**
+ * Dispatches an existing job again (retry, concurrency wait, zombie restart): a new pg-boss job
+ * replaces the one that was claimed, and the row remembers it, so only the new dispatch can
+ * complete the job. Runs inside the caller's transaction.
+ */
+export async function redispatchJob(
+  client: PoolClient,
+  boss: Boss,
+  job: { id: string; tag: string; priority: number; timeoutSecs: number },
+  startAfter: Date,
+): Promise<void> {
+  await ensureQueue(boss, job.tag);
+  const bossJobId = randomUUID();
+  await client.query(
+    `UPDATE job SET status = 'queued', boss_job_id = $2, scheduled_for = $3, worker_name = NULL, started_at = NULL
+      WHERE id = $1`,
+    [job.id, bossJobId, startAfter],
+  );
+  await boss.send(
+    job.tag,
+    { jobId: job.id },
+    { id: bossJobId, ...bossJobOptions(job, startAfter), db: bossDb(client) },
+  );
+  await client.query("SELECT pg_notify($1, $2)", [JOB_QUEUED_CHANNEL, job.tag]);
 }

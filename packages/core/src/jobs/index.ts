@@ -1,14 +1,30 @@
 export { startBoss, ensureQueue, type Boss } from "./boss.ts";
-export { enqueueJob, JOB_QUEUED_CHANNEL, type EnqueueInput, type JobKind } from "./enqueue.ts";
+export {
+  enqueueJob,
+  enqueueJobs,
+  redispatchJob,
+  JOB_QUEUED_CHANNEL,
+  type EnqueueInput,
+  type JobKind,
+  type RetryPolicy,
+} from "./enqueue.ts";
 export { JobEvents, JOB_DONE_CHANNEL, JOB_LOG_CHANNEL } from "./events.ts";
 export {
   appendJobLog,
-  claimJob,
-  completeJob,
+  appendLogs,
+  claimJobs,
   nextDueTag,
+  MAX_JOB_LOG_CHARS,
   type ClaimedJob,
-  type JobOutcome,
 } from "./claim.ts";
+export { completeJobs, retryDelaySecs, type Completion, type JobError, type JobOutcome } from "./complete.ts";
+export {
+  checkScriptLimits,
+  checkedPriority,
+  checkedTimeout,
+  resolveConcurrencyKey,
+  type ScriptLimitsInput,
+} from "./limits.ts";
 export {
   runScriptByPath,
   runPreview,
@@ -21,3 +37,22 @@ export {
 export { cancelJob, JOB_CANCEL_CHANNEL, type CancelResult } from "./cancel.ts";
 export { getJob, waitForJob, listJobs, isFinished, type JobWithLogs, type ListJobsInput } from "./queries.ts";
 export { resolveTag, tagForRunnable, validateTag } from "./tags.ts";
+export {
+  getJobUpdate,
+  streamJobUpdates,
+  MAX_UPDATE_LOG_CHARS,
+  type JobUpdate,
+  type StreamOptions,
+} from "./log-stream.ts";
+export {
+  parseJobListQuery,
+  parseDateTime,
+  isJobId,
+  JOB_LIST_PARAMS,
+  JOB_STATUSES,
+  DEFAULT_JOBS_PER_PAGE,
+  MAX_JOBS_PER_PAGE,
+  type JobListQuery,
+  type ValueFilter,
+} from "./queries.ts";
+export { deleteExpiredJobs, type RetentionOptions } from "../maintenance/retention.ts";

@@ -1,5 +1,5 @@
-import type { Job } from "@millrace/db";
-import { AppError, notFound } from "../errors.ts";
+import type { Job, JobStatus, Prisma } from "@millrace/db";
+import { AppError, invalidInput, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
 import type { Membership } from "../workspaces.ts";
 import { JOB_DONE_CHANNEL } from "./events.ts";
@@ -7,19 +7,42 @@ import type { JobsContext } from "./run.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+export function isJobId(id: string): boolean {
+  return UUID.test(id);
+}
+
 export type JobWithLogs = Job & { logs: string };
 
 /** A job of the caller's workspace; another workspace's id gives the same NOT_FOUND as no job. */
-export async function getJob(ctx: JobsContext, membership: Membership, id: string): Promise<JobWithLogs> {
+export async function getJob(ctx: JobsContext, membership: Membership, id: string): Promise<JobWithLogs>;
+export async function getJob(
+  ctx: JobsContext,
+  membership: Membership,
+  id: string,
+  options: { withLogs: false },
+): Promise<Job & { logs?: undefined }>;
+export async function getJob(
+  ctx: JobsContext,
+  membership: Membership,
+  id: string,
+  options: { withLogs?: boolean },
+): Promise<Job & { logs?: string }>;
+export async function getJob(
+  ctx: JobsContext,
+  membership: Membership,
+  id: string,
+  options: { withLogs?: boolean } = {},
+): Promise<Job & { logs?: string }> {
   requirePermission(membership, "job.read");
   if (!UUID.test(id)) throw notFound(`job ${id}`);
+  const withLogs = options.withLogs ?? true;
   const job = await ctx.db.job.findFirst({
     where: { id, workspaceId: membership.workspace.id },
-    include: { log: true },
+    include: { log: withLogs },
   });
   if (!job) throw notFound(`job ${id}`);
   const { log, ...rest } = job;
-  return { ...rest, logs: log?.logs ?? "" };
+  return withLogs ? { ...rest, logs: log?.logs ?? "" } : rest;
 }
 
 export function isFinished(job: Pick<Job, "status">): boolean {
@@ -63,26 +86,238 @@ export async function waitForJob(
   }
 }
 
+/** Windmill's list filter syntax: `a,b` keeps those values, `!a,!b` leaves them out. */
+export type ValueFilter = { in: string[] } | { notIn: string[] };
+
+export const JOB_STATUSES = ["queued", "running", "success", "failure", "canceled"] as const;
+
 export interface ListJobsInput {
+  /** `queue`: queued and running jobs; `completed`: finished ones; `all` (default): both. */
+  scope?: "all" | "queue" | "completed";
   page?: number;
   perPage?: number;
-  scriptPathExact?: string;
+  orderDesc?: boolean;
+  scriptPathExact?: ValueFilter;
+  scriptPathStart?: ValueFilter;
+  createdBy?: ValueFilter;
+  tag?: ValueFilter;
+  jobKinds?: ValueFilter;
+  /** true: running only; false: anything but running. */
+  running?: boolean;
+  /** true: succeeded; false: failed or canceled. Either way, finished jobs only. */
+  success?: boolean;
+  status?: JobStatus;
+  /** Inclusive. */
+  createdBefore?: Date;
+  /** Exclusive. */
+  createdAfter?: Date;
 }
 
+export const DEFAULT_JOBS_PER_PAGE = 30;
+export const MAX_JOBS_PER_PAGE = 1000;
+
+/** The query parameters of Windmill's job lists, with their names as in the REST API. */
+export const JOB_LIST_PARAMS = [
+  "script_path_exact",
+  "script_path_start",
+  "created_by",
+  "tag",
+  "job_kinds",
+  "running",
+  "success",
+  "status",
+  "created_before",
+  "created_after",
+  "order_desc",
+  "page",
+  "per_page",
+] as const;
+export type JobListQuery = Partial<Record<(typeof JOB_LIST_PARAMS)[number], string | null>>;
+
+// Windmill's job kinds; the ones Millrace has are stored under their own name except these.
+const STORED_KIND: Record<string, string> = { dependencies: "dependency" };
+const WINDMILL_JOB_KINDS = new Set([
+  "script",
+  "preview",
+  "dependencies",
+  "flowdependencies",
+  "appdependencies",
+  "flow",
+  "flowpreview",
+  "script_hub",
+  "identity",
+  "deploymentcallback",
+  "singlestepflow",
+  "flowscript",
+  "flownode",
+  "appscript",
+  "aiagent",
+  "unassigned_script",
+  "unassigned_flow",
+  "unassigned_singlestepflow",
+  "noop",
+]);
+
+function valueFilter(name: string, raw: string): ValueFilter {
+  const values = raw
+    .split(",")
+    .map((value) => value.trim())
+    .filter(Boolean);
+  if (values.length === 0) throw invalidInput(name, "must not be empty");
+  const negated = values.filter((value) => value.startsWith("!"));
+  if (negated.length === 0) return { in: values };
+  if (negated.length < values.length) {
+    throw invalidInput(name, "prefix either every value with ! (to leave them out) or none");
+  }
+  const names = values.map((value) => value.slice(1));
+  if (names.some((value) => !value)) throw invalidInput(name, "! must be followed by a value");
+  return { notIn: names };
+}
+
+function booleanParam(name: string, raw: string): boolean {
+  if (raw === "true") return true;
+  if (raw === "false") return false;
+  throw invalidInput(name, `must be true or false, got "${raw}"`);
+}
+
+// RFC 3339 as Windmill takes it; a date alone means midnight UTC, a time without offset is UTC.
+const DATE_TIME =
+  /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+export function parseDateTime(name: string, raw: string): Date {
+  // An unencoded `+` in a query string arrives as a space: `…T10:00:00 02:00`.
+  const value = raw.trim().replace(/ (\d{2}:?\d{2})$/, "+$1");
+  const match = DATE_TIME.exec(value);
+  const date = match ? new Date(match[2] ? (match[3] ? value : `${value}Z`) : `${match[1]}T00:00:00Z`) : null;
+  if (!date || Number.isNaN(date.getTime())) {
+    throw invalidInput(name, `not a valid date-time: "${raw}" (use ISO 8601, e.g. 2025-01-31T12:00:00Z)`);
+  }
+  return date;
+}
+
+function intParam(name: string, raw: string, min: number): number {
+  const value = Number(raw);
+  if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(value)) {
+    throw invalidInput(name, `must be a whole number, got "${raw}"`);
+  }
+  if (value < min) throw invalidInput(name, `must be at least ${min}`);
+  return value;
+}
+
+/**
+ * Parses Windmill's job-list query parameters; a bad value is refused naming its parameter.
+ * Empty values count as absent (forms send every field).
+ */
+export function parseJobListQuery(query: JobListQuery): ListJobsInput {
+  const input: ListJobsInput = {};
+  const get = (name: (typeof JOB_LIST_PARAMS)[number]) => {
+    const value = query[name];
+    return value === undefined || value === null || value.trim() === "" ? undefined : value;
+  };
+  const lists = [
+    ["script_path_exact", "scriptPathExact"],
+    ["script_path_start", "scriptPathStart"],
+    ["created_by", "createdBy"],
+    ["tag", "tag"],
+    ["job_kinds", "jobKinds"],
+  ] as const;
+  for (const [name, key] of lists) {
+    const raw = get(name);
+    if (raw !== undefined) input[key] = valueFilter(name, raw);
+  }
+  const kinds = input.jobKinds;
+  if (kinds) {
+    const values = "in" in kinds ? kinds.in : kinds.notIn;
+    const unknown = values.find((kind) => !WINDMILL_JOB_KINDS.has(kind));
+    if (unknown) throw invalidInput("job_kinds", `unknown job kind "${unknown}"`);
+  }
+  const running = get("running");
+  if (running !== undefined) input.running = booleanParam("running", running);
+  const success = get("success");
+  if (success !== undefined) input.success = booleanParam("success", success);
+  const orderDesc = get("order_desc");
+  if (orderDesc !== undefined) input.orderDesc = booleanParam("order_desc", orderDesc);
+  const status = get("status");
+  if (status !== undefined) {
+    if (!(JOB_STATUSES as readonly string[]).includes(status)) {
+      throw invalidInput("status", `must be one of ${JOB_STATUSES.join(", ")}, got "${status}"`);
+    }
+    input.status = status as JobStatus;
+  }
+  const before = get("created_before");
+  if (before !== undefined) input.createdBefore = parseDateTime("created_before", before);
+  const after = get("created_after");
+  if (after !== undefined) input.createdAfter = parseDateTime("created_after", after);
+  if (input.createdBefore && input.createdAfter && input.createdAfter >= input.createdBefore) {
+    throw invalidInput("created_after", "must be earlier than created_before");
+  }
+  const page = get("page");
+  if (page !== undefined) input.page = intParam("page", page, 1);
+  const perPage = get("per_page");
+  if (perPage !== undefined) input.perPage = intParam("per_page", perPage, 1);
+  return input;
+}
+
+const FINISHED: JobStatus[] = ["success", "failure", "canceled"];
+
+function columnFilter(
+  column: "scriptPath" | "createdBy" | "tag" | "kind",
+  filter: ValueFilter,
+  nullable: boolean,
+): Prisma.JobWhereInput {
+  if ("in" in filter) return { [column]: { in: filter.in } };
+  // NOT IN never matches NULL; a job without a path is "not one of these paths" too.
+  const excluded: Prisma.JobWhereInput = { [column]: { notIn: filter.notIn } };
+  return nullable ? { OR: [{ [column]: null }, excluded] } : excluded;
+}
+
+function prefixFilter(filter: ValueFilter): Prisma.JobWhereInput {
+  if ("in" in filter) return { OR: filter.in.map((prefix) => ({ scriptPath: { startsWith: prefix } })) };
+  return {
+    OR: [
+      { scriptPath: null },
+      { AND: filter.notIn.map((prefix) => ({ NOT: { scriptPath: { startsWith: prefix } } })) },
+    ],
+  };
+}
+
+/** The jobs of the caller's workspace matching Windmill's list filters, newest first. */
 export async function listJobs(
   ctx: JobsContext,
   membership: Membership,
   input: ListJobsInput = {},
 ): Promise<Job[]> {
   requirePermission(membership, "job.read");
-  const perPage = Math.min(Math.max(input.perPage ?? 50, 1), 1000);
-  const page = Math.max(input.page ?? 1, 1);
+  const perPage = Math.min(input.perPage ?? DEFAULT_JOBS_PER_PAGE, MAX_JOBS_PER_PAGE);
+  const page = input.page ?? 1;
+  if (!Number.isInteger(page) || page < 1) throw invalidInput("page", "must be at least 1");
+  if (!Number.isInteger(perPage) || perPage < 1) throw invalidInput("per_page", "must be at least 1");
+  const and: Prisma.JobWhereInput[] = [{ workspaceId: membership.workspace.id }];
+  if (input.scope === "queue") and.push({ status: { in: ["queued", "running"] } });
+  if (input.scope === "completed") and.push({ status: { in: FINISHED } });
+  if (input.running !== undefined)
+    and.push(input.running ? { status: "running" } : { NOT: { status: "running" } });
+  if (input.success !== undefined) {
+    and.push(input.success ? { status: "success" } : { status: { in: ["failure", "canceled"] } });
+  }
+  if (input.status) and.push({ status: input.status });
+  if (input.scriptPathExact) and.push(columnFilter("scriptPath", input.scriptPathExact, true));
+  if (input.scriptPathStart) and.push(prefixFilter(input.scriptPathStart));
+  if (input.createdBy) and.push(columnFilter("createdBy", input.createdBy, false));
+  if (input.tag) and.push(columnFilter("tag", input.tag, false));
+  if (input.jobKinds) {
+    const stored = (kinds: string[]) => kinds.map((kind) => STORED_KIND[kind] ?? kind);
+    const kinds = input.jobKinds;
+    and.push(
+      columnFilter("kind", "in" in kinds ? { in: stored(kinds.in) } : { notIn: stored(kinds.notIn) }, false),
+    );
+  }
+  if (input.createdBefore) and.push({ createdAt: { lte: input.createdBefore } });
+  if (input.createdAfter) and.push({ createdAt: { gt: input.createdAfter } });
+  const direction = input.orderDesc === false ? "asc" : "desc";
   return ctx.db.job.findMany({
-    where: {
-      workspaceId: membership.workspace.id,
-      ...(input.scriptPathExact ? { scriptPath: input.scriptPathExact } : {}),
-    },
-    orderBy: { createdAt: "desc" },
+    where: { AND: and },
+    orderBy: [{ createdAt: direction }, { id: direction }],
     skip: (page - 1) * perPage,
     take: perPage,
   });

@@ -13,16 +13,13 @@ import { requirePermission } from "../permissions.ts";
 import { getScriptByPath } from "../scripts.ts";
 import type { Membership } from "../workspaces.ts";
 import type { Boss } from "./boss.ts";
-import { enqueueJob } from "./enqueue.ts";
+import { enqueueJob, type RetryPolicy } from "./enqueue.ts";
 import type { JobEvents } from "./events.ts";
+import { checkedPriority, resolveConcurrencyKey, type JobLimits } from "./limits.ts";
+import { assertTagAllowed } from "../workers/custom-tags.ts";
 import { resolveTag, tagForRunnable } from "./tags.ts";
 
-export interface JobLimits {
-  /** Applied when a script sets no timeout. */
-  defaultTimeoutSecs: number;
-  /** Instance-wide cap on any job's timeout. */
-  maxTimeoutSecs: number;
-}
+export type { JobLimits };
 
 export interface JobsContext extends CoreContext {
   boss: Boss;
@@ -51,14 +48,6 @@ function checkedArgs(schema: ArgSchema, args: unknown): Record<string, unknown> 
   }
 }
 
-function checkedPriority(priority: number | null | undefined): number {
-  if (priority == null) return 0;
-  if (!Number.isInteger(priority) || priority < 1 || priority > 100) {
-    throw invalidInput("priority", "must be a whole number from 1 to 100");
-  }
-  return priority;
-}
-
 function timeoutFor(ctx: JobsContext, scriptTimeout: number | null): number {
   return Math.min(scriptTimeout ?? ctx.limits.defaultTimeoutSecs, ctx.limits.maxTimeoutSecs);
 }
@@ -81,6 +70,8 @@ export async function runScriptByPath(
   const schema = script.schema as unknown as ArgSchema;
   const runArgs = checkedArgs(schema, args);
   const workspaceId = membership.workspace.id;
+  const tag = resolveTag(tagForRunnable(script.tag, language), workspaceId, runArgs);
+  await assertTagAllowed(ctx.pool, workspaceId, tag, "tag");
   return enqueueJob(ctx.pool, ctx.boss, {
     workspaceId,
     kind: "script",
@@ -90,10 +81,19 @@ export async function runScriptByPath(
     content: script.content,
     args: runArgs,
     argOrder: schema.order,
-    tag: resolveTag(tagForRunnable(script.tag, language), workspaceId, runArgs),
-    priority: checkedPriority(options.priority),
+    tag,
+    priority: checkedPriority(options.priority) ?? script.priority ?? 0,
     scheduledFor: options.scheduledFor ?? null,
     timeoutSecs: timeoutFor(ctx, script.timeoutSecs),
+    memoryLimitMb: script.memoryLimitMb ?? ctx.limits.defaultMemoryLimitMb ?? null,
+    concurrency: script.concurrentLimit
+      ? {
+          key: resolveConcurrencyKey(script.concurrencyKey ?? script.path, workspaceId, runArgs),
+          limit: script.concurrentLimit,
+          windowSecs: script.concurrencyTimeWindowS ?? 0,
+        }
+      : null,
+    retry: (script.retry as RetryPolicy | null) ?? null,
     createdBy: principal.username,
     permissionedAs: `u/${principal.username}`,
   });
@@ -137,6 +137,9 @@ export async function runPreview(
     priority: 0,
     scheduledFor: null,
     timeoutSecs: timeoutFor(ctx, null),
+    memoryLimitMb: ctx.limits.defaultMemoryLimitMb ?? null,
+    concurrency: null,
+    retry: null,
     createdBy: principal.username,
     permissionedAs: `u/${principal.username}`,
   });

@@ -25,6 +25,8 @@ export interface ExecuteRequest {
   env: Record<string, string>;
   workRoot: string;
   timeoutMs: number;
+  /** The job is killed, and fails saying it ran out of memory, past this resident size. */
+  memoryLimitMb?: number | null;
   signal?: AbortSignal;
   onLog(chunk: string): void;
 }
@@ -241,8 +243,15 @@ export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
       signal: req.signal,
       onLog: req.onLog,
       keepStdout: !p.wrapped,
+      memoryLimitBytes: req.memoryLimitMb ? req.memoryLimitMb * 1024 * 1024 : null,
     });
     if (run.canceled) return { status: "canceled" };
+    if (run.outOfMemory) {
+      return failure(
+        "OutOfMemory",
+        `Job ran out of memory: its processes used more than the ${req.memoryLimitMb} MB memory limit and were killed`,
+      );
+    }
     if (run.timedOut) {
       return failure("TimeoutError", `Job exceeded the timeout of ${formatSeconds(req.timeoutMs)} seconds`);
     }

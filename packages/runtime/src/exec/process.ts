@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { StringDecoder } from "node:string_decoder";
+import { treeResidentBytes } from "./memory.ts";
 
 export const MAX_LOG_BYTES = 2 * 1024 * 1024;
 export const TRUNCATION_NOTE = "\n[output truncated at 2 MB]\n";
@@ -19,13 +20,22 @@ export interface RunOptions {
   onLog(chunk: string): void;
   /** Keep the end of stdout (up to MAX_LOG_BYTES characters), e.g. to read a bash result line. */
   keepStdout: boolean;
+  /** Kill the process tree when its resident memory exceeds this many bytes. */
+  memoryLimitBytes?: number | null;
 }
+
+// How often the process tree's memory is sampled; a fast allocator can overshoot the limit by
+// what it allocates in this time before it is killed.
+const MEMORY_SAMPLE_MS = 50;
 
 export interface RunResult {
   exitCode: number | null;
   exitSignal: NodeJS.Signals | null;
   timedOut: boolean;
   canceled: boolean;
+  outOfMemory: boolean;
+  /** Highest resident memory of the process tree seen while sampling (bytes). */
+  memoryPeakBytes: number;
   spawnError?: Error;
   /** The last few KB of stdout and stderr, interleaved. */
   outputTail: string;
@@ -92,6 +102,8 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       exitSignal: null,
       timedOut: false,
       canceled: false,
+      outOfMemory: false,
+      memoryPeakBytes: 0,
       outputTail: "",
       stdoutTail: "",
     };
@@ -128,6 +140,17 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       },
       Number.isNaN(options.timeoutMs) ? MAX_TIMER_MS : Math.max(0, Math.min(options.timeoutMs, MAX_TIMER_MS)),
     );
+    const sampler =
+      options.memoryLimitBytes && child.pid !== undefined
+        ? setInterval(() => {
+            const used = treeResidentBytes(child.pid!);
+            result.memoryPeakBytes = Math.max(result.memoryPeakBytes, used);
+            if (used > options.memoryLimitBytes! && !result.outOfMemory) {
+              result.outOfMemory = true;
+              killGroup();
+            }
+          }, MEMORY_SAMPLE_MS)
+        : undefined;
     const onAbort = (): void => {
       result.canceled = true;
       killGroup();
@@ -148,6 +171,7 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      clearInterval(sampler);
       clearTimeout(drainTimer);
       options.signal?.removeEventListener("abort", onAbort);
       const restOut = decoders.out.end();

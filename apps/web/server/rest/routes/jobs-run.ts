@@ -1,4 +1,4 @@
-import { runPreview, runScriptByPath, waitForJob } from "@millrace/core";
+import { cancelJob, runPreview, runScriptByPath, waitForJob } from "@millrace/core";
 import { json, readJson, readObject, text } from "../../http.ts";
 import type { RestContext, Route } from "../router.ts";
 import { optionalString, requiredString, runArgs, runOptions } from "./params.ts";
@@ -54,6 +54,22 @@ export const jobRunRoutes: Route[] = [
         path: optionalString(body, "path") ?? null,
       });
       return text(id, 201);
+    },
+  },
+
+  {
+    method: "POST",
+    pattern: "/api/w/:workspace/jobs_u/queue/cancel/:id",
+    handler: async (ctx) => {
+      const body = readObject(await readJson(ctx.request));
+      const reason = optionalString(body, "reason") ?? null;
+      const { id, state } = await cancelJob(
+        ctx.services,
+        await ctx.membership(),
+        ctx.params.id ?? "",
+        reason,
+      );
+      return text(state === "canceled" ? `job ${id} canceled` : `job ${id} is being canceled`);
     },
   },
 ];

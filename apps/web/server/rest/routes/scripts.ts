@@ -18,7 +18,13 @@ export const scriptRoutes: Route[] = [
         description: optionalString(body, "description") ?? "",
         parentHash: optionalString(body, "parent_hash") ?? null,
         tag: optionalString(body, "tag") ?? null,
-        timeoutSecs: optionalNumber(body, "timeout") ?? null,
+        timeout: optionalNumber(body, "timeout") ?? null,
+        priority: optionalNumber(body, "priority") ?? null,
+        concurrent_limit: optionalNumber(body, "concurrent_limit") ?? null,
+        concurrency_time_window_s: optionalNumber(body, "concurrency_time_window_s") ?? null,
+        concurrency_key: optionalString(body, "concurrency_key") ?? null,
+        retry: body.retry ?? null,
+        memory_limit_mb: optionalNumber(body, "memory_limit_mb") ?? null,
         schema: body.schema,
       });
       return text(script.hash, 201);

@@ -1,0 +1,53 @@
+import { deleteExpiredJobs, handleZombieJobs, startLeaderLoop } from "@millrace/core";
+import { serverEnv } from "./env.ts";
+import { getServices } from "./services.ts";
+
+const holder = globalThis as unknown as { __millraceBackground?: Promise<void> };
+
+async function retentionSecs(): Promise<number> {
+  const services = await getServices();
+  const { rows } = await services.pool.query<{ value: unknown }>(
+    "SELECT value FROM instance_setting WHERE key = 'retention_period_secs'",
+  );
+  const value = Number(rows[0]?.value);
+  return Number.isInteger(value) && value > 0 ? value : serverEnv().RETENTION_PERIOD_SECS;
+}
+
+/**
+ * Instance-wide periodic work, run by whichever server holds the leader lock: the zombie monitor
+ * and retention. Every server starts the loop; only one runs the tasks at a time.
+ */
+export function startBackgroundTasks(): Promise<void> {
+  holder.__millraceBackground ??= (async () => {
+    const env = serverEnv();
+    const services = await getServices();
+    const log = (message: string) => console.log(`[leader] ${message}`);
+    startLeaderLoop(
+      env.DATABASE_URL,
+      [
+        {
+          name: "zombie monitor",
+          intervalMs: Math.max(2000, Math.min(15_000, (env.ZOMBIE_JOB_TIMEOUT * 1000) / 4)),
+          async run() {
+            const { restarted, failed } = await handleZombieJobs(services.pool, services.boss, {
+              timeoutSecs: env.ZOMBIE_JOB_TIMEOUT,
+              restart: env.RESTART_ZOMBIE_JOBS,
+            });
+            if (restarted.length) log(`restarted zombie jobs: ${restarted.join(", ")}`);
+            if (failed.length) log(`failed zombie jobs: ${failed.join(", ")}`);
+          },
+        },
+        {
+          name: "retention",
+          intervalMs: 5 * 60_000,
+          async run() {
+            const deleted = await deleteExpiredJobs(services.pool, { retentionSecs: await retentionSecs() });
+            if (deleted > 0) log(`retention: deleted ${deleted} completed job(s)`);
+          },
+        },
+      ],
+      log,
+    );
+  })();
+  return holder.__millraceBackground;
+}

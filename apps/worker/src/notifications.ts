@@ -1,0 +1,84 @@
+import pg from "pg";
+
+type Handler = (payload: string) => void;
+
+/**
+ * The worker's one LISTEN connection: queued jobs (wake idle slots), cancel requests and worker
+ * group config changes. If it drops, it reconnects and calls `onReconnect` so callers can re-read
+ * what they may have missed; until then the periodic re-checks keep everything moving.
+ */
+export class Notifications {
+  private client: pg.Client | null = null;
+  private closed = false;
+  private readonly handlers = new Map<string, Handler>();
+  private readonly databaseUrl: string;
+  private readonly onReconnect: () => void;
+
+  constructor(databaseUrl: string, handlers: Record<string, Handler>, onReconnect: () => void) {
+    this.databaseUrl = databaseUrl;
+    for (const [channel, handler] of Object.entries(handlers)) this.handlers.set(channel, handler);
+    this.onReconnect = onReconnect;
+  }
+
+  async start(): Promise<void> {
+    const client = new pg.Client({
+      connectionString: this.databaseUrl,
+      application_name: "millrace-worker-listen",
+    });
+    client.on("notification", (message) => this.handlers.get(message.channel)?.(message.payload ?? ""));
+    const lost = () => {
+      if (this.closed || this.client !== client) return;
+      this.client = null;
+      const retry = () => {
+        if (this.closed) return;
+        this.start().then(this.onReconnect, () => setTimeout(retry, 1000));
+      };
+      setTimeout(retry, 500);
+    };
+    client.on("error", lost);
+    client.on("end", lost);
+    await client.connect();
+    for (const channel of this.handlers.keys()) await client.query(`LISTEN ${channel}`);
+    this.client = client;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => {});
+  }
+}
+
+/**
+ * Lets idle claim loops sleep until a job is queued on one of their tags. The generation counter
+ * catches a notification that arrived while the loop was busy checking the queue.
+ */
+export class WakeSignal {
+  private generation = 0;
+  private waiters = new Set<() => void>();
+
+  current(): number {
+    return this.generation;
+  }
+
+  wakeAll(): void {
+    this.generation++;
+    for (const wake of this.waiters) wake();
+    this.waiters.clear();
+  }
+
+  /** Resolves on the next wake-up after `seen`, or after `timeoutMs`. */
+  wait(seen: number, timeoutMs: number): Promise<void> {
+    if (this.generation !== seen) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.waiters.add(done);
+    });
+  }
+}

@@ -1,0 +1,97 @@
+import { withTransaction, type Pool, type PoolClient } from "@millrace/db";
+import type { Boss } from "./boss.ts";
+import { appendLogs, type ClaimedJob } from "./claim.ts";
+import { bossDb, redispatchJob, type RetryPolicy } from "./enqueue.ts";
+import { JOB_DONE_CHANNEL } from "./events.ts";
+
+export interface JobError {
+  name: string;
+  message: string;
+  stack?: string;
+}
+
+export type JobOutcome =
+  | { status: "success"; result: unknown }
+  | { status: "failure"; result: { error: JobError } }
+  | { status: "canceled"; result: { error: JobError } };
+
+export interface Completion {
+  job: Pick<ClaimedJob, "id" | "bossJobId" | "tag" | "priority" | "timeoutSecs" | "retry" | "retryAttempt">;
+  outcome: JobOutcome;
+  /** Output not yet flushed to the log. */
+  pendingLog: string;
+}
+
+/** Seconds before retry number `attempt` (1-based), or null when the policy is exhausted. */
+export function retryDelaySecs(policy: RetryPolicy | null, attempt: number): number | null {
+  if (policy?.constant && attempt <= policy.constant.attempts) return policy.constant.seconds;
+  const exponential = policy?.exponential;
+  if (exponential && attempt <= exponential.attempts) {
+    const base = exponential.multiplier * Math.pow(exponential.seconds, attempt);
+    const jitter = exponential.random_factor ? (Math.random() * exponential.random_factor * base) / 100 : 0;
+    return base + jitter;
+  }
+  return null;
+}
+
+/**
+ * Records the outcomes of many jobs, their last output, and settles their pg-boss jobs in one
+ * transaction: either all of it is durable or none. Only the dispatch that was claimed can
+ * complete a job (`boss_job_id`), so a job canceled, restarted or re-dispatched meanwhile is never
+ * completed twice. A failed job with retries left goes back to the queue instead.
+ */
+export async function completeJobs(pool: Pool, boss: Boss, completions: Completion[]): Promise<void> {
+  if (completions.length === 0) return;
+  await withTransaction(pool, async (client) => {
+    const retries = completions.filter(
+      (c) => c.outcome.status === "failure" && retryDelaySecs(c.job.retry, c.job.retryAttempt + 1) !== null,
+    );
+    const finals = completions.filter((c) => !retries.includes(c));
+    await appendLogs(
+      client,
+      completions.map((c) => ({
+        jobId: c.job.id,
+        chunk: c.pendingLog + (retries.includes(c) ? retryNote(c) : ""),
+      })),
+    );
+    if (finals.length > 0) {
+      await client.query(
+        `WITH done AS (
+           UPDATE job SET status = c.status::job_status, result = c.result, completed_at = now()
+             FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[]) AS c(job_id, boss_job_id, status, result)
+            WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status = 'running'
+            RETURNING job.id)
+         SELECT pg_notify($5, id::text) FROM done`,
+        [
+          finals.map((c) => c.job.id),
+          finals.map((c) => c.job.bossJobId),
+          finals.map((c) => c.outcome.status),
+          finals.map((c) => JSON.stringify(c.outcome.result ?? null)),
+          JOB_DONE_CHANNEL,
+        ],
+      );
+    }
+    for (const c of retries) await scheduleRetry(client, boss, c);
+    const byTag = new Map<string, string[]>();
+    for (const c of completions) byTag.set(c.job.tag, [...(byTag.get(c.job.tag) ?? []), c.job.bossJobId]);
+    for (const [tag, ids] of byTag) await boss.complete(tag, ids, null, { db: bossDb(client) });
+  });
+}
+
+function retryNote(c: Completion): string {
+  const attempt = c.job.retryAttempt + 1;
+  const delay = retryDelaySecs(c.job.retry, attempt) ?? 0;
+  const error = c.outcome.status === "failure" ? c.outcome.result.error : null;
+  return `\n[millrace] attempt ${attempt} failed (${error?.name}: ${error?.message}); retry ${attempt} in ${delay.toFixed(1)} s\n`;
+}
+
+async function scheduleRetry(client: PoolClient, boss: Boss, c: Completion): Promise<void> {
+  const attempt = c.job.retryAttempt + 1;
+  const delayMs = (retryDelaySecs(c.job.retry, attempt) ?? 0) * 1000;
+  const { rowCount } = await client.query(
+    `UPDATE job SET retry_attempt = $3 WHERE id = $1 AND boss_job_id = $2 AND status = 'running'`,
+    [c.job.id, c.job.bossJobId, attempt],
+  );
+  if (!rowCount) return;
+  await redispatchJob(client, boss, c.job, new Date(Date.now() + delayMs));
+}

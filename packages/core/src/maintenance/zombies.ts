@@ -1,0 +1,156 @@
+import { withTransaction, type Pool, type PoolClient } from "@millrace/db";
+import type { Boss } from "../jobs/boss.ts";
+import { appendLogs } from "../jobs/claim.ts";
+import { bossDb, redispatchJob } from "../jobs/enqueue.ts";
+import { JOB_DONE_CHANNEL } from "../jobs/events.ts";
+
+export const MAX_ZOMBIE_RESTARTS = 3;
+
+interface StuckJob {
+  id: string;
+  tag: string;
+  priority: number;
+  timeout_secs: number;
+  boss_job_id: string;
+  zombie_restarts: number;
+  worker_name: string | null;
+  canceled_by: string | null;
+  cancel_reason: string | null;
+  last_ping_at: Date | null;
+}
+
+async function failStuckJob(
+  client: PoolClient,
+  boss: Boss,
+  job: StuckJob,
+  status: "failure" | "canceled",
+  error: { name: string; message: string },
+): Promise<void> {
+  await appendLogs(client, [{ jobId: job.id, chunk: `\n[millrace] ${error.message}\n` }]);
+  await client.query(
+    `UPDATE job SET status = $2::job_status, result = $3, completed_at = now() WHERE id = $1`,
+    [job.id, status, JSON.stringify({ error })],
+  );
+  await boss.complete(job.tag, job.boss_job_id, null, { db: bossDb(client) });
+  await client.query("SELECT pg_notify($1, $2)", [JOB_DONE_CHANNEL, job.id]);
+}
+
+async function restartStuckJob(
+  client: PoolClient,
+  boss: Boss,
+  job: StuckJob,
+  note: string,
+  countAsZombie: boolean,
+) {
+  await appendLogs(client, [{ jobId: job.id, chunk: `\n[millrace] ${note}\n` }]);
+  if (countAsZombie)
+    await client.query("UPDATE job SET zombie_restarts = zombie_restarts + 1 WHERE id = $1", [job.id]);
+  // Settle the dead dispatch so pg-boss never hands it out again; only the new one can complete.
+  await boss.complete(job.tag, job.boss_job_id, null, { db: bossDb(client) });
+  await redispatchJob(
+    client,
+    boss,
+    { id: job.id, tag: job.tag, priority: job.priority, timeoutSecs: job.timeout_secs },
+    new Date(),
+  );
+}
+
+export interface ZombieOptions {
+  /** Seconds without a ping after which a running job's worker is considered dead. */
+  timeoutSecs: number;
+  /** Put zombie jobs back in the queue (at most MAX_ZOMBIE_RESTARTS times) instead of failing them. */
+  restart: boolean;
+}
+
+/**
+ * Finds running jobs whose worker stopped pinging for `timeoutSecs` and restarts or fails them,
+ * saying so in their logs. Rows are locked with SKIP LOCKED, so two servers checking at once
+ * never handle the same job twice (only the leader runs this anyway).
+ */
+export async function handleZombieJobs(
+  pool: Pool,
+  boss: Boss,
+  options: ZombieOptions,
+): Promise<{ restarted: string[]; failed: string[] }> {
+  return withTransaction(pool, async (client) => {
+    const { rows } = await client.query<StuckJob>(
+      `SELECT j.id, j.tag, j.priority, j.timeout_secs, j.boss_job_id, j.zombie_restarts, j.worker_name,
+              j.canceled_by, j.cancel_reason, w.last_ping_at
+         FROM job j LEFT JOIN worker_ping w ON w.name = j.worker_name
+        WHERE j.status = 'running'
+          AND j.started_at < now() - make_interval(secs => $1)
+          AND (w.last_ping_at IS NULL OR w.last_ping_at < now() - make_interval(secs => $1))
+        ORDER BY j.started_at
+        LIMIT 500
+        FOR UPDATE OF j SKIP LOCKED`,
+      [options.timeoutSecs],
+    );
+    const restarted: string[] = [];
+    const failed: string[] = [];
+    for (const job of rows) {
+      const since = job.last_ping_at ? `since ${job.last_ping_at.toISOString()}` : "at all";
+      const lost = `worker ${job.worker_name ?? "?"} has not pinged ${since} (ZOMBIE_JOB_TIMEOUT ${options.timeoutSecs} s)`;
+      if (job.canceled_by) {
+        await failStuckJob(client, boss, job, "canceled", {
+          name: "Canceled",
+          message: `canceled by ${job.canceled_by}${job.cancel_reason ? `: ${job.cancel_reason}` : ""} (${lost})`,
+        });
+        failed.push(job.id);
+      } else if (options.restart && job.zombie_restarts < MAX_ZOMBIE_RESTARTS) {
+        const attempt = job.zombie_restarts + 1;
+        await restartStuckJob(
+          client,
+          boss,
+          job,
+          `${lost}: job put back in the queue (zombie restart ${attempt} of ${MAX_ZOMBIE_RESTARTS})`,
+          true,
+        );
+        restarted.push(job.id);
+      } else {
+        const why = options.restart
+          ? `restarted ${job.zombie_restarts} times already, giving up`
+          : "RESTART_ZOMBIE_JOBS is false";
+        await failStuckJob(client, boss, job, "failure", { name: "ZombieJob", message: `${lost}; ${why}` });
+        failed.push(job.id);
+      }
+    }
+    return { restarted, failed };
+  });
+}
+
+/**
+ * Puts jobs a stopping worker could not finish back in the queue at once (without waiting for
+ * the zombie timeout), unless they were meanwhile canceled, completed or re-dispatched.
+ */
+export async function requeueAbandonedJobs(
+  pool: Pool,
+  boss: Boss,
+  jobs: { id: string; bossJobId: string; workerName: string }[],
+): Promise<void> {
+  for (const abandoned of jobs) {
+    await withTransaction(pool, async (client) => {
+      const { rows } = await client.query<StuckJob>(
+        `SELECT id, tag, priority, timeout_secs, boss_job_id, zombie_restarts, worker_name, canceled_by,
+                cancel_reason, NULL::timestamp AS last_ping_at
+           FROM job WHERE id = $1 AND boss_job_id = $2 AND status = 'running' FOR UPDATE`,
+        [abandoned.id, abandoned.bossJobId],
+      );
+      const job = rows[0];
+      if (!job) return;
+      if (job.canceled_by) {
+        await failStuckJob(client, boss, job, "canceled", {
+          name: "Canceled",
+          message: `canceled by ${job.canceled_by}${job.cancel_reason ? `: ${job.cancel_reason}` : ""}`,
+        });
+        return;
+      }
+      await restartStuckJob(
+        client,
+        boss,
+        job,
+        `worker ${abandoned.workerName} stopped before the job finished: job put back in the queue`,
+        false,
+      );
+    });
+  }
+}

@@ -1,0 +1,37 @@
+export {
+  assertTagAllowed,
+  availableTags,
+  customTagAllows,
+  formatCustomTag,
+  invalidateCustomTagsCache,
+  isTagAllowed,
+  loadCustomTags,
+  parseCustomTag,
+  parseCustomTags,
+  CUSTOM_TAGS_SETTING,
+  type CustomTag,
+} from "./custom-tags.ts";
+export { getCustomTagsSetting, listCustomTags, type ListCustomTagsInput } from "./available-tags.ts";
+export {
+  deleteWorkerGroupConfig,
+  effectiveWorkerTags,
+  getWorkerGroupConfig,
+  listWorkerGroupConfigs,
+  loadWorkerGroupConfig,
+  parseWorkerGroupConfig,
+  updateWorkerGroupConfig,
+  validateWorkerGroupName,
+  WORKER_CONFIG_CHANNEL,
+  WORKER_GROUP_NAME,
+  type WorkerGroupConfig,
+  type WorkerGroupConfigRow,
+} from "./group-config.ts";
+export {
+  listWorkers,
+  queueCounts,
+  queueStats,
+  DEFAULT_PING_SINCE_SECS,
+  type ListWorkersInput,
+  type QueueStat,
+  type WorkerPingView,
+} from "./workers-list.ts";
