@@ -1,25 +1,126 @@
 "use client";
-import { useQuery } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
+import { useEffect, useRef, useState } from "react";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
 const FINISHED = new Set(["success", "failure", "canceled"]);
+// EventSource retries by itself (resuming from its last event id); after this many failures in a
+// row without a message, the page gives up on it and polls instead.
+const MAX_STREAM_FAILURES = 3;
+const POLL_MS = 500;
 
 export function StatusBadge({ status }: { status: string }) {
   return <span className={`status status-${status}`}>{status}</span>;
 }
 
-/** A run: status, logs as they arrive (polled until the job finishes), and the result. */
+interface StreamState {
+  logs: string;
+  running: boolean;
+  completed: boolean;
+}
+
+/**
+ * Follows a job's updates over SSE (`getupdate_sse`). Calls `onChange` when the job starts or
+ * completes and `onFail` when the stream keeps failing.
+ */
+function useJobUpdates(
+  workspace: string,
+  id: string,
+  enabled: boolean,
+  onChange: () => void,
+  onFail: () => void,
+): StreamState | null {
+  const [state, setState] = useState<StreamState | null>(null);
+  const callbacks = useRef({ onChange, onFail });
+  useEffect(() => {
+    callbacks.current = { onChange, onFail };
+  });
+  useEffect(() => {
+    if (!enabled) return;
+    let current: StreamState = { logs: "", running: false, completed: false };
+    let failures = 0;
+    const source = new EventSource(
+      `/api/w/${encodeURIComponent(workspace)}/jobs_u/getupdate_sse/${encodeURIComponent(id)}?log_offset=0`,
+    );
+    source.onmessage = (event: MessageEvent<string>) => {
+      failures = 0;
+      const update = JSON.parse(event.data) as { running?: boolean; completed?: boolean; new_logs?: string };
+      const next = {
+        logs: current.logs + (update.new_logs ?? ""),
+        running: !!update.running,
+        completed: !!update.completed,
+      };
+      const changed = next.running !== current.running || next.completed !== current.completed;
+      current = next;
+      setState(next);
+      // The stream ends after this event; closing keeps EventSource from reconnecting.
+      if (next.completed) source.close();
+      if (changed) callbacks.current.onChange();
+    };
+    source.onerror = () => {
+      failures += 1;
+      if (source.readyState === EventSource.CLOSED || failures >= MAX_STREAM_FAILURES) {
+        source.close();
+        callbacks.current.onFail();
+      }
+    };
+    return () => source.close();
+  }, [workspace, id, enabled]);
+  return enabled ? state : null;
+}
+
+function CancelControl({ workspace, id, onDone }: { workspace: string; id: string; onDone: () => void }) {
+  const trpc = useTRPC();
+  const [reason, setReason] = useState("");
+  const cancel = useMutation(trpc.job.cancel.mutationOptions({ onSuccess: onDone }));
+  return (
+    <form
+      className="row"
+      onSubmit={(event) => {
+        event.preventDefault();
+        cancel.mutate({ workspace, id, reason: reason.trim() || undefined });
+      }}
+    >
+      <label>
+        Reason <span className="hint">optional</span>
+        <input value={reason} onChange={(event) => setReason(event.target.value)} maxLength={1000} />
+      </label>
+      <button type="submit" disabled={cancel.isPending}>
+        {cancel.isPending ? "Canceling…" : "Cancel"}
+      </button>
+      {cancel.error && <span className="field-error">{errorMessage(cancel.error)}</span>}
+    </form>
+  );
+}
+
+/**
+ * A run: status, logs as they arrive (streamed over SSE, polled if the stream keeps failing), the
+ * result, and a Cancel button while the job has not finished.
+ */
 export function JobView({ workspace, id }: { workspace: string; id: string }) {
   const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [streaming, setStreaming] = useState(true);
+  useEffect(() => {
+    if (typeof EventSource === "undefined") setStreaming(false);
+  }, []);
+  const jobQuery = trpc.job.get.queryOptions({ workspace, id, withLogs: !streaming });
   const job = useQuery({
-    ...trpc.job.get.queryOptions({ workspace, id }),
-    refetchInterval: (query) => (query.state.data && FINISHED.has(query.state.data.status) ? false : 300),
+    ...jobQuery,
+    refetchInterval: (query) =>
+      streaming || (query.state.data && FINISHED.has(query.state.data.status)) ? false : POLL_MS,
   });
+  const refresh = () => void queryClient.invalidateQueries({ queryKey: jobQuery.queryKey });
+  const stream = useJobUpdates(workspace, id, streaming, refresh, () => setStreaming(false));
+
   if (job.error) return <div className="error">{errorMessage(job.error)}</div>;
   if (!job.data) return <p className="muted">Loading…</p>;
   const data = job.data;
+  const finished = FINISHED.has(data.status);
+  const logs = streaming ? (stream?.logs ?? "") : (data.logs ?? "");
+  const logsComplete = streaming ? !!stream?.completed : finished;
   return (
     <div className="stack">
       <div className="toolbar">
@@ -46,17 +147,27 @@ export function JobView({ workspace, id }: { workspace: string; id: string }) {
             <> · took {new Date(data.completedAt).getTime() - new Date(data.startedAt).getTime()} ms</>
           )}
         </div>
+        {data.canceledBy && (
+          <div data-testid="job-canceled">
+            {finished ? "Canceled" : "Canceling (the worker is stopping it)"} by {data.canceledBy}
+            {data.cancelReason && <>: {data.cancelReason}</>}
+          </div>
+        )}
       </div>
+      {!finished && !data.canceledBy && <CancelControl workspace={workspace} id={id} onDone={refresh} />}
       <h2>Arguments</h2>
       <pre>{JSON.stringify(data.args, null, 2)}</pre>
-      <h2>Logs</h2>
-      <pre data-testid="job-logs">
-        {data.logs || (FINISHED.has(data.status) ? "(no output)" : "waiting for output…")}
-      </pre>
+      <h2>
+        Logs{" "}
+        {!streaming && !finished && (
+          <span className="muted" data-testid="job-polling">
+            (live updates unavailable, refreshing every {POLL_MS} ms)
+          </span>
+        )}
+      </h2>
+      <pre data-testid="job-logs">{logs || (logsComplete ? "(no output)" : "waiting for output…")}</pre>
       <h2>Result</h2>
-      <pre data-testid="job-result">
-        {FINISHED.has(data.status) ? JSON.stringify(data.result, null, 2) : "…"}
-      </pre>
+      <pre data-testid="job-result">{finished ? JSON.stringify(data.result, null, 2) : "…"}</pre>
     </div>
   );
 }

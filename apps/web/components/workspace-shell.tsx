@@ -15,6 +15,7 @@ export function WorkspaceShell({ workspace, children }: { workspace: string; chi
   const links = [
     { href: `/w/${workspace}/scripts`, label: "Scripts" },
     { href: `/w/${workspace}/runs`, label: "Runs" },
+    { href: `/w/${workspace}/workers`, label: "Workers" },
   ];
   return (
     <div className="shell">

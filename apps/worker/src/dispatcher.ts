@@ -10,6 +10,7 @@ import { runClaimedJob, type RunJobDeps } from "./run-job.ts";
 const IDLE_RECHECK_MS = 1000;
 // At most this many jobs claimed in one pg-boss fetch (bounded by free slots).
 const MAX_CLAIM_BATCH = 50;
+const STICKY_TAG_MS = 250;
 
 interface RunningJob {
   job: ClaimedJob;
@@ -64,6 +65,24 @@ export class Dispatcher {
     this.loop ??= this.claimLoop();
   }
 
+  private hinted: { tag: string; until: number } | null = null;
+
+  /**
+   * A tag worth fetching from directly, skipping the which-tag-is-due query, for `forMs`. A hint
+   * for the tag already hinted does not extend it, so other tags are looked at again soon.
+   */
+  hint(tag: string, forMs: number): void {
+    const now = Date.now();
+    if (!this.tags.includes(tag)) return;
+    if (!(this.hinted?.tag === tag && this.hinted.until > now)) this.hinted = { tag, until: now + forMs };
+    this.wake.wakeAll();
+  }
+
+  private hintedTag(): string | null {
+    const hinted = this.hinted;
+    return hinted && hinted.until >= Date.now() && this.tags.includes(hinted.tag) ? hinted.tag : null;
+  }
+
   /** Kills a running job (cancel request); its completion records it as canceled. */
   cancel(jobId: string, reason: string | null): void {
     const entry = this.running.get(jobId);
@@ -80,7 +99,7 @@ export class Dispatcher {
           continue;
         }
         const seen = this.wake.current();
-        const tag = await nextDueTag(this.deps.pool, this.tags);
+        const tag = this.hintedTag() ?? (await nextDueTag(this.deps.pool, this.tags));
         if (!tag || this.stopping) {
           await this.wake.wait(seen, IDLE_RECHECK_MS);
           continue;
@@ -103,8 +122,14 @@ export class Dispatcher {
             job,
             slots.find((slot) => slot.name === job.workerName)!,
           );
+        // A tag that just yielded jobs probably has more: fetch it again directly (one query less
+        // per claim) for a short while, then look at all tags again for fairness.
+        if (jobs.length > 0) this.hint(tag, STICKY_TAG_MS);
         // Nothing claimable although a job looked due (deferred, or claimed by another worker).
-        if (jobs.length === 0) await this.wake.wait(seen, 100);
+        if (jobs.length === 0) {
+          if (this.hinted?.tag === tag) this.hinted = null;
+          await this.wake.wait(seen, 100);
+        }
       } catch (error) {
         if (this.stopping) break;
         this.log(`claim loop error: ${error instanceof Error ? error.message : String(error)}`);
@@ -120,8 +145,11 @@ export class Dispatcher {
     slot.occupancy.start();
     void runClaimedJob(this.deps, job, entry.controller.signal, () => entry.cancelReason)
       .then((completion) => {
+        // The slot is free as soon as the job's process is gone; its completion is committed in
+        // the background (batched with others). A crash before that commit leaves the job
+        // running, and the zombie monitor restarts it: the same as a crash during the job.
         if (completion) {
-          return this.batcher.add(completion).catch((error: Error) => {
+          this.batcher.add(completion).catch((error: Error) => {
             this.log(`could not record job ${job.id}: ${error.message}`);
           });
         }

@@ -33,7 +33,11 @@ const pool = createPool(env.DATABASE_URL, { max: 6, applicationName: "millrace-w
 const boss = await startBoss(env.DATABASE_URL, "worker");
 
 async function currentTags(): Promise<string[]> {
-  const config = await loadWorkerGroupConfig(pool, env.WORKER_GROUP).catch(() => null);
+  const config = await loadWorkerGroupConfig(pool, env.WORKER_GROUP).catch((error: Error) => {
+    // A broken stored config must not stop the worker: it serves the default tags and says why.
+    log(`worker group config of "${env.WORKER_GROUP}" ignored: ${error.message}`);
+    return null;
+  });
   return effectiveWorkerTags(env.WORKER_TAGS, config);
 }
 
@@ -82,8 +86,9 @@ function cancelMessage(by: string, reason: string | null): string {
 const notifications = new Notifications(
   env.DATABASE_URL,
   {
+    // The payload names the tag: fetch from it directly (one query less before the job starts).
     [JOB_QUEUED_CHANNEL]: (tag) => {
-      if (tags.includes(tag)) dispatcher.wake.wakeAll();
+      if (tags.includes(tag)) dispatcher.hint(tag, 1000);
     },
     [JOB_CANCEL_CHANNEL]: (jobId) => {
       if (dispatcher.runningJobIds().includes(jobId)) void pollCancels();

@@ -61,7 +61,8 @@ export function validateGlobalSetting(key: string, value: unknown): unknown {
   checkKey(key);
   const known = KNOWN_SETTINGS[key];
   if (known) return known(value);
-  if (JSON.stringify(value).length > MAX_SETTING_BYTES) throw invalidInput("value", "larger than 64 KiB");
+  if ((JSON.stringify(value) ?? "").length > MAX_SETTING_BYTES)
+    throw invalidInput("value", "larger than 64 KiB");
   return value;
 }
 

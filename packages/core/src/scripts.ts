@@ -46,15 +46,44 @@ function schemaFor(language: Language, input: NewScriptInput): ArgSchema {
   }
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function scriptFromRow(row: any): Script {
+  return {
+    workspaceId: row.workspace_id,
+    hash: row.hash,
+    path: row.path,
+    parentHash: row.parent_hash,
+    summary: row.summary,
+    description: row.description,
+    content: row.content,
+    language: row.language,
+    schema: row.schema,
+    tag: row.tag,
+    lock: row.lock,
+    timeoutSecs: row.timeout_secs,
+    priority: row.priority,
+    concurrentLimit: row.concurrent_limit,
+    concurrencyTimeWindowS: row.concurrency_time_window_s,
+    concurrencyKey: row.concurrency_key,
+    retry: row.retry,
+    memoryLimitMb: row.memory_limit_mb,
+    createdBy: row.created_by,
+    createdAt: row.created_at,
+    archived: row.archived,
+  };
+}
+
+/** The latest deployed version at `path` (raw SQL: every run by path starts here). */
 export async function latestScript(
   ctx: CoreContext,
   workspaceId: string,
   path: string,
 ): Promise<Script | null> {
-  return ctx.db.script.findFirst({
-    where: { workspaceId, path, archived: false },
-    orderBy: { createdAt: "desc" },
-  });
+  const { rows } = await ctx.pool.query(
+    `SELECT * FROM script WHERE workspace_id = $1 AND path = $2 AND NOT archived ORDER BY created_at DESC LIMIT 1`,
+    [workspaceId, path],
+  );
+  return rows[0] ? scriptFromRow(rows[0]) : null;
 }
 
 /**

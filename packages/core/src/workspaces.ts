@@ -23,16 +23,32 @@ export async function requireMembership(
 ): Promise<Membership> {
   const missing = notFound(`workspace ${workspaceId}`);
   if (principal.workspaceScope && principal.workspaceScope !== workspaceId) throw missing;
-  const workspace = await ctx.db.workspace.findFirst({
-    where: { id: workspaceId, deleted: false },
-    include: { members: { where: { userId: principal.userId, disabled: false } } },
-  });
-  if (!workspace) throw missing;
-  const { members, ...bare } = workspace;
-  if (principal.isSuperAdmin) return { workspace: bare, role: "admin", principal };
-  const member = members[0];
-  if (!member) throw missing;
-  return { workspace: bare, role: member.role, principal };
+  // Raw SQL: this runs on every workspace request, including the run_wait_result hot path.
+  const { rows } = await ctx.pool.query<{
+    id: string;
+    name: string;
+    created_by: string | null;
+    created_at: Date;
+    role: WorkspaceRole | null;
+  }>(
+    `SELECT w.id, w.name, w.created_by, w.created_at, m.role
+       FROM workspace w
+       LEFT JOIN workspace_member m ON m.workspace_id = w.id AND m.user_id = $2 AND NOT m.disabled
+      WHERE w.id = $1 AND NOT w.deleted`,
+    [workspaceId, principal.userId],
+  );
+  const row = rows[0];
+  if (!row) throw missing;
+  const workspace: Workspace = {
+    id: row.id,
+    name: row.name,
+    createdBy: row.created_by,
+    createdAt: row.created_at,
+    deleted: false,
+  };
+  if (principal.isSuperAdmin) return { workspace, role: "admin", principal };
+  if (!row.role) throw missing;
+  return { workspace, role: row.role, principal };
 }
 
 export interface CreateWorkspaceInput {

@@ -2,6 +2,7 @@ import { authedProcedure, mergeRouters, router } from "./init.ts";
 import { jobRunRouter } from "./routers/job-run.ts";
 import { jobReadRouter } from "./routers/job.ts";
 import { scriptRouter } from "./routers/script.ts";
+import { workerRouter } from "./routers/worker.ts";
 import { workspaceRouter } from "./routers/workspace.ts";
 
 export const appRouter = router({
@@ -13,6 +14,7 @@ export const appRouter = router({
   workspace: workspaceRouter,
   script: scriptRouter,
   job: mergeRouters(jobReadRouter, jobRunRouter),
+  worker: workerRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -173,8 +173,8 @@ async function claimLimited(
 export const MAX_JOB_LOG_CHARS = 4_000_000;
 const LOG_CAP_NOTE = `\n[millrace] log capped at ${MAX_JOB_LOG_CHARS / 1_000_000} MB; further output was dropped\n`;
 
-/** SQL appending `$new` to `job_log.logs` up to the cap (the note is added once). */
-const CAPPED_APPEND = `CASE
+/** SQL appending `EXCLUDED.logs` to `job_log.logs` up to the cap (the note is added once). */
+export const CAPPED_APPEND = `CASE
     WHEN length(job_log.logs) >= ${MAX_JOB_LOG_CHARS} THEN job_log.logs
     WHEN length(job_log.logs) + length(EXCLUDED.logs) > ${MAX_JOB_LOG_CHARS}
       THEN left(job_log.logs || EXCLUDED.logs, ${MAX_JOB_LOG_CHARS}) || '${LOG_CAP_NOTE.replaceAll("'", "''")}'

@@ -1,6 +1,6 @@
 import { withTransaction, type Pool, type PoolClient } from "@millrace/db";
 import type { Boss } from "./boss.ts";
-import { appendLogs, type ClaimedJob } from "./claim.ts";
+import { CAPPED_APPEND, MAX_JOB_LOG_CHARS, type ClaimedJob } from "./claim.ts";
 import { bossDb, redispatchJob, type RetryPolicy } from "./enqueue.ts";
 import { JOB_DONE_CHANNEL } from "./events.ts";
 
@@ -47,30 +47,33 @@ export async function completeJobs(pool: Pool, boss: Boss, completions: Completi
       (c) => c.outcome.status === "failure" && retryDelaySecs(c.job.retry, c.job.retryAttempt + 1) !== null,
     );
     const finals = completions.filter((c) => !retries.includes(c));
-    await appendLogs(
-      client,
-      completions.map((c) => ({
-        jobId: c.job.id,
-        chunk: c.pendingLog + (retries.includes(c) ? retryNote(c) : ""),
-      })),
+    // Last output and final states in one statement (one round trip for the whole batch).
+    const logged = completions.map((c) => ({
+      jobId: c.job.id,
+      chunk: c.pendingLog + (retries.includes(c) ? retryNote(c) : ""),
+    }));
+    await client.query(
+      `WITH logs AS (
+         INSERT INTO job_log (job_id, logs)
+           SELECT job_id, left(chunk, ${MAX_JOB_LOG_CHARS})
+             FROM unnest($1::uuid[], $2::text[]) AS e(job_id, chunk) WHERE chunk <> ''
+         ON CONFLICT (job_id) DO UPDATE SET logs = ${CAPPED_APPEND}
+       ), done AS (
+         UPDATE job SET status = c.status::job_status, result = c.result, completed_at = now()
+           FROM unnest($3::uuid[], $4::uuid[], $5::text[], $6::jsonb[]) AS c(job_id, boss_job_id, status, result)
+          WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status = 'running'
+          RETURNING job.id)
+       SELECT pg_notify($7, id::text) FROM done`,
+      [
+        logged.map((entry) => entry.jobId),
+        logged.map((entry) => entry.chunk),
+        finals.map((c) => c.job.id),
+        finals.map((c) => c.job.bossJobId),
+        finals.map((c) => c.outcome.status),
+        finals.map((c) => JSON.stringify(c.outcome.result ?? null)),
+        JOB_DONE_CHANNEL,
+      ],
     );
-    if (finals.length > 0) {
-      await client.query(
-        `WITH done AS (
-           UPDATE job SET status = c.status::job_status, result = c.result, completed_at = now()
-             FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[]) AS c(job_id, boss_job_id, status, result)
-            WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status = 'running'
-            RETURNING job.id)
-         SELECT pg_notify($5, id::text) FROM done`,
-        [
-          finals.map((c) => c.job.id),
-          finals.map((c) => c.job.bossJobId),
-          finals.map((c) => c.outcome.status),
-          finals.map((c) => JSON.stringify(c.outcome.result ?? null)),
-          JOB_DONE_CHANNEL,
-        ],
-      );
-    }
     for (const c of retries) await scheduleRetry(client, boss, c);
     const byTag = new Map<string, string[]>();
     for (const c of completions) byTag.set(c.job.tag, [...(byTag.get(c.job.tag) ?? []), c.job.bossJobId]);

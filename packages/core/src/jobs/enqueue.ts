@@ -63,8 +63,10 @@ export async function enqueueJobs(pool: Pool, boss: Boss, inputs: EnqueueInput[]
   const now = new Date();
   const ids = inputs.map(() => randomUUID());
   await withTransaction(pool, async (client) => {
+    // The NOTIFY is only delivered at commit, so it can go out with the insert (one round trip).
     await client.query(
-      `INSERT INTO job (id, boss_job_id, workspace_id, kind, script_path, script_hash, language, content, args,
+      `WITH inserted AS (
+       INSERT INTO job (id, boss_job_id, workspace_id, kind, script_path, script_hash, language, content, args,
          arg_order, tag, priority, created_by, permissioned_as, scheduled_for, timeout_secs, memory_limit_mb,
          concurrency_key, concurrent_limit, concurrency_time_window_s, retry)
        SELECT v.id, v.id, v.workspace_id, v.kind, v.script_path, v.script_hash, v.language, v.content, v.args,
@@ -74,7 +76,9 @@ export async function enqueueJobs(pool: Pool, boss: Boss, inputs: EnqueueInput[]
        FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, workspace_id text, kind text, script_path text,
          script_hash text, language text, content text, args jsonb, arg_order jsonb, tag text, priority int,
          created_by text, permissioned_as text, scheduled_for timestamptz, timeout_secs int, memory_limit_mb int,
-         concurrency_key text, concurrent_limit int, concurrency_time_window_s int, retry jsonb)`,
+         concurrency_key text, concurrent_limit int, concurrency_time_window_s int, retry jsonb)
+       RETURNING tag)
+       SELECT pg_notify($2, tag) FROM (SELECT DISTINCT tag FROM inserted) AS tags`,
       [
         JSON.stringify(
           inputs.map((input, i) => ({
@@ -100,6 +104,7 @@ export async function enqueueJobs(pool: Pool, boss: Boss, inputs: EnqueueInput[]
             retry: input.retry,
           })),
         ),
+        JOB_QUEUED_CHANNEL,
       ],
     );
     const byTag = new Map<string, { id: string; data: { jobId: string } }[]>();
@@ -110,10 +115,6 @@ export async function enqueueJobs(pool: Pool, boss: Boss, inputs: EnqueueInput[]
       byTag.set(input.tag, list);
     });
     for (const [tag, jobs] of byTag) await boss.insert(tag, jobs, { db: bossDb(client) });
-    await client.query("SELECT pg_notify($1, tag) FROM unnest($2::text[]) AS tag", [
-      JOB_QUEUED_CHANNEL,
-      [...byTag.keys()],
-    ]);
   });
   return ids;
 }

@@ -56,3 +56,4 @@ export {
   type ValueFilter,
 } from "./queries.ts";
 export { deleteExpiredJobs, type RetentionOptions } from "../maintenance/retention.ts";
+export { waitForResult, type FinishedJob } from "./wait.ts";

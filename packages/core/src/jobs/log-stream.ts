@@ -23,6 +23,8 @@ export interface JobUpdate {
 // in pieces rather than one huge event.
 export const MAX_UPDATE_LOG_CHARS = 256 * 1024;
 
+const MAX_INT = 2 ** 31 - 1;
+
 interface Snapshot {
   status: string;
   total: number;
@@ -48,7 +50,7 @@ async function readSnapshot(
                     coalesce(substr(l.logs, $3 + 1, $4), '') AS chunk
                FROM job j LEFT JOIN job_log l ON l.job_id = j.id
               WHERE j.id = $1 AND j.workspace_id = $2) s`,
-    [id, membership.workspace.id, offset, maxChars],
+    [id, membership.workspace.id, Math.min(offset, MAX_INT), Math.min(maxChars, MAX_INT)],
   );
   const row = rows[0];
   if (!row) throw notFound(`job ${id}`);

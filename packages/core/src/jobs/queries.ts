@@ -189,7 +189,15 @@ export function parseDateTime(name: string, raw: string): Date {
   const value = raw.trim().replace(/ (\d{2}:?\d{2})$/, "+$1");
   const match = DATE_TIME.exec(value);
   const date = match ? new Date(match[2] ? (match[3] ? value : `${value}Z`) : `${match[1]}T00:00:00Z`) : null;
-  if (!date || Number.isNaN(date.getTime())) {
+  // Date rolls 2025-02-30 over to March; a day the month does not have is refused instead.
+  const [year = 0, month = 0, day = 0] = match?.[1]?.split("-").map(Number) ?? [];
+  const calendarDay = new Date(Date.UTC(year, month - 1, day));
+  if (
+    !date ||
+    Number.isNaN(date.getTime()) ||
+    calendarDay.getUTCMonth() !== month - 1 ||
+    calendarDay.getUTCDate() !== day
+  ) {
     throw invalidInput(name, `not a valid date-time: "${raw}" (use ISO 8601, e.g. 2025-01-31T12:00:00Z)`);
   }
   return date;
@@ -271,14 +279,13 @@ function columnFilter(
   return nullable ? { OR: [{ [column]: null }, excluded] } : excluded;
 }
 
+// Prisma passes startsWith to LIKE as is: `_` and `%` in a path must not act as wildcards.
+const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
 function prefixFilter(filter: ValueFilter): Prisma.JobWhereInput {
-  if ("in" in filter) return { OR: filter.in.map((prefix) => ({ scriptPath: { startsWith: prefix } })) };
-  return {
-    OR: [
-      { scriptPath: null },
-      { AND: filter.notIn.map((prefix) => ({ NOT: { scriptPath: { startsWith: prefix } } })) },
-    ],
-  };
+  const starts = (prefix: string) => ({ scriptPath: { startsWith: likeLiteral(prefix) } });
+  if ("in" in filter) return { OR: filter.in.map(starts) };
+  return { OR: [{ scriptPath: null }, { AND: filter.notIn.map((prefix) => ({ NOT: starts(prefix) })) }] };
 }
 
 /** The jobs of the caller's workspace matching Windmill's list filters, newest first. */

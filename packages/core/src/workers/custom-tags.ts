@@ -135,10 +135,14 @@ export function availableTags(tags: readonly CustomTag[], workspaceId: string | 
 }
 
 // Enqueue checks tags on every job: keep the setting in memory briefly. Another server's change
-// is seen within CACHE_MS; this process's own changes invalidate at once. Keyed by pool because
-// tests (and nothing else) run several databases in one process.
+// is seen within CACHE_MS; this process's own changes invalidate at once (the cache lives on
+// globalThis because Next bundles a module once per route). Keyed by pool because tests run
+// several databases in one process.
 const CACHE_MS = 1000;
-const cache = new WeakMap<Pool, { at: number; tags: Promise<CustomTag[]> }>();
+type Cache = WeakMap<Pool, { at: number; tags: Promise<CustomTag[]> }>;
+const CACHE_KEY = Symbol.for("millrace.customTagsCache");
+const holder = globalThis as unknown as Record<symbol, Cache | undefined>;
+const cache: Cache = (holder[CACHE_KEY] ??= new WeakMap());
 
 async function readCustomTags(pool: Pool): Promise<CustomTag[]> {
   const { rows } = await pool.query<{ value: unknown }>("SELECT value FROM instance_setting WHERE key = $1", [
@@ -149,7 +153,9 @@ async function readCustomTags(pool: Pool): Promise<CustomTag[]> {
     return parseCustomTags(rows[0].value);
   } catch (error) {
     // Fail closed: ignoring a broken setting would lift the restrictions it declares.
-    throw new Error(`instance setting ${CUSTOM_TAGS_SETTING} is invalid: ${(error as Error).message}`);
+    throw new Error(`instance setting ${CUSTOM_TAGS_SETTING} is invalid: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
 }
 

@@ -19,6 +19,15 @@ const MAX_SCRIPT_CHARS = 64 * 1024;
 const script = (what: string) =>
   z.string({ error: "must be a string" }).max(MAX_SCRIPT_CHARS, `${what} is limited to 64 KiB`);
 
+const SUPPORTED = [
+  "worker_tags",
+  "init_bash",
+  "periodic_script_bash",
+  "periodic_script_interval_seconds",
+  "dedicated_worker",
+  "network",
+];
+
 const configSchema = z
   .strictObject(
     {
@@ -71,15 +80,6 @@ const configSchema = z
       });
     }
   });
-
-const SUPPORTED = [
-  "worker_tags",
-  "init_bash",
-  "periodic_script_bash",
-  "periodic_script_interval_seconds",
-  "dedicated_worker",
-  "network",
-];
 
 /** Windmill's WorkerConfig fields Millrace implements, plus `network` (default true). */
 export type WorkerGroupConfig = z.infer<typeof configSchema>;
@@ -144,7 +144,9 @@ export async function loadWorkerGroupConfig(pool: Pool, group: string): Promise<
   try {
     return parseWorkerGroupConfig(rows[0].config);
   } catch (error) {
-    throw new Error(`worker group "${group}" has an invalid config: ${(error as Error).message}`);
+    throw new Error(`worker group "${group}" has an invalid config: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
 }
 

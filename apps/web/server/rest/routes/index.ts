@@ -3,6 +3,8 @@ import { authRoutes } from "./auth.ts";
 import { jobReadRoutes } from "./jobs-read.ts";
 import { jobRunRoutes } from "./jobs-run.ts";
 import { scriptRoutes } from "./scripts.ts";
+import { settingRoutes } from "./settings.ts";
+import { workerRoutes } from "./workers.ts";
 import { workspaceRoutes } from "./workspaces.ts";
 
 export const routes: Route[] = [
@@ -11,4 +13,6 @@ export const routes: Route[] = [
   ...scriptRoutes,
   ...jobRunRoutes,
   ...jobReadRoutes,
+  ...workerRoutes,
+  ...settingRoutes,
 ];

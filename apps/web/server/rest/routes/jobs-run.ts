@@ -1,11 +1,11 @@
-import { cancelJob, runPreview, runScriptByPath, waitForJob } from "@millrace/core";
+import { cancelJob, runPreview, runScriptByPath, waitForResult } from "@millrace/core";
 import { json, readJson, readObject, text } from "../../http.ts";
 import type { RestContext, Route } from "../router.ts";
 import { optionalString, requiredString, runArgs, runOptions } from "./params.ts";
 
 async function waitedResult(ctx: RestContext, jobId: string): Promise<Response> {
   const membership = await ctx.membership();
-  const job = await waitForJob(ctx.services, membership, jobId, ctx.services.waitResultTimeoutMs);
+  const job = await waitForResult(ctx.services, membership, jobId, ctx.services.waitResultTimeoutMs);
   return json(job.result, job.status === "success" ? 200 : 500);
 }
 

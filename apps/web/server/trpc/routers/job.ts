@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { getJob, listJobs } from "@millrace/core";
+import { getJob, listJobs, parseJobListQuery } from "@millrace/core";
 import type { Job } from "@millrace/db";
 import { router, workspaceProcedure } from "../init.ts";
 
@@ -19,18 +19,58 @@ export function jobView(job: Job & { logs?: string }) {
     startedAt: job.startedAt?.toISOString() ?? null,
     completedAt: job.completedAt?.toISOString() ?? null,
     workerName: job.workerName,
+    canceledBy: job.canceledBy,
+    cancelReason: job.cancelReason,
   };
 }
 
+/** A job in a list: no args, result or logs, which can be large. */
+export function jobSummaryView(job: Job) {
+  return {
+    id: job.id,
+    kind: job.kind,
+    scriptPath: job.scriptPath,
+    language: job.language,
+    status: job.status,
+    tag: job.tag,
+    createdBy: job.createdBy,
+    createdAt: job.createdAt.toISOString(),
+    startedAt: job.startedAt?.toISOString() ?? null,
+    completedAt: job.completedAt?.toISOString() ?? null,
+    canceledBy: job.canceledBy,
+  };
+}
+
+const filterText = z.string().max(2000).optional();
+
 export const jobReadRouter = router({
   get: workspaceProcedure
-    .input(z.object({ id: z.string() }))
-    .query(async ({ ctx, input }) => jobView(await getJob(ctx.services, ctx.membership, input.id))),
-  list: workspaceProcedure
-    .input(z.object({ scriptPath: z.string().optional(), page: z.number().int().min(1).default(1) }))
+    .input(z.object({ id: z.string(), withLogs: z.boolean().default(true) }))
     .query(async ({ ctx, input }) =>
-      (
-        await listJobs(ctx.services, ctx.membership, { scriptPathExact: input.scriptPath, page: input.page })
-      ).map(jobView),
+      jobView(await getJob(ctx.services, ctx.membership, input.id, { withLogs: input.withLogs })),
     ),
+  // The filters take Windmill's REST parameter names and text values, so that the Runs page's URL,
+  // the REST API and the error's `field` all name a filter the same way.
+  list: workspaceProcedure
+    .input(
+      z.object({
+        script_path_exact: filterText,
+        script_path_start: filterText,
+        created_by: filterText,
+        tag: filterText,
+        job_kinds: filterText,
+        status: filterText,
+        running: filterText,
+        success: filterText,
+        created_before: filterText,
+        created_after: filterText,
+        page: filterText,
+        per_page: filterText,
+      }),
+    )
+    .query(async ({ ctx, input }) => {
+      const filters = parseJobListQuery(input);
+      const jobs = await listJobs(ctx.services, ctx.membership, filters);
+      return jobs.map(jobSummaryView);
+    }),
 });

@@ -1,22 +1,67 @@
 "use client";
-import { useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { use } from "react";
+import { usePathname, useRouter, useSearchParams } from "next/navigation";
+import { Suspense, use } from "react";
 import { StatusBadge } from "@/components/job-view";
-import { errorMessage } from "@/lib/errors";
+import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
+import { FILTER_PARAMS, FORM_FIELDS, RunFilters, type Filters } from "./run-filters";
 
-export default function RunsPage({ params }: { params: Promise<{ workspace: string }> }) {
-  const { workspace } = use(params);
+const DEFAULT_PER_PAGE = 30;
+
+function filtersFrom(search: URLSearchParams): Filters {
+  const filters: Filters = {};
+  for (const name of FILTER_PARAMS) {
+    const value = search.get(name);
+    if (value) filters[name] = value;
+  }
+  return filters;
+}
+
+function Runs({ workspace }: { workspace: string }) {
   const trpc = useTRPC();
-  const jobs = useQuery({ ...trpc.job.list.queryOptions({ workspace }), refetchInterval: 2000 });
+  const router = useRouter();
+  const pathname = usePathname();
+  const search = useSearchParams();
+  const filters = filtersFrom(search);
+  const jobs = useQuery({
+    ...trpc.job.list.queryOptions({ workspace, ...filters }),
+    placeholderData: keepPreviousData,
+    refetchInterval: (query) => (query.state.error ? false : 2000),
+  });
+
+  const navigate = (next: Filters) => {
+    const params = new URLSearchParams();
+    for (const name of FILTER_PARAMS) if (next[name]) params.set(name, next[name]);
+    const query = params.toString();
+    router.replace(query ? `${pathname}?${query}` : pathname);
+  };
+  const errorAt = jobs.error ? errorField(jobs.error) : undefined;
+  const field = errorAt && FORM_FIELDS.has(errorAt) ? errorAt : undefined;
+  const fieldErrors = field ? { [field]: errorMessage(jobs.error) } : {};
+  const page = Number(filters.page ?? "1") || 1;
+  const perPage = Number(filters.per_page ?? DEFAULT_PER_PAGE) || DEFAULT_PER_PAGE;
+  const filtered = Object.keys(filters).some((name) => name !== "page" && name !== "per_page");
+  const rows = jobs.error ? undefined : jobs.data;
+
   return (
-    <div>
+    <div className="stack">
       <h1>Runs</h1>
-      {jobs.error && <div className="error">{errorMessage(jobs.error)}</div>}
-      {jobs.data && jobs.data.length === 0 && <div className="panel empty">No runs yet.</div>}
-      {jobs.data && jobs.data.length > 0 && (
-        <table>
+      <RunFilters
+        key={search.toString()}
+        filters={filters}
+        errors={fieldErrors}
+        onApply={(next) => navigate({ ...next, page: undefined })}
+      />
+      {jobs.error && !field && <div className="error">{errorMessage(jobs.error)}</div>}
+      {rows && rows.length === 0 && (
+        <div className="panel empty" data-testid="runs-empty">
+          {page > 1 ? "No runs on this page." : filtered ? "No runs match these filters." : "No runs yet."}
+        </div>
+      )}
+      {rows && rows.length > 0 && (
+        <table data-testid="runs-table">
           <thead>
             <tr>
               <th>Status</th>
@@ -27,7 +72,7 @@ export default function RunsPage({ params }: { params: Promise<{ workspace: stri
             </tr>
           </thead>
           <tbody>
-            {jobs.data.map((job) => (
+            {rows.map((job) => (
               <tr key={job.id}>
                 <td>
                   <Link href={`/w/${workspace}/runs/${job.id}`}>
@@ -49,6 +94,35 @@ export default function RunsPage({ params }: { params: Promise<{ workspace: stri
           </tbody>
         </table>
       )}
+      {rows && (page > 1 || rows.length >= perPage) && (
+        <div className="row" data-testid="runs-paging">
+          <button
+            type="button"
+            disabled={page <= 1}
+            onClick={() => navigate({ ...filters, page: page > 2 ? String(page - 1) : undefined })}
+          >
+            Previous
+          </button>
+          <span className="muted">Page {page}</span>
+          <button
+            type="button"
+            disabled={rows.length < perPage}
+            onClick={() => navigate({ ...filters, page: String(page + 1) })}
+          >
+            Next
+          </button>
+        </div>
+      )}
     </div>
+  );
+}
+
+export default function RunsPage({ params }: { params: Promise<{ workspace: string }> }) {
+  const { workspace } = use(params);
+  // useSearchParams needs a Suspense boundary above it.
+  return (
+    <Suspense fallback={<p className="muted">Loading…</p>}>
+      <Runs workspace={workspace} />
+    </Suspense>
   );
 }

@@ -1,0 +1,105 @@
+"use client";
+import { useQuery } from "@tanstack/react-query";
+import { use, useState } from "react";
+import { CustomTagsEditor } from "@/components/workers/custom-tags-editor";
+import { GroupConfigEditor, type GroupConfig } from "@/components/workers/group-config-editor";
+import { QueueTable, WorkerGroupPanel, type WorkerRow } from "@/components/workers/worker-tables";
+import { errorMessage } from "@/lib/errors";
+import { useTRPC } from "@/lib/trpc";
+
+const REFRESH_MS = 5000;
+
+function NewGroupForm({ onCreate }: { onCreate: (name: string) => void }) {
+  const [name, setName] = useState("");
+  return (
+    <form
+      className="row"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (name.trim()) onCreate(name.trim());
+        setName("");
+      }}
+    >
+      <label>
+        New worker group config
+        <input name="new_group" placeholder="gpu" value={name} onChange={(e) => setName(e.target.value)} />
+      </label>
+      <button type="submit">Add</button>
+    </form>
+  );
+}
+
+export default function WorkersPage({ params }: { params: Promise<{ workspace: string }> }) {
+  const { workspace } = use(params);
+  const trpc = useTRPC();
+  const me = useQuery(trpc.me.queryOptions());
+  const superadmin = me.data?.isSuperAdmin === true;
+  const workers = useQuery({ ...trpc.worker.list.queryOptions(), refetchInterval: REFRESH_MS });
+  const queue = useQuery({ ...trpc.worker.queueStats.queryOptions(), refetchInterval: REFRESH_MS });
+  const tags = useQuery(trpc.worker.customTags.queryOptions({ workspace }));
+  const groups = useQuery({ ...trpc.worker.groups.queryOptions(), enabled: superadmin });
+  const [added, setAdded] = useState<string[]>([]);
+
+  const byGroup = new Map<string, WorkerRow[]>();
+  for (const worker of workers.data ?? []) {
+    byGroup.set(worker.worker_group, [...(byGroup.get(worker.worker_group) ?? []), worker]);
+  }
+  const configs = new Map((groups.data ?? []).map((g) => [g.name, g.config as GroupConfig]));
+  const names = [
+    ...new Set([...byGroup.keys(), ...(superadmin ? [...configs.keys(), ...added] : [])]),
+  ].sort();
+
+  return (
+    <div>
+      <h1>Workers</h1>
+      {workers.error && <div className="error">{errorMessage(workers.error)}</div>}
+      {workers.data && names.length === 0 && (
+        <div className="panel empty">No worker has pinged in the last minute.</div>
+      )}
+      {names.map((group) => (
+        <WorkerGroupPanel
+          key={group}
+          group={group}
+          workspace={workspace}
+          showJobs={superadmin}
+          workers={byGroup.get(group) ?? []}
+          config={
+            superadmin &&
+            groups.data && (
+              <details open={!byGroup.has(group)}>
+                <summary>{configs.has(group) ? "Group config" : "Create a config for this group"}</summary>
+                <GroupConfigEditor group={group} config={configs.get(group) ?? null} />
+              </details>
+            )
+          }
+        />
+      ))}
+      {superadmin && (
+        <div className="panel" style={{ marginBottom: "1rem" }}>
+          <NewGroupForm onCreate={(name) => setAdded((current) => [...current, name])} />
+          {groups.error && <div className="error">{errorMessage(groups.error)}</div>}
+        </div>
+      )}
+
+      <h2>Queue</h2>
+      {queue.error && <div className="error">{errorMessage(queue.error)}</div>}
+      {queue.data && <QueueTable stats={queue.data} />}
+
+      <h2>Tags</h2>
+      {tags.error && <div className="error">{errorMessage(tags.error)}</div>}
+      {tags.data && (
+        <div className="panel stack">
+          <div data-testid="available-tags">
+            <span className="muted">Tags scripts of {workspace} may use: </span>
+            {tags.data.available.map((tag) => (
+              <code key={tag} style={{ marginRight: "0.5rem" }}>
+                {tag}
+              </code>
+            ))}
+          </div>
+          {tags.data.setting && <CustomTagsEditor setting={tags.data.setting} />}
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,180 @@
+"use client";
+import Link from "next/link";
+import type { ReactNode } from "react";
+import type { inferRouterOutputs } from "@trpc/server";
+import type { AppRouter } from "@/server/trpc/app-router";
+
+type Outputs = inferRouterOutputs<AppRouter>;
+export type WorkerRow = Outputs["worker"]["list"][number];
+export type QueueRow = Outputs["worker"]["queueStats"][number];
+
+function percent(value: number | undefined): string {
+  return value === undefined ? "–" : `${Math.round(value * 100)}%`;
+}
+
+function memory(bytes: number | undefined): string {
+  if (bytes === undefined) return "–";
+  return bytes >= 1 << 30 ? `${(bytes / (1 << 30)).toFixed(1)} GB` : `${Math.round(bytes / (1 << 20))} MB`;
+}
+
+export function duration(secs: number): string {
+  if (secs < 60) return `${secs} s`;
+  if (secs < 3600) return `${Math.floor(secs / 60)} min ${secs % 60} s`;
+  return `${Math.floor(secs / 3600)} h ${Math.floor((secs % 3600) / 60)} min`;
+}
+
+function Tags({ tags }: { tags: string[] }) {
+  return (
+    <span style={{ display: "inline-flex", flexWrap: "wrap", gap: "0.25rem" }}>
+      {tags.map((tag) => (
+        <code key={tag} className="status" style={{ background: "#eef2f6", fontWeight: 500 }}>
+          {tag}
+        </code>
+      ))}
+    </span>
+  );
+}
+
+function CurrentJob({
+  worker,
+  workspace,
+  visible,
+}: {
+  worker: WorkerRow;
+  workspace: string;
+  visible: boolean;
+}) {
+  // Jobs belong to tenants: only superadmins are shown which job a worker runs.
+  if (!visible) return <span className="muted">–</span>;
+  if (!worker.current_job_id) return <span className="muted">idle</span>;
+  if (worker.last_job_workspace_id === workspace) {
+    return (
+      <Link href={`/w/${workspace}/runs/${worker.current_job_id}`}>
+        <code>{worker.current_job_id.slice(0, 8)}</code>
+      </Link>
+    );
+  }
+  return (
+    <span title={worker.current_job_id}>
+      <code>{worker.current_job_id.slice(0, 8)}</code>{" "}
+      <span className="muted">in {worker.last_job_workspace_id ?? "?"}</span>
+    </span>
+  );
+}
+
+/** One worker group: its live workers, and (for superadmins) whatever `config` renders. */
+export function WorkerGroupPanel({
+  group,
+  workers,
+  workspace,
+  showJobs,
+  config,
+}: {
+  group: string;
+  workers: WorkerRow[];
+  workspace: string;
+  showJobs: boolean;
+  config?: ReactNode;
+}) {
+  const tags = [...new Set(workers.flatMap((w) => w.custom_tags))];
+  return (
+    <section className="panel stack" data-testid={`worker-group-${group}`} style={{ marginBottom: "1rem" }}>
+      <div className="toolbar" style={{ marginBottom: 0 }}>
+        <h2 style={{ margin: 0 }}>
+          Group <code>{group}</code>{" "}
+          <span className="muted" style={{ fontWeight: 400, fontSize: 13 }}>
+            {workers.length} live worker{workers.length === 1 ? "" : "s"}
+          </span>
+        </h2>
+      </div>
+      {tags.length > 0 && (
+        <div>
+          <span className="muted">Serving </span>
+          <Tags tags={tags} />
+        </div>
+      )}
+      {workers.length === 0 ? (
+        <div className="muted">No live worker in this group.</div>
+      ) : (
+        <table aria-label={`Workers of group ${group}`}>
+          <thead>
+            <tr>
+              <th>Worker</th>
+              <th>Host</th>
+              <th>Current job</th>
+              <th>Jobs done</th>
+              <th>Occupancy 15s / 5m / 30m</th>
+              <th>Memory</th>
+              <th>Last ping</th>
+            </tr>
+          </thead>
+          <tbody>
+            {workers.map((worker) => (
+              <tr key={worker.worker} data-testid="worker-row">
+                <td>
+                  <code>{worker.worker}</code>
+                </td>
+                <td>{worker.host}</td>
+                <td>
+                  <CurrentJob worker={worker} workspace={workspace} visible={showJobs} />
+                </td>
+                <td>{worker.jobs_executed}</td>
+                <td>
+                  {percent(worker.occupancy_rate_15s)} / {percent(worker.occupancy_rate_5m)} /{" "}
+                  {percent(worker.occupancy_rate_30m)}
+                </td>
+                <td>{memory(worker.memory_usage)}</td>
+                <td>{duration(worker.last_ping)} ago</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {config}
+    </section>
+  );
+}
+
+/** Queue depth and the longest wait per tag; a tag no live worker serves is flagged. */
+export function QueueTable({ stats }: { stats: QueueRow[] }) {
+  if (stats.length === 0) return <div className="panel empty">No job is waiting or running.</div>;
+  return (
+    <table aria-label="Queue">
+      <thead>
+        <tr>
+          <th>Tag</th>
+          <th>Queued</th>
+          <th>Scheduled later</th>
+          <th>Running</th>
+          <th>Oldest waiting</th>
+          <th>Live workers</th>
+        </tr>
+      </thead>
+      <tbody>
+        {stats.map((row) => (
+          <tr key={row.tag} data-testid={`queue-${row.tag}`}>
+            <td>
+              <code>{row.tag}</code>
+            </td>
+            <td>{row.queued}</td>
+            <td>{row.scheduled}</td>
+            <td>{row.running}</td>
+            <td>
+              {row.oldest_wait_secs === null ? (
+                <span className="muted">–</span>
+              ) : (
+                <span title={row.oldest_queued_at ?? ""}>{duration(row.oldest_wait_secs)}</span>
+              )}
+            </td>
+            <td>
+              {row.workers}
+              {row.workers === 0 && row.queued > row.scheduled && (
+                <span className="field-error"> no live worker serves this tag</span>
+              )}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

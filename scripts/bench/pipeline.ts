@@ -1,0 +1,105 @@
+import { enqueueJobs, startBoss, type EnqueueInput } from "@millrace/core";
+import { createPool } from "@millrace/db";
+import { PgBoss } from "pg-boss";
+import { startTestWorker } from "../../apps/worker/src/testing.ts";
+
+function noopJob(tag: string, args: Record<string, unknown>): EnqueueInput {
+  return {
+    workspaceId: "bench",
+    kind: "noop",
+    scriptPath: null,
+    scriptHash: null,
+    language: "bash",
+    content: "",
+    args,
+    argOrder: [],
+    tag,
+    priority: 0,
+    scheduledFor: null,
+    createdBy: "bench",
+    permissionedAs: "u/bench",
+    timeoutSecs: 60,
+    memoryLimitMb: null,
+    concurrency: null,
+    retry: null,
+  };
+}
+
+/**
+ * The whole Millrace pipeline on `count` jobs of a fresh tag: enqueued first (our rows and their
+ * pg-boss jobs, measured separately), then drained by one worker process with `slots` slots
+ * (claim through pg-boss, run, record the outcome and settle pg-boss), from the first job started
+ * to the last completed, as jobs per second.
+ */
+export async function pipelineRun(
+  databaseUrl: string,
+  options: { count: number; slots: number; tag: string; args: Record<string, unknown>; bash?: string },
+): Promise<{ seconds: number; rate: number; enqueueRate: number }> {
+  const pool = createPool(databaseUrl, { max: 4, applicationName: "millrace-bench" });
+  const boss = await startBoss(databaseUrl, "worker");
+  const inputs = Array.from({ length: options.count }, () => ({
+    ...noopJob(options.tag, options.args),
+    ...(options.bash ? { kind: "script" as const, content: options.bash } : {}),
+  }));
+  const enqueueStarted = performance.now();
+  for (let i = 0; i < inputs.length; i += 1000) await enqueueJobs(pool, boss, inputs.slice(i, i + 1000));
+  const enqueueRate = options.count / ((performance.now() - enqueueStarted) / 1000);
+  const worker = await startTestWorker(databaseUrl, {
+    WORKER_TAGS: options.tag,
+    NUM_WORKERS: String(options.slots),
+  });
+  try {
+    for (;;) {
+      const { rows } = await pool.query<{ done: number; first: Date | null; last: Date | null }>(
+        `SELECT count(*)::int AS done, min(started_at) AS first, max(completed_at) AS last
+           FROM job WHERE tag = $1 AND status = 'success'`,
+        [options.tag],
+      );
+      const { done, first, last } = rows[0]!;
+      if (done >= options.count && first && last) {
+        const seconds = (last.getTime() - first.getTime()) / 1000;
+        return { seconds, rate: options.count / seconds, enqueueRate };
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } finally {
+    await worker.stop();
+    await boss.stop({ graceful: false, timeout: 2000 });
+    await pool.end();
+  }
+}
+
+/** pg-boss alone on the same database: insert `count` jobs, then drain them as fast as it can. */
+export async function rawPgBossDrain(
+  databaseUrl: string,
+  options: { count: number; batchSize: number; loops: number },
+): Promise<{ seconds: number; rate: number }> {
+  const boss = new PgBoss({ connectionString: databaseUrl, supervise: false, schedule: false, max: 6 });
+  boss.on("error", () => {});
+  await boss.start();
+  const queue = `bench_drain_${Date.now()}`;
+  await boss.createQueue(queue);
+  for (let i = 0; i < options.count; i += 1000) {
+    await boss.insert(
+      queue,
+      Array.from({ length: Math.min(1000, options.count - i) }, (_, j) => ({ data: { i: i + j } })),
+    );
+  }
+  const started = performance.now();
+  let drained = 0;
+  const loop = async () => {
+    for (;;) {
+      const jobs = await boss.fetch(queue, { batchSize: options.batchSize });
+      if (jobs.length === 0) return;
+      await boss.complete(
+        queue,
+        jobs.map((job) => job.id),
+      );
+      drained += jobs.length;
+    }
+  };
+  await Promise.all(Array.from({ length: options.loops }, loop));
+  const seconds = (performance.now() - started) / 1000;
+  await boss.stop({ graceful: false, timeout: 2000 });
+  return { seconds, rate: drained / seconds };
+}
