@@ -74,6 +74,7 @@ try {
     { batchSize: 50, loops: 1 },
     { batchSize: 50, loops: 2 },
     { batchSize: 100, loops: 2 },
+    { batchSize: 200, loops: 4 },
   ];
   const drains = [];
   for (const run of drainRuns)

@@ -35,8 +35,11 @@ export function windmillScript(script: Script, options: { withContent?: boolean 
   };
 }
 
+// Our job kinds under Windmill's names (`noop` jobs are Windmill's `identity` jobs).
+const JOB_KINDS: Record<string, string> = { script: "script", preview: "preview", noop: "identity" };
+
 function jobKind(job: Job): string {
-  return job.kind === "preview" ? "preview" : "script";
+  return JOB_KINDS[job.kind] ?? job.kind;
 }
 
 export function windmillJob(job: JobWithLogs | (Job & { logs?: string })) {

@@ -3,6 +3,7 @@ import { AppError, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
 import type { Membership } from "../workspaces.ts";
 import type { Boss } from "./boss.ts";
+import { isJobId } from "./queries.ts";
 import { JOB_DONE_CHANNEL } from "./events.ts";
 import type { JobsContext } from "./run.ts";
 
@@ -26,6 +27,7 @@ export async function cancelJob(
   reason: string | null,
 ): Promise<CancelResult> {
   requirePermission(membership, "job.run");
+  if (!isJobId(id)) throw notFound(`job ${id}`);
   const canceledBy = membership.principal.username;
   return withTransaction(ctx.pool, async (client) => {
     const { rows } = await client.query<{ status: string; tag: string; boss_job_id: string | null }>(

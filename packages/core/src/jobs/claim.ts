@@ -93,15 +93,18 @@ export async function claimJobs(
     name: workerNames[i]!,
   }));
   // Jobs without a concurrency limit: one statement for the whole batch.
+  // The log channel tells run pages watching these jobs that they started.
   const { rows } = await pool.query(
-    `UPDATE job SET status = 'running', started_at = now(), worker_name = c.name
-       FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS c(job_id, boss_job_id, name)
-      WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status = 'queued'
-        AND job.concurrency_key IS NULL
-      RETURNING ${CLAIMED_COLUMNS.split(",")
-        .map((column) => `job.${column.trim()}`)
-        .join(", ")}`,
-    [claims.map((c) => c.jobId), claims.map((c) => c.bossJobId), claims.map((c) => c.name)],
+    `WITH claimed AS (
+       UPDATE job SET status = 'running', started_at = now(), worker_name = c.name
+         FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS c(job_id, boss_job_id, name)
+        WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status = 'queued'
+          AND job.concurrency_key IS NULL
+        RETURNING ${CLAIMED_COLUMNS.split(",")
+          .map((column) => `job.${column.trim()}`)
+          .join(", ")})
+     SELECT claimed.*, pg_notify($4, claimed.id::text) FROM claimed`,
+    [claims.map((c) => c.jobId), claims.map((c) => c.bossJobId), claims.map((c) => c.name), JOB_LOG_CHANNEL],
   );
   const claimed = rows.map(toClaimed);
   const done = new Set(claimed.map((job) => job.bossJobId));
