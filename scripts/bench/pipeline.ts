@@ -56,6 +56,8 @@ export async function pipelineRun(
         [options.tag],
       );
       const { done, first, last } = rows[0]!;
+      // eslint-disable-next-line no-restricted-properties
+      if (process.env.BENCH_VERBOSE) console.log(`  ${done}/${options.count} done`);
       if (done >= options.count && first && last) {
         const seconds = (last.getTime() - first.getTime()) / 1000;
         return { seconds, rate: options.count / seconds, enqueueRate };

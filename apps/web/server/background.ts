@@ -1,4 +1,4 @@
-import { deleteExpiredJobs, handleZombieJobs, startLeaderLoop } from "@millrace/core";
+import { deleteExpiredJobs, handleZombieJobs, repairOrphanedJobs, startLeaderLoop } from "@millrace/core";
 import { serverEnv } from "./env.ts";
 import { getServices } from "./services.ts";
 
@@ -35,6 +35,9 @@ export function startBackgroundTasks(): Promise<void> {
             });
             if (restarted.length) log(`restarted zombie jobs: ${restarted.join(", ")}`);
             if (failed.length) log(`failed zombie jobs: ${failed.join(", ")}`);
+            const repaired = await repairOrphanedJobs(services.pool, services.boss);
+            if (repaired.length)
+              log(`re-dispatched jobs that had lost their dispatch: ${repaired.join(", ")}`);
           },
         },
         {

@@ -9,7 +9,7 @@ import { runClaimedJob, type RunJobDeps } from "./run-job.ts";
 // must not stall the queue.
 const IDLE_RECHECK_MS = 1000;
 // At most this many jobs claimed in one pg-boss fetch (bounded by free slots).
-const MAX_CLAIM_BATCH = 50;
+const MAX_CLAIM_BATCH = 500;
 const STICKY_TAG_MS = 250;
 
 interface RunningJob {

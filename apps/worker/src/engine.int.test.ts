@@ -5,6 +5,7 @@ import {
   deployScript,
   getJob,
   handleZombieJobs,
+  repairOrphanedJobs,
   runScriptByPath,
   waitForJob,
   type JobWithLogs,
@@ -261,5 +262,22 @@ describe("job engine with real worker processes", () => {
     const requeued = await getJob(services, membership, lengthy);
     assert.equal(requeued.status, "queued");
     assert.match(requeued.logs, /stopped before the job finished: job put back in the queue/);
+  });
+
+  it("a queued job whose pg-boss dispatch was lost is re-dispatched by the orphan repair", async () => {
+    await deploy({ path: "u/t/orphan", content: "echo rescued", tag: "orphan" });
+    const id = await runScriptByPath(services, membership, "u/t/orphan", {});
+    // As if a worker had fetched it and died before marking it running, long ago.
+    await services.pool.query("UPDATE pgboss.job SET state = 'failed' WHERE name = 'orphan'");
+    await services.pool.query("UPDATE job SET scheduled_for = now() - interval '5 minutes' WHERE id = $1", [
+      id,
+    ]);
+    await worker({ WORKER_TAGS: "orphan" });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(await statusOf(id), "queued", "nothing can claim it");
+    assert.deepEqual(await repairOrphanedJobs(services.pool, services.boss), [id]);
+    const job = await waitForJob(services, membership, id, 20_000);
+    assert.equal(job.result, "rescued");
+    assert.match(job.logs, /lost its dispatch; re-dispatched/);
   });
 });

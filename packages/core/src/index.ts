@@ -40,6 +40,7 @@ export { getInstanceSecret } from "./instance.ts";
 export * from "./jobs/index.ts";
 export {
   handleZombieJobs,
+  repairOrphanedJobs,
   requeueAbandonedJobs,
   MAX_ZOMBIE_RESTARTS,
   type ZombieOptions,

@@ -93,9 +93,12 @@ export async function claimJobs(
     name: workerNames[i]!,
   }));
   // Jobs without a concurrency limit: one statement for the whole batch.
-  // The log channel tells run pages watching these jobs that they started.
-  const { rows } = await pool.query(
-    `WITH claimed AS (
+  // Should this fail (connection lost), the fetched pg-boss jobs are handed back, so no job is
+  // left in limbo; the leader's orphan repair covers the case where even that fails. (No NOTIFY
+  // per started job: at thousands of jobs a second it costs more than run pages gain.)
+  const { rows } = await pool
+    .query(
+      `WITH claimed AS (
        UPDATE job SET status = 'running', started_at = now(), worker_name = c.name
          FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS c(job_id, boss_job_id, name)
         WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status = 'queued'
@@ -103,9 +106,22 @@ export async function claimJobs(
         RETURNING ${CLAIMED_COLUMNS.split(",")
           .map((column) => `job.${column.trim()}`)
           .join(", ")})
-     SELECT claimed.*, pg_notify($4, claimed.id::text) FROM claimed`,
-    [claims.map((c) => c.jobId), claims.map((c) => c.bossJobId), claims.map((c) => c.name), JOB_LOG_CHANNEL],
-  );
+     SELECT claimed.* FROM claimed`,
+      [
+        claims.map((c) => c.jobId),
+        claims.map((c) => c.bossJobId),
+        claims.map((c) => c.name),
+        JOB_LOG_CHANNEL,
+      ],
+    )
+    .catch(async (error: unknown) => {
+      const ids = claims.map((c) => c.bossJobId);
+      await boss
+        .cancel(tag, ids)
+        .then(() => boss.resume(tag, ids))
+        .catch(() => {});
+      throw error;
+    });
   const claimed = rows.map(toClaimed);
   const done = new Set(claimed.map((job) => job.bossJobId));
   const stale: string[] = [];

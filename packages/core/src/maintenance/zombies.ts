@@ -154,3 +154,39 @@ export async function requeueAbandonedJobs(
     });
   }
 }
+
+// A queued job whose pg-boss dispatch is gone or stuck this long is re-dispatched.
+const ORPHAN_GRACE_SECS = 60;
+
+/**
+ * Safety net for the rare job left queued in our table while its pg-boss job is no longer
+ * claimable (a worker lost its connection between claiming and marking the job running, or the
+ * pg-boss job was expired or deleted): gives it a fresh dispatch. Reads pg-boss's table, never
+ * writes it directly.
+ */
+export async function repairOrphanedJobs(pool: Pool, boss: Boss): Promise<string[]> {
+  return withTransaction(pool, async (client) => {
+    const { rows } = await client.query<{ id: string; tag: string; priority: number; timeout_secs: number }>(
+      `SELECT j.id, j.tag, j.priority, j.timeout_secs
+         FROM job j
+         LEFT JOIN pgboss.job b ON b.name = j.tag AND b.id = j.boss_job_id
+        WHERE j.status = 'queued' AND j.scheduled_for < now() - make_interval(secs => $1)
+          AND (b.id IS NULL OR b.state NOT IN ('created', 'retry'))
+        LIMIT 500
+        FOR UPDATE OF j SKIP LOCKED`,
+      [ORPHAN_GRACE_SECS],
+    );
+    for (const job of rows) {
+      await appendLogs(client, [
+        { jobId: job.id, chunk: "[millrace] job had lost its dispatch; re-dispatched\n" },
+      ]);
+      await redispatchJob(
+        client,
+        boss,
+        { id: job.id, tag: job.tag, priority: job.priority, timeoutSecs: job.timeout_secs },
+        new Date(),
+      );
+    }
+    return rows.map((row) => row.id);
+  });
+}
