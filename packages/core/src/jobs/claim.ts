@@ -98,21 +98,14 @@ export async function claimJobs(
   // per started job: at thousands of jobs a second it costs more than run pages gain.)
   const { rows } = await pool
     .query(
-      `WITH claimed AS (
-       UPDATE job SET status = 'running', started_at = now(), worker_name = c.name
+      `UPDATE job SET status = 'running', started_at = now(), worker_name = c.name
          FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS c(job_id, boss_job_id, name)
         WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status = 'queued'
           AND job.concurrency_key IS NULL
         RETURNING ${CLAIMED_COLUMNS.split(",")
           .map((column) => `job.${column.trim()}`)
-          .join(", ")})
-     SELECT claimed.* FROM claimed`,
-      [
-        claims.map((c) => c.jobId),
-        claims.map((c) => c.bossJobId),
-        claims.map((c) => c.name),
-        JOB_LOG_CHANNEL,
-      ],
+          .join(", ")}`,
+      [claims.map((c) => c.jobId), claims.map((c) => c.bossJobId), claims.map((c) => c.name)],
     )
     .catch(async (error: unknown) => {
       const ids = claims.map((c) => c.bossJobId);
