@@ -65,7 +65,7 @@ try {
   const NOOP_JOBS = 5000;
   const pipeline = await pipelineRun(instance.databaseUrl, {
     count: NOOP_JOBS,
-    slots: 50,
+    slots: 400,
     tag: "bench-noop",
     args: {},
   });
@@ -81,7 +81,7 @@ try {
     drains.push({ ...run, ...(await rawPgBossDrain(instance.databaseUrl, { count: NOOP_JOBS, ...run })) });
   const best = drains.reduce((a, b) => (b.rate > a.rate ? b : a));
   console.log(
-    `\n2. No-op job throughput: ${NOOP_JOBS} queued jobs drained by one worker process with 50 slots`,
+    `\n2. No-op job throughput: ${NOOP_JOBS} queued jobs drained by one worker process with 400 slots`,
   );
   console.log(
     `   Millrace pipeline (claim via pg-boss + run + record + settle): ${pipeline.rate.toFixed(0)} jobs/s ` +

@@ -20,7 +20,7 @@ export async function startBenchInstance(
   options: { numWorkers: number; port: number },
 ): Promise<BenchInstance> {
   let server: EmbeddedDatabase | null = null;
-  // eslint-disable-next-line no-restricted-properties
+
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
     server = await startEmbeddedPostgres(path.join(root, ".data/bench-pg"), {
@@ -43,9 +43,8 @@ export async function startBenchInstance(
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
     env: {
-      // eslint-disable-next-line no-restricted-properties
       PATH: process.env.PATH,
-      // eslint-disable-next-line no-restricted-properties
+
       HOME: process.env.HOME,
       DATABASE_URL: databaseUrl,
       PORT: String(options.port),

@@ -27,13 +27,20 @@ function noopJob(tag: string, args: Record<string, unknown>): EnqueueInput {
 
 /**
  * The whole Millrace pipeline on `count` jobs of a fresh tag: enqueued first (our rows and their
- * pg-boss jobs, measured separately), then drained by one worker process with `slots` slots
- * (claim through pg-boss, run, record the outcome and settle pg-boss), from the first job started
- * to the last completed, as jobs per second.
+ * pg-boss jobs, measured separately), then drained by `processes` worker processes of `slots`
+ * slots each (claim through pg-boss, run, record the outcome and settle pg-boss), from the first
+ * job started to the last completed, as jobs per second.
  */
 export async function pipelineRun(
   databaseUrl: string,
-  options: { count: number; slots: number; tag: string; args: Record<string, unknown>; bash?: string },
+  options: {
+    count: number;
+    slots: number;
+    processes?: number;
+    tag: string;
+    args: Record<string, unknown>;
+    bash?: string;
+  },
 ): Promise<{ seconds: number; rate: number; enqueueRate: number }> {
   const pool = createPool(databaseUrl, { max: 4, applicationName: "millrace-bench" });
   const boss = await startBoss(databaseUrl, "worker");
@@ -44,10 +51,11 @@ export async function pipelineRun(
   const enqueueStarted = performance.now();
   for (let i = 0; i < inputs.length; i += 1000) await enqueueJobs(pool, boss, inputs.slice(i, i + 1000));
   const enqueueRate = options.count / ((performance.now() - enqueueStarted) / 1000);
-  const worker = await startTestWorker(databaseUrl, {
-    WORKER_TAGS: options.tag,
-    NUM_WORKERS: String(options.slots),
-  });
+  const workers = await Promise.all(
+    Array.from({ length: options.processes ?? 1 }, () =>
+      startTestWorker(databaseUrl, { WORKER_TAGS: options.tag, NUM_WORKERS: String(options.slots) }),
+    ),
+  );
   try {
     for (;;) {
       const { rows } = await pool.query<{ done: number; first: Date | null; last: Date | null }>(
@@ -56,7 +64,7 @@ export async function pipelineRun(
         [options.tag],
       );
       const { done, first, last } = rows[0]!;
-      // eslint-disable-next-line no-restricted-properties
+
       if (process.env.BENCH_VERBOSE) console.log(`  ${done}/${options.count} done`);
       if (done >= options.count && first && last) {
         const seconds = (last.getTime() - first.getTime()) / 1000;
@@ -65,7 +73,7 @@ export async function pipelineRun(
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   } finally {
-    await worker.stop();
+    await Promise.all(workers.map((worker) => worker.stop()));
     await boss.stop({ graceful: false, timeout: 2000 });
     await pool.end();
   }

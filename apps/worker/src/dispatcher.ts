@@ -98,6 +98,9 @@ export class Dispatcher {
           await this.wake.wait(this.wake.current(), IDLE_RECHECK_MS);
           continue;
         }
+        // Let slots freed in this same turn (jobs that ended together) join this claim: one fetch
+        // for all of them instead of one round trip each.
+        await new Promise<void>((resolve) => setImmediate(resolve));
         const seen = this.wake.current();
         const tag = this.hintedTag() ?? (await nextDueTag(this.deps.pool, this.tags));
         if (!tag || this.stopping) {

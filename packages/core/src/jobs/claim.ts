@@ -2,7 +2,7 @@ import { withTransaction, type Pool, type PoolClient } from "@millrace/db";
 import type { Language } from "@millrace/runtime";
 import type { Boss } from "./boss.ts";
 import { bossDb, redispatchJob, type JobKind, type RetryPolicy } from "./enqueue.ts";
-import { JOB_LOG_CHANNEL } from "./events.ts";
+import { JOB_LOG_CHANNEL, NOTIFY_CHUNKS } from "./events.ts";
 
 /** What a worker needs to run a claimed job: ids, code and limits, no user rows. */
 export interface ClaimedJob {
@@ -204,8 +204,8 @@ export async function appendLogs(
        INSERT INTO job_log (job_id, logs)
          SELECT job_id, left(chunk, ${MAX_JOB_LOG_CHARS}) FROM unnest($1::uuid[], $2::text[]) AS e(job_id, chunk)
        ON CONFLICT (job_id) DO UPDATE SET logs = ${CAPPED_APPEND}
-       RETURNING job_id)
-     SELECT pg_notify($3, job_id::text) FROM appended`,
+       RETURNING job_id AS id)
+     SELECT pg_notify($3, string_agg(id::text, ',')) FROM ${NOTIFY_CHUNKS("appended")}`,
     [nonEmpty.map((entry) => entry.jobId), nonEmpty.map((entry) => entry.chunk), JOB_LOG_CHANNEL],
   );
 }

@@ -1,6 +1,7 @@
 import { withTransaction, type Pool, type PoolClient } from "@millrace/db";
 import type { Boss } from "./boss.ts";
 import { CAPPED_APPEND, MAX_JOB_LOG_CHARS, type ClaimedJob } from "./claim.ts";
+import { NOTIFY_CHUNKS } from "./events.ts";
 import { bossDb, redispatchJob, type RetryPolicy } from "./enqueue.ts";
 import { JOB_DONE_CHANNEL } from "./events.ts";
 
@@ -63,7 +64,7 @@ export async function completeJobs(pool: Pool, boss: Boss, completions: Completi
            FROM unnest($3::uuid[], $4::uuid[], $5::text[], $6::jsonb[]) AS c(job_id, boss_job_id, status, result)
           WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status = 'running'
           RETURNING job.id)
-       SELECT pg_notify($7, id::text) FROM done`,
+       SELECT pg_notify($7, string_agg(id::text, ',')) FROM ${NOTIFY_CHUNKS("done")}`,
       [
         logged.map((entry) => entry.jobId),
         logged.map((entry) => entry.chunk),

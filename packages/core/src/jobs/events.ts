@@ -6,6 +6,15 @@ export const JOB_LOG_CHANNEL = "millrace_job_log";
 type Listener = (jobId: string) => void;
 
 /**
+ * Notifications carry one job id or several, comma-separated: a batch of completions sends one
+ * NOTIFY per 150 jobs instead of one per job (every listening backend reads every notification,
+ * so at thousands of jobs a second this matters), staying under PostgreSQL's 8000-byte payload.
+ * `NOTIFY_CHUNKS(cte)` is the FROM clause grouping a CTE's `id` column into such chunks.
+ */
+export const NOTIFY_CHUNKS = (cte: string) =>
+  `(SELECT id, (row_number() OVER () - 1) / 150 AS chunk FROM ${cte}) AS chunked GROUP BY chunk`;
+
+/**
  * One LISTEN connection per process, fanning Postgres notifications out to in-process waiters
  * (run_wait_result, log streams). Notifications carry only a job id: waiters re-read the row, so
  * a missed or duplicated notification never yields a wrong answer, only a later one. On
@@ -31,7 +40,7 @@ export class JobEvents {
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.databaseUrl, application_name: "millrace-events" });
     client.on("notification", (message) => {
-      if (message.payload) this.emit(message.channel, message.payload);
+      for (const jobId of message.payload?.split(",") ?? []) if (jobId) this.emit(message.channel, jobId);
     });
     client.on("error", () => this.reconnect(client));
     client.on("end", () => this.reconnect(client));

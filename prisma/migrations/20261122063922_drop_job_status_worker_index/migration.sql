@@ -1,0 +1,3 @@
+-- DropIndex
+DROP INDEX "job_status_worker_name_idx";
+
