@@ -1,9 +1,9 @@
 import type { Job, JobStatus, Prisma } from "@millrace/db";
-import { AppError, invalidInput, notFound } from "../errors.ts";
+import { invalidInput, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
 import type { Membership } from "../workspaces.ts";
-import { JOB_DONE_CHANNEL } from "./events.ts";
 import type { JobsContext } from "./run.ts";
+import { waitUntilFinished } from "./wait.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -59,31 +59,10 @@ export async function waitForJob(
   id: string,
   timeoutMs: number,
 ): Promise<JobWithLogs> {
-  let wake: () => void = () => {};
-  const unsubscribe = ctx.events.on(JOB_DONE_CHANNEL, id, () => wake());
-  try {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const job = await getJob(ctx, membership, id);
-      if (isFinished(job)) return job;
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        throw new AppError(
-          "LIMIT_EXCEEDED",
-          `timed out after ${Math.round(timeoutMs / 1000)} s waiting for job ${id}`,
-        );
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(left, 2000));
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
-  } finally {
-    unsubscribe();
-  }
+  return waitUntilFinished(ctx, id, timeoutMs, async () => {
+    const job = await getJob(ctx, membership, id);
+    return isFinished(job) ? job : null;
+  });
 }
 
 /** Windmill's list filter syntax: `a,b` keeps those values, `!a,!b` leaves them out. */

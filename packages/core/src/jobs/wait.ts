@@ -10,31 +10,23 @@ export interface FinishedJob {
 }
 
 /**
- * Waits for a job of the caller's workspace to finish and returns its outcome: woken by NOTIFY,
- * re-reading the row each time (and every 2 s as a safety net), so a missed notification only
- * delays the answer. Reads only status and result: run_wait_result's hot path.
+ * Calls `read` until it returns a value (the job finished) or the timeout passes: woken by the
+ * job's NOTIFY, re-reading every 2 s as a safety net, so a missed notification only delays the
+ * answer. `read` returns null while the job is not finished.
  */
-export async function waitForResult(
+export async function waitUntilFinished<T>(
   ctx: JobsContext,
-  membership: Membership,
   id: string,
   timeoutMs: number,
-): Promise<FinishedJob> {
-  requirePermission(membership, "job.read");
+  read: () => Promise<T | null>,
+): Promise<T> {
   let wake: () => void = () => {};
   const unsubscribe = ctx.events.on(JOB_DONE_CHANNEL, id, () => wake());
   try {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const { rows } = await ctx.pool.query<{ status: string; result: unknown }>(
-        "SELECT status, result FROM job WHERE id = $1 AND workspace_id = $2",
-        [id, membership.workspace.id],
-      );
-      const row = rows[0];
-      if (!row) throw notFound(`job ${id}`);
-      if (row.status === "success" || row.status === "failure" || row.status === "canceled") {
-        return { status: row.status, result: row.result };
-      }
+      const finished = await read();
+      if (finished !== null) return finished;
       const left = deadline - Date.now();
       if (left <= 0) {
         throw new AppError(
@@ -53,4 +45,26 @@ export async function waitForResult(
   } finally {
     unsubscribe();
   }
+}
+
+/** The outcome of a job of the caller's workspace, once finished (run_wait_result's hot path). */
+export async function waitForResult(
+  ctx: JobsContext,
+  membership: Membership,
+  id: string,
+  timeoutMs: number,
+): Promise<FinishedJob> {
+  requirePermission(membership, "job.read");
+  return waitUntilFinished(ctx, id, timeoutMs, async () => {
+    const { rows } = await ctx.pool.query<{ status: string; result: unknown }>(
+      "SELECT status, result FROM job WHERE id = $1 AND workspace_id = $2",
+      [id, membership.workspace.id],
+    );
+    const row = rows[0];
+    if (!row) throw notFound(`job ${id}`);
+    if (row.status === "success" || row.status === "failure" || row.status === "canceled") {
+      return { status: row.status, result: row.result };
+    }
+    return null;
+  });
 }

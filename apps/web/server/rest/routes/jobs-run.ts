@@ -9,37 +9,28 @@ async function waitedResult(ctx: RestContext, jobId: string): Promise<Response> 
   return json(job.result, job.status === "success" ? 200 : 500);
 }
 
+async function runByPath(ctx: RestContext): Promise<string> {
+  const options = runOptions(ctx);
+  return runScriptByPath(
+    ctx.services,
+    await ctx.membership(),
+    ctx.params.path ?? "",
+    await runArgs(ctx),
+    options,
+  );
+}
+
 export const jobRunRoutes: Route[] = [
   {
     method: "POST",
     pattern: "/api/w/:workspace/jobs/run/p/*path",
-    handler: async (ctx) => {
-      const options = runOptions(ctx);
-      const id = await runScriptByPath(
-        ctx.services,
-        await ctx.membership(),
-        ctx.params.path ?? "",
-        await runArgs(ctx),
-        options,
-      );
-      return text(id, 201);
-    },
+    handler: async (ctx) => text(await runByPath(ctx), 201),
   },
 
   {
     method: "POST",
     pattern: "/api/w/:workspace/jobs/run_wait_result/p/*path",
-    handler: async (ctx) => {
-      const options = runOptions(ctx);
-      const id = await runScriptByPath(
-        ctx.services,
-        await ctx.membership(),
-        ctx.params.path ?? "",
-        await runArgs(ctx),
-        options,
-      );
-      return waitedResult(ctx, id);
-    },
+    handler: async (ctx) => waitedResult(ctx, await runByPath(ctx)),
   },
 
   {
