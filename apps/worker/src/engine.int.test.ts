@@ -7,6 +7,8 @@ import {
   handleZombieJobs,
   repairOrphanedJobs,
   runScriptByPath,
+  SUPERADMIN_SECRET_PRINCIPAL,
+  updateWorkerGroupConfig,
   waitForJob,
   type JobWithLogs,
   type Membership,
@@ -279,5 +281,20 @@ describe("job engine with real worker processes", () => {
     const job = await waitForJob(services, membership, id, 20_000);
     assert.equal(job.result, "rescued");
     assert.match(job.logs, /lost its dispatch; re-dispatched/);
+  });
+
+  it("a worker picks up its group's new tags without a restart, and logs which tags it serves", async () => {
+    await deploy({ path: "u/t/special", content: "echo special", tag: "special" });
+    const id = await runScriptByPath(services, membership, "u/t/special", {});
+    const grouped = await worker({ WORKER_GROUP: "reconfigured" });
+    assert.match(grouped.output(), /group "reconfigured".*serving tags: bash, python3/);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(await statusOf(id), "queued", "special is no default tag");
+    await updateWorkerGroupConfig(services, SUPERADMIN_SECRET_PRINCIPAL, "reconfigured", {
+      worker_tags: ["special"],
+    });
+    const job = await waitForJob(services, membership, id, 15_000);
+    assert.equal(job.result, "special");
+    assert.match(grouped.output(), /now serving tags: special/);
   });
 });
