@@ -43,7 +43,6 @@ function positiveInt(value: unknown, field: string): number {
 const KNOWN_SETTINGS: Record<string, (value: unknown) => unknown> = {
   [CUSTOM_TAGS_SETTING]: (value) => parseCustomTags(value, "value").map(formatCustomTag),
   retention_period_secs: (value) => positiveInt(value, "value"),
-  job_max_timeout_secs: (value) => positiveInt(value, "value"),
 };
 
 function checkKey(key: string): void {
