@@ -165,7 +165,7 @@ describe("instance settings", () => {
       "value",
     );
     await rejectsWith(
-      setGlobalSetting(services, root, "job_max_timeout_secs", "60"),
+      setGlobalSetting(services, root, "retention_period_secs", "60"),
       "INVALID_INPUT",
       "value",
     );
