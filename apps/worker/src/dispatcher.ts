@@ -11,6 +11,7 @@ const IDLE_RECHECK_MS = 1000;
 // At most this many jobs claimed in one pg-boss fetch (bounded by free slots).
 const MAX_CLAIM_BATCH = 500;
 const STICKY_TAG_MS = 250;
+const CLAIM_LOOPS = 2;
 
 interface RunningJob {
   job: ClaimedJob;
@@ -32,11 +33,11 @@ export class Dispatcher {
   private stopping = false;
   private loop: Promise<void> | null = null;
   private tags: readonly string[];
-  private readonly deps: RunJobDeps & { boss: Boss };
+  private readonly deps: RunJobDeps & { boss: Boss; claimPool: Pool };
   private readonly log: (message: string) => void;
 
   constructor(
-    deps: RunJobDeps & { boss: Boss },
+    deps: RunJobDeps & { boss: Boss; claimPool: Pool },
     slots: SlotState[],
     tags: readonly string[],
     log: (message: string) => void,
@@ -62,7 +63,12 @@ export class Dispatcher {
   }
 
   start(): void {
-    this.loop ??= this.claimLoop();
+    // Two claim loops: slots freed while one claim is in flight are claimed at once by the other
+    // instead of waiting for it (a claim is a few ms; with one loop, slots that free at different
+    // moments queue behind each other's claims).
+    this.loop ??= Promise.all(
+      Array.from({ length: Math.min(CLAIM_LOOPS, this.free.length) }, () => this.claimLoop()),
+    ).then(() => {});
   }
 
   private hinted: { tag: string; until: number } | null = null;
@@ -107,6 +113,8 @@ export class Dispatcher {
           await this.wake.wait(seen, IDLE_RECHECK_MS);
           continue;
         }
+        // The other claim loop may have taken every free slot meanwhile.
+        if (this.free.length === 0) continue;
         const slots = this.free.splice(0, Math.min(this.free.length, MAX_CLAIM_BATCH));
         let jobs: ClaimedJob[] = [];
         try {
@@ -115,6 +123,7 @@ export class Dispatcher {
             this.deps.boss,
             tag,
             slots.map((slot) => slot.name),
+            this.deps.claimPool,
           );
         } finally {
           const used = new Set(jobs.map((job) => job.workerName));

@@ -30,6 +30,12 @@ const log = (message: string) => console.log(`[worker ${prefix}] ${message}`);
 
 fs.mkdirSync(env.JOB_DIR, { recursive: true, mode: 0o700 });
 const pool = createPool(env.DATABASE_URL, { max: 6, applicationName: "millrace-worker" });
+// Claims commit asynchronously (see claimJobs); results never do.
+const claimPool = createPool(env.DATABASE_URL, {
+  max: 2,
+  applicationName: "millrace-worker-claim",
+  asyncCommit: true,
+});
 const boss = await startBoss(env.DATABASE_URL, "worker");
 
 async function currentTags(): Promise<string[]> {
@@ -51,6 +57,7 @@ const slots: SlotState[] = Array.from({ length: env.NUM_WORKERS }, (_, i) => ({
 const dispatcher = new Dispatcher(
   {
     pool,
+    claimPool,
     boss,
     jobDir: env.JOB_DIR,
     baseUrl: env.BASE_URL,
@@ -133,7 +140,7 @@ async function shutdown(signal: string): Promise<void> {
   await ping();
   await notifications.close();
   await boss.stop({ graceful: false, timeout: 2000 }).catch(() => {});
-  await pool.end().catch(() => {});
+  await Promise.all([pool.end(), claimPool.end()]).catch(() => {});
   log("stopped");
   process.exit(0);
 }

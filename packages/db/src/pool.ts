@@ -8,7 +8,7 @@ export type PoolClient = pg.PoolClient;
 
 export function createPool(
   databaseUrl: string,
-  options: { max?: number; applicationName?: string } = {},
+  options: { max?: number; applicationName?: string; asyncCommit?: boolean } = {},
 ): pg.Pool {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
@@ -16,7 +16,7 @@ export function createPool(
     application_name: options.applicationName ?? "millrace",
     // Prisma stores DateTime as `timestamp` (no zone) in UTC; raw SQL that writes now() into those
     // columns must agree, whatever the server's own time zone.
-    options: "-c timezone=UTC",
+    options: `-c timezone=UTC${options.asyncCommit ? " -c synchronous_commit=off" : ""}`,
   });
   // An idle client losing its connection (database restart, failover) must not crash the process;
   // the pool drops it and the next query opens a fresh one.

@@ -75,7 +75,9 @@ const CONCURRENCY_RECHECK_MS = 250;
 
 /**
  * Claims up to `workerNames.length` jobs of `tag` through pg-boss and marks our rows running, one
- * worker name per job. Jobs canceled in between are settled in pg-boss and skipped; jobs over
+ * worker name per job. `claimPool` may use asynchronous commit: a claim acknowledges nothing to
+ * anyone, and one lost in a database crash only means the job runs again (zombie and orphan
+ * repair), whereas completions, which carry results, always commit synchronously. Jobs canceled in between are settled in pg-boss and skipped; jobs over
  * their concurrency limit are deferred (re-dispatched a little later), never failed.
  */
 export async function claimJobs(
@@ -83,9 +85,13 @@ export async function claimJobs(
   boss: Boss,
   tag: string,
   workerNames: readonly string[],
+  claimPool: Pool = pool,
 ): Promise<ClaimedJob[]> {
   if (workerNames.length === 0) return [];
-  const fetched = await boss.fetch<{ jobId: string }>(tag, { batchSize: workerNames.length });
+  const fetched = await boss.fetch<{ jobId: string }>(tag, {
+    batchSize: workerNames.length,
+    db: { executeSql: (text, values) => claimPool.query(text, values) },
+  });
   if (fetched.length === 0) return [];
   const claims = fetched.map((bossJob, i) => ({
     jobId: bossJob.data.jobId,
@@ -96,7 +102,7 @@ export async function claimJobs(
   // Should this fail (connection lost), the fetched pg-boss jobs are handed back, so no job is
   // left in limbo; the leader's orphan repair covers the case where even that fails. (No NOTIFY
   // per started job: at thousands of jobs a second it costs more than run pages gain.)
-  const { rows } = await pool
+  const { rows } = await claimPool
     .query(
       `UPDATE job SET status = 'running', started_at = now(), worker_name = c.name
          FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS c(job_id, boss_job_id, name)
