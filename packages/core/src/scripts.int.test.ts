@@ -1,23 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { AppError } from "./errors.ts";
 import { deployScript, getScriptByPath, listScripts } from "./scripts.ts";
-import { createTestMember, createTestServices, type TestServices } from "./testing.ts";
+import { createTestMember, createTestServices, type TestServices, rejectsWith } from "./testing.ts";
 import { requireMembership, type Membership } from "./workspaces.ts";
 import { runScriptByPath } from "./jobs/run.ts";
 
 let services: TestServices;
 let membership: Membership;
-
-async function rejectsWith(promise: Promise<unknown>, code: string, field?: string, pattern?: RegExp) {
-  await assert.rejects(promise, (error: unknown) => {
-    assert.ok(error instanceof AppError, `expected AppError, got ${String(error)}`);
-    assert.equal(error.code, code, error.message);
-    if (field) assert.equal(error.field, field, error.message);
-    if (pattern) assert.match(error.message, pattern);
-    return true;
-  });
-}
 
 describe("scripts", () => {
   before(async () => {

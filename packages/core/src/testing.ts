@@ -1,8 +1,10 @@
 // Test helpers for integration tests of core and the apps: a fresh database cloned from the
 // migrated template, with the same services a server process builds.
+import assert from "node:assert/strict";
 import { createDb, createPool } from "@millrace/db";
 import { createTestDatabase, type TestDatabase } from "@millrace/db/testing";
 import type { Principal } from "./auth/principal.ts";
+import { AppError } from "./errors.ts";
 import { startBoss } from "./jobs/boss.ts";
 import { JobEvents } from "./jobs/events.ts";
 import type { JobsContext } from "./jobs/run.ts";
@@ -52,4 +54,15 @@ export async function createTestMember(
     },
   );
   return { principal, membership: await requireMembership(services, principal, workspaceId) };
+}
+
+/** Asserts that `promise` rejects with an AppError of `code` (naming `field`, matching `pattern`). */
+export async function rejectsWith(promise: Promise<unknown>, code: string, field?: string, pattern?: RegExp) {
+  await assert.rejects(promise, (error: unknown) => {
+    assert.ok(error instanceof AppError, `expected AppError, got ${String(error)}`);
+    assert.equal(error.code, code, error.message);
+    if (field) assert.equal(error.field, field, error.message);
+    if (pattern) assert.match(error.message, pattern);
+    return true;
+  });
 }

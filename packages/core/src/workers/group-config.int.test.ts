@@ -3,9 +3,8 @@ import { after, before, describe, it } from "node:test";
 import pg from "pg";
 import type { Principal } from "../auth/principal.ts";
 import { SUPERADMIN_SECRET_PRINCIPAL } from "../auth/tokens.ts";
-import { AppError } from "../errors.ts";
 import { getGlobalSetting, setGlobalSetting } from "../instance-admin.ts";
-import { createTestMember, createTestServices, type TestServices } from "../testing.ts";
+import { createTestMember, createTestServices, type TestServices, rejectsWith } from "../testing.ts";
 import {
   deleteWorkerGroupConfig,
   getWorkerGroupConfig,
@@ -20,16 +19,6 @@ let member: Principal;
 let listener: pg.Client;
 const notices: string[] = [];
 const root = SUPERADMIN_SECRET_PRINCIPAL;
-
-async function rejectsWith(promise: Promise<unknown>, code: string, field?: string, pattern?: RegExp) {
-  await assert.rejects(promise, (error: unknown) => {
-    assert.ok(error instanceof AppError, `expected AppError, got ${String(error)}`);
-    assert.equal(error.code, code, error.message);
-    if (field) assert.equal(error.field, field, error.message);
-    if (pattern) assert.match(error.message, pattern);
-    return true;
-  });
-}
 
 /** Notifications are asynchronous: give one a moment to arrive (or, for `none`, not to). */
 async function nextNotices(count: number): Promise<string[]> {

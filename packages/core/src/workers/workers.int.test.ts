@@ -4,9 +4,8 @@ import { after, before, describe, it } from "node:test";
 import { DEFAULT_TAGS } from "@millrace/runtime";
 import type { Principal } from "../auth/principal.ts";
 import { SUPERADMIN_SECRET_PRINCIPAL } from "../auth/tokens.ts";
-import { AppError } from "../errors.ts";
 import { setGlobalSetting } from "../instance-admin.ts";
-import { createTestMember, createTestServices, type TestServices } from "../testing.ts";
+import { createTestMember, createTestServices, type TestServices, rejectsWith } from "../testing.ts";
 import { getCustomTagsSetting, listCustomTags } from "./available-tags.ts";
 import { assertTagAllowed } from "./custom-tags.ts";
 import { listWorkers, queueCounts, queueStats } from "./workers-list.ts";
@@ -14,16 +13,6 @@ import { listWorkers, queueCounts, queueStats } from "./workers-list.ts";
 let services: TestServices;
 let member: Principal;
 const root = SUPERADMIN_SECRET_PRINCIPAL;
-
-async function rejectsWith(promise: Promise<unknown>, code: string, field?: string, pattern?: RegExp) {
-  await assert.rejects(promise, (error: unknown) => {
-    assert.ok(error instanceof AppError, `expected AppError, got ${String(error)}`);
-    assert.equal(error.code, code, error.message);
-    if (field) assert.equal(error.field, field, error.message);
-    if (pattern) assert.match(error.message, pattern);
-    return true;
-  });
-}
 
 before(async () => {
   services = await createTestServices();
