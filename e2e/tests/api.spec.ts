@@ -1,6 +1,6 @@
 import { expect, test } from "@playwright/test";
 import { E2E_ADMIN } from "../instance.ts";
-import { createWorkspace, superadmin, uniqueWorkspace } from "./helpers.ts";
+import { completedJob, createWorkspace, superadmin, uniqueWorkspace } from "./helpers.ts";
 
 const SCRIPTS = [
   {
@@ -84,16 +84,7 @@ test.describe("REST API (Windmill-shaped)", () => {
     expect(run.status()).toBe(201);
     const id = await run.text();
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
-    await expect
-      .poll(
-        async () =>
-          (await (await request.get(`/api/w/${workspace}/jobs_u/get/${id}`, { headers: superadmin })).json())
-            .type,
-      )
-      .toBe("CompletedJob");
-    const job = await (
-      await request.get(`/api/w/${workspace}/jobs_u/get/${id}`, { headers: superadmin })
-    ).json();
+    const job = await completedJob(request, workspace, id);
     expect(job).toMatchObject({
       id,
       success: true,
@@ -122,16 +113,7 @@ test.describe("REST API (Windmill-shaped)", () => {
       headers: superadmin,
       data: {},
     });
-    await expect
-      .poll(
-        async () =>
-          (await (await request.get(`/api/w/${workspace}/jobs_u/get/${id}`, { headers: superadmin })).json())
-            .type,
-      )
-      .toBe("CompletedJob");
-    const job = await (
-      await request.get(`/api/w/${workspace}/jobs_u/get/${id}`, { headers: superadmin })
-    ).json();
+    const job = await completedJob(request, workspace, id);
     expect(job.logs).toContain("WM_JOB_ID=");
     expect(job.logs).not.toContain("DATABASE_URL");
     expect(job.logs).not.toContain("worker-only-secret");

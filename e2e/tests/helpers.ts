@@ -1,4 +1,4 @@
-import type { APIRequestContext } from "@playwright/test";
+import { expect, type APIRequestContext } from "@playwright/test";
 import { E2E_SUPERADMIN_SECRET } from "../instance.ts";
 
 export const superadmin = { Authorization: `Bearer ${E2E_SUPERADMIN_SECRET}` };
@@ -17,4 +17,13 @@ export async function createWorkspace(
   const response = await request.post("/api/workspaces/create", { headers, data: { id, name: id } });
   if (response.status() !== 201)
     throw new Error(`create workspace ${id}: ${response.status()} ${await response.text()}`);
+}
+
+/** Polls a job until it is a CompletedJob, then returns it (Windmill's Job shape). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function completedJob(request: APIRequestContext, workspace: string, id: string): Promise<any> {
+  const get = async () =>
+    (await request.get(`/api/w/${workspace}/jobs_u/get/${id}`, { headers: superadmin })).json();
+  await expect.poll(async () => (await get()).type).toBe("CompletedJob");
+  return get();
 }

@@ -3,27 +3,6 @@ import { getJob, listJobs, parseJobListQuery } from "@millrace/core";
 import type { Job } from "@millrace/db";
 import { router, workspaceProcedure } from "../init.ts";
 
-export function jobView(job: Job & { logs?: string }) {
-  return {
-    id: job.id,
-    kind: job.kind,
-    scriptPath: job.scriptPath,
-    language: job.language,
-    status: job.status,
-    args: job.args,
-    result: job.result,
-    logs: job.logs ?? null,
-    tag: job.tag,
-    createdBy: job.createdBy,
-    createdAt: job.createdAt.toISOString(),
-    startedAt: job.startedAt?.toISOString() ?? null,
-    completedAt: job.completedAt?.toISOString() ?? null,
-    workerName: job.workerName,
-    canceledBy: job.canceledBy,
-    cancelReason: job.cancelReason,
-  };
-}
-
 /** A job in a list: no args, result or logs, which can be large. */
 export function jobSummaryView(job: Job) {
   return {
@@ -38,6 +17,18 @@ export function jobSummaryView(job: Job) {
     startedAt: job.startedAt?.toISOString() ?? null,
     completedAt: job.completedAt?.toISOString() ?? null,
     canceledBy: job.canceledBy,
+  };
+}
+
+/** A whole job: its summary plus args, result, logs and worker. */
+export function jobView(job: Job & { logs?: string }) {
+  return {
+    ...jobSummaryView(job),
+    args: job.args,
+    result: job.result,
+    logs: job.logs ?? null,
+    workerName: job.workerName,
+    cancelReason: job.cancelReason,
   };
 }
 
