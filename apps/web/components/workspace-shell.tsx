@@ -15,6 +15,13 @@ export function WorkspaceShell({ workspace, children }: { workspace: string; chi
   const links = [
     { href: `/w/${workspace}/scripts`, label: "Scripts" },
     { href: `/w/${workspace}/runs`, label: "Runs" },
+    { href: `/w/${workspace}/schedules`, label: "Schedules" },
+    { href: `/w/${workspace}/variables`, label: "Variables" },
+    { href: `/w/${workspace}/resources`, label: "Resources" },
+    { href: `/w/${workspace}/members`, label: "Members" },
+    { href: `/w/${workspace}/folders`, label: "Folders & groups" },
+    { href: `/w/${workspace}/audit`, label: "Audit log" },
+    { href: `/w/${workspace}/governance`, label: "Governance" },
     { href: `/w/${workspace}/workers`, label: "Workers" },
   ];
   return (

@@ -1,6 +1,8 @@
 import { appendJobLog, type ClaimedJob, type Completion, type JobOutcome } from "@millrace/core";
 import type { Pool } from "@millrace/db";
 import { executeJob, type ExecuteOutcome } from "@millrace/runtime";
+import { prepareCallback } from "./job-callback.ts";
+import { prepareDependencies } from "./job-dependencies.ts";
 
 export interface RunJobDeps {
   pool: Pool;
@@ -39,6 +41,32 @@ async function runNoop(job: ClaimedJob, signal: AbortSignal): Promise<ExecuteOut
   return signal.aborted ? { status: "canceled" } : { status: "success", result: job.args };
 }
 
+async function runScript(
+  deps: RunJobDeps,
+  job: ClaimedJob,
+  signal: AbortSignal,
+  onLog: (chunk: string) => void,
+): Promise<ExecuteOutcome> {
+  const [callback, dependencies] = await Promise.all([
+    prepareCallback(deps, job),
+    prepareDependencies(deps, job),
+  ]);
+  return executeJob({
+    jobId: job.id,
+    language: job.language,
+    content: job.content,
+    args: callback.args,
+    argOrder: job.argOrder,
+    env: { ...callback.env, ...dependencies.env },
+    readOnlyPaths: dependencies.readOnlyPaths,
+    workRoot: deps.jobDir,
+    timeoutMs: job.timeoutSecs * 1000,
+    memoryLimitMb: job.memoryLimitMb,
+    signal,
+    onLog,
+  });
+}
+
 /**
  * Runs one claimed job and returns its completion (null when the worker is shutting down and the
  * job must go back to the queue instead). Never throws for user errors.
@@ -65,36 +93,14 @@ export async function runClaimedJob(
     );
   };
 
+  const onLog = (chunk: string) => {
+    pending += chunk;
+    timer ??= setTimeout(flush, LOG_FLUSH_MS);
+  };
+
   let outcome: ExecuteOutcome;
   try {
-    outcome =
-      job.kind === "noop"
-        ? await runNoop(job, signal)
-        : await executeJob({
-            jobId: job.id,
-            language: job.language,
-            content: job.content,
-            args: job.args,
-            argOrder: job.argOrder,
-            env: {
-              WM_WORKSPACE: job.workspaceId,
-              WM_JOB_ID: job.id,
-              WM_JOB_PATH: job.scriptPath ?? "",
-              WM_PERMISSIONED_AS: job.permissionedAs,
-              WM_USERNAME: job.createdBy,
-              WM_BASE_URL: deps.baseUrl,
-              BASE_URL: deps.baseUrl,
-              BASE_INTERNAL_URL: deps.baseInternalUrl,
-            },
-            workRoot: deps.jobDir,
-            timeoutMs: job.timeoutSecs * 1000,
-            memoryLimitMb: job.memoryLimitMb,
-            signal,
-            onLog: (chunk) => {
-              pending += chunk;
-              timer ??= setTimeout(flush, LOG_FLUSH_MS);
-            },
-          });
+    outcome = job.kind === "noop" ? await runNoop(job, signal) : await runScript(deps, job, signal, onLog);
   } catch (error) {
     // A failure of the runtime itself (cannot write the job dir, interpreter missing, …).
     const message = error instanceof Error ? error.message : String(error);

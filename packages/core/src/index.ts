@@ -53,3 +53,12 @@ export {
   setGlobalSetting,
   validateGlobalSetting,
 } from "./instance-admin.ts";
+export * from "./audit/index.ts";
+export * from "./secrets/index.ts";
+export * from "./variables/index.ts";
+export * from "./resources/index.ts";
+export * from "./schedules/index.ts";
+export * from "./webhooks/index.ts";
+export * from "./people/index.ts";
+export * from "./governance/index.ts";
+export { authorizePath, type PathAccess } from "./access.ts";

@@ -60,6 +60,7 @@ function scriptFromRow(row: any): Script {
     schema: row.schema,
     tag: row.tag,
     lock: row.lock,
+    lockError: row.lock_error,
     timeoutSecs: row.timeout_secs,
     priority: row.priority,
     concurrentLimit: row.concurrent_limit,

@@ -4,6 +4,12 @@ import { jobReadRouter } from "./routers/job.ts";
 import { scriptRouter } from "./routers/script.ts";
 import { workerRouter } from "./routers/worker.ts";
 import { workspaceRouter } from "./routers/workspace.ts";
+import { variableRouter } from "./routers/variable.ts";
+import { resourceRouter } from "./routers/resource.ts";
+import { scheduleRouter } from "./routers/schedule.ts";
+import { peopleRouter } from "./routers/people.ts";
+import { auditRouter } from "./routers/audit.ts";
+import { governanceRouter } from "./routers/governance.ts";
 
 export const appRouter = router({
   me: authedProcedure.query(({ ctx }) => ({
@@ -15,6 +21,12 @@ export const appRouter = router({
   script: scriptRouter,
   job: mergeRouters(jobReadRouter, jobRunRouter),
   worker: workerRouter,
+  variable: variableRouter,
+  resource: resourceRouter,
+  schedule: scheduleRouter,
+  people: peopleRouter,
+  audit: auditRouter,
+  governance: governanceRouter,
 });
 
 export type AppRouter = typeof appRouter;

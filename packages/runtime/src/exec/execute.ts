@@ -23,6 +23,8 @@ export interface ExecuteRequest {
   args: Record<string, unknown>;
   argOrder: string[];
   env: Record<string, string>;
+  /** Host paths the job may read (dependency caches); exposed read-only inside the sandbox. */
+  readOnlyPaths?: string[];
   workRoot: string;
   timeoutMs: number;
   /** The job is killed, and fails saying it ran out of memory, past this resident size. */

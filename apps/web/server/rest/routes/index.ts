@@ -6,6 +6,15 @@ import { scriptRoutes } from "./scripts.ts";
 import { settingRoutes } from "./settings.ts";
 import { workerRoutes } from "./workers.ts";
 import { workspaceRoutes } from "./workspaces.ts";
+import { variableRoutes } from "./variables.ts";
+import { resourceRoutes } from "./resources.ts";
+import { scheduleRoutes } from "./schedules.ts";
+import { webhookRoutes } from "./webhooks.ts";
+import { userRoutes } from "./users.ts";
+import { groupRoutes } from "./groups.ts";
+import { folderRoutes } from "./folders.ts";
+import { auditRoutes } from "./audit.ts";
+import { governanceRoutes } from "./governance.ts";
 
 export const routes: Route[] = [
   ...authRoutes,
@@ -15,4 +24,13 @@ export const routes: Route[] = [
   ...jobReadRoutes,
   ...workerRoutes,
   ...settingRoutes,
+  ...variableRoutes,
+  ...resourceRoutes,
+  ...scheduleRoutes,
+  ...webhookRoutes,
+  ...userRoutes,
+  ...groupRoutes,
+  ...folderRoutes,
+  ...auditRoutes,
+  ...governanceRoutes,
 ];

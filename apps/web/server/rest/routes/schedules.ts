@@ -1,0 +1,3 @@
+import type { Route } from "../router.ts";
+
+export const scheduleRoutes: Route[] = [];
