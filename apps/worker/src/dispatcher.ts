@@ -1,7 +1,15 @@
-import { claimJobs, nextDueTag, requeueAbandonedJobs, type Boss, type ClaimedJob } from "@millrace/core";
+import {
+  claimJobs,
+  nextDueTag,
+  releaseClaimedJobs,
+  requeueAbandonedJobs,
+  type Boss,
+  type ClaimedJob,
+} from "@millrace/core";
 import type { Pool } from "@millrace/db";
 import { CompletionBatcher } from "./completion-batcher.ts";
 import type { SlotState } from "./heartbeat.ts";
+import { JobDurations } from "./job-durations.ts";
 import { WakeSignal } from "./notifications.ts";
 import { runClaimedJob, type RunJobDeps } from "./run-job.ts";
 
@@ -12,12 +20,25 @@ const IDLE_RECHECK_MS = 1000;
 const MAX_CLAIM_BATCH = 500;
 const STICKY_TAG_MS = 250;
 const CLAIM_LOOPS = 2;
+// Claiming ahead: a busy slot whose job is expected to end within this many ms gets its next job
+// claimed now, so it starts the moment the slot frees instead of one claim round trip later.
+const CLAIM_AHEAD_MS = 25;
+// Only for short jobs (where a claim round trip is a visible share of the run): a long job's end is
+// hard to predict, and a job claimed ahead is one no other worker can take meanwhile.
+const CLAIM_AHEAD_MAX_JOB_MS = 2000;
+// A job claimed ahead that found no slot in this time goes back to the queue for any worker.
+const CLAIM_AHEAD_HOLD_MS = 1000;
 
 interface RunningJob {
   job: ClaimedJob;
-  slot: SlotState;
+  /** Null while the job waits in `ahead` for a slot. */
+  slot: SlotState | null;
   controller: AbortController;
   cancelReason: string | null;
+  /** performance.now() when it was claimed, then when it started. */
+  since: number;
+  /** Wall-clock start, recorded for jobs that waited after their claim. */
+  startedAt?: Date;
 }
 
 /**
@@ -27,7 +48,14 @@ interface RunningJob {
  */
 export class Dispatcher {
   readonly wake = new WakeSignal();
+  /** Claimed jobs, running or waiting in `ahead`. */
   private readonly running = new Map<string, RunningJob>();
+  /** Jobs claimed ahead for slots about to free (oldest first). */
+  private readonly ahead: RunningJob[] = [];
+  /** Ahead claims in flight (two claim loops must not both claim for the same busy slot). */
+  private aheadClaiming = 0;
+  private readonly durations = new JobDurations();
+  private readonly slotCount: number;
   private readonly free: SlotState[];
   private readonly batcher: CompletionBatcher;
   private stopping = false;
@@ -44,6 +72,7 @@ export class Dispatcher {
   ) {
     this.deps = deps;
     this.free = [...slots];
+    this.slotCount = slots.length;
     this.tags = tags;
     this.log = log;
     this.batcher = new CompletionBatcher(deps.pool, deps.boss);
@@ -95,13 +124,69 @@ export class Dispatcher {
     if (!entry || entry.controller.signal.aborted) return;
     entry.cancelReason = reason;
     entry.controller.abort("cancel");
+    // Not started yet: it never will be; record it as canceled now.
+    const waiting = this.ahead.indexOf(entry);
+    if (waiting >= 0) {
+      this.ahead.splice(waiting, 1);
+      this.running.delete(jobId);
+      this.batcher
+        .add({
+          job: entry.job,
+          outcome: {
+            status: "canceled",
+            result: { error: { name: "Canceled", message: reason ?? "job canceled" } },
+          },
+          pendingLog: "",
+        })
+        .catch((error: Error) => this.log(`could not record job ${jobId}: ${error.message}`));
+    }
+  }
+
+  /**
+   * Busy slots whose job should end within CLAIM_AHEAD_MS, beyond those already covered by a job
+   * claimed ahead: the number of jobs worth claiming now although no slot is free. Also returns
+   * how long until the next slot enters that window (to wake up then).
+   */
+  private aheadWanted(now: number): { count: number; names: string[]; wakeInMs: number } {
+    const names: string[] = [];
+    let wakeInMs = IDLE_RECHECK_MS;
+    for (const entry of this.running.values()) {
+      if (!entry.slot) continue;
+      const expected = this.durations.expected(entry.job);
+      if (expected === null || expected > CLAIM_AHEAD_MAX_JOB_MS) continue;
+      const untilWindow = entry.since + expected - CLAIM_AHEAD_MS - now;
+      if (untilWindow <= 0) names.push(entry.slot.name);
+      else wakeInMs = Math.min(wakeInMs, untilWindow);
+    }
+    const count = Math.max(
+      0,
+      Math.min(names.length, this.slotCount) - this.ahead.length - this.aheadClaiming,
+    );
+    return { count, names: names.slice(0, count), wakeInMs: Math.max(1, wakeInMs) };
+  }
+
+  /** Jobs claimed ahead that waited too long go back to the queue (their prediction was wrong). */
+  private releaseStaleAhead(now: number): void {
+    const stale = this.ahead.filter((entry) => now - entry.since > CLAIM_AHEAD_HOLD_MS);
+    if (stale.length === 0) return;
+    for (const entry of stale) {
+      this.ahead.splice(this.ahead.indexOf(entry), 1);
+      this.running.delete(entry.job.id);
+    }
+    void releaseClaimedJobs(
+      this.deps.pool,
+      this.deps.boss,
+      stale.map((entry) => entry.job),
+    ).catch((error: Error) => this.log(`could not release jobs claimed ahead: ${error.message}`));
   }
 
   private async claimLoop(): Promise<void> {
     while (!this.stopping) {
       try {
-        if (this.free.length === 0) {
-          await this.wake.wait(this.wake.current(), IDLE_RECHECK_MS);
+        this.releaseStaleAhead(performance.now());
+        const wanted = this.free.length === 0 ? this.aheadWanted(performance.now()) : null;
+        if (wanted && wanted.count === 0) {
+          await this.wake.wait(this.wake.current(), wanted.wakeInMs);
           continue;
         }
         // Let slots freed in this same turn (jobs that ended together) join this claim: one fetch
@@ -114,26 +199,27 @@ export class Dispatcher {
           continue;
         }
         // The other claim loop may have taken every free slot meanwhile.
-        if (this.free.length === 0) continue;
         const slots = this.free.splice(0, Math.min(this.free.length, MAX_CLAIM_BATCH));
+        const ahead = slots.length === 0 ? this.aheadWanted(performance.now()) : null;
+        if (slots.length === 0 && !ahead?.count) continue;
+        const names = slots.length > 0 ? slots.map((slot) => slot.name) : ahead!.names;
+        if (ahead) this.aheadClaiming += names.length;
         let jobs: ClaimedJob[] = [];
         try {
-          jobs = await claimJobs(
-            this.deps.pool,
-            this.deps.boss,
-            tag,
-            slots.map((slot) => slot.name),
-            this.deps.claimPool,
-          );
+          jobs = await claimJobs(this.deps.pool, this.deps.boss, tag, names, this.deps.claimPool);
         } finally {
+          if (ahead) this.aheadClaiming -= names.length;
           const used = new Set(jobs.map((job) => job.workerName));
           this.free.push(...slots.filter((slot) => !used.has(slot.name)));
         }
-        for (const job of jobs)
-          this.run(
-            job,
-            slots.find((slot) => slot.name === job.workerName)!,
-          );
+        for (const job of jobs) {
+          const slot = slots.find((candidate) => candidate.name === job.workerName);
+          if (slot) this.run(this.track(job), slot);
+          else this.ahead.push(this.track(job));
+        }
+        // A slot may have freed while this claim was in flight, with nothing ahead to take.
+        while (this.ahead.length > 0 && this.free.length > 0)
+          this.run(this.ahead.shift()!, this.free.shift()!);
         // A tag that just yielded jobs probably has more: fetch it again directly (one query less
         // per claim) for a short while, then look at all tags again for fairness.
         if (jobs.length > 0) this.hint(tag, STICKY_TAG_MS);
@@ -150,17 +236,34 @@ export class Dispatcher {
     }
   }
 
-  private run(job: ClaimedJob, slot: SlotState): void {
-    const entry: RunningJob = { job, slot, controller: new AbortController(), cancelReason: null };
+  private track(job: ClaimedJob): RunningJob {
+    const entry: RunningJob = {
+      job,
+      slot: null,
+      controller: new AbortController(),
+      cancelReason: null,
+      since: performance.now(),
+    };
     this.running.set(job.id, entry);
+    return entry;
+  }
+
+  private run(entry: RunningJob, slot: SlotState): void {
+    const { job } = entry;
+    const claimedAt = entry.since;
+    entry.slot = slot;
+    entry.since = performance.now();
+    if (entry.since - claimedAt > 1) entry.startedAt = new Date();
     slot.currentJobId = job.id;
     slot.occupancy.start();
     void runClaimedJob(this.deps, job, entry.controller.signal, () => entry.cancelReason)
       .then((completion) => {
+        if (!entry.controller.signal.aborted) this.durations.record(job, performance.now() - entry.since);
         // The slot is free as soon as the job's process is gone; its completion is committed in
         // the background (batched with others). A crash before that commit leaves the job
         // running, and the zombie monitor restarts it: the same as a crash during the job.
         if (completion) {
+          if (entry.startedAt) completion.startedAt = entry.startedAt;
           this.batcher.add(completion).catch((error: Error) => {
             this.log(`could not record job ${job.id}: ${error.message}`);
           });
@@ -171,7 +274,10 @@ export class Dispatcher {
         slot.currentJobId = null;
         slot.jobsExecuted++;
         slot.occupancy.end();
-        this.free.push(slot);
+        // A job claimed ahead takes the slot at once; the claim loop tops the ahead list up.
+        const next = this.stopping ? undefined : this.ahead.shift();
+        if (next) this.run(next, slot);
+        else this.free.push(slot);
         this.wake.wakeAll();
       });
   }
@@ -185,6 +291,16 @@ export class Dispatcher {
     this.stopping = true;
     this.wake.wakeAll();
     await this.loop;
+    // Jobs claimed ahead never started here: any worker may run them.
+    const unstarted = this.ahead.splice(0);
+    for (const entry of unstarted) this.running.delete(entry.job.id);
+    if (unstarted.length > 0) {
+      await releaseClaimedJobs(
+        this.deps.pool,
+        this.deps.boss,
+        unstarted.map((entry) => entry.job),
+      );
+    }
     const deadline = Date.now() + graceMs;
     while (this.running.size > 0 && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -199,7 +315,7 @@ export class Dispatcher {
         abandoned.map((entry) => ({
           id: entry.job.id,
           bossJobId: entry.job.bossJobId,
-          workerName: entry.slot.name,
+          workerName: entry.slot?.name ?? entry.job.workerName,
         })),
       );
       this.log(`put ${abandoned.length} unfinished job(s) back in the queue`);

@@ -136,6 +136,31 @@ export async function claimJobs(
 }
 
 /**
+ * Puts jobs a worker claimed ahead but did not start back in the queue (the worker is stopping,
+ * or the slot it expected did not free in time), so that any worker can run them. Only the
+ * claimed dispatch is released: a job canceled or restarted meanwhile is left alone.
+ */
+export async function releaseClaimedJobs(
+  pool: Pool,
+  boss: Boss,
+  jobs: Pick<ClaimedJob, "id" | "bossJobId" | "tag" | "priority" | "timeoutSecs">[],
+): Promise<void> {
+  for (const job of jobs) {
+    await withTransaction(pool, async (client) => {
+      const { rows } = await client.query<{ scheduled_for: Date }>(
+        `SELECT scheduled_for FROM job
+          WHERE id = $1 AND boss_job_id = $2 AND status = 'running' AND canceled_by IS NULL FOR UPDATE`,
+        [job.id, job.bossJobId],
+      );
+      if (!rows[0]) return;
+      await boss.complete(job.tag, job.bossJobId, null, { db: bossDb(client) });
+      // Due at its original time: it keeps its place among deferred jobs.
+      await redispatchJob(client, boss, job, rows[0].scheduled_for);
+    });
+  }
+}
+
+/**
  * Claims one job that has a concurrency limit: under an advisory lock on its key, counts the
  * jobs of that key running or started within the window, then runs it or defers it.
  */

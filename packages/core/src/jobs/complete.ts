@@ -21,6 +21,11 @@ export interface Completion {
   outcome: JobOutcome;
   /** Output not yet flushed to the log. */
   pendingLog: string;
+  /**
+   * When the job really started, if later than its claim (a job claimed ahead waits for a slot):
+   * its recorded start moves to this time.
+   */
+  startedAt?: Date;
 }
 
 /** Seconds before retry number `attempt` (1-based), or null when the policy is exhausted. */
@@ -60,8 +65,10 @@ export async function completeJobs(pool: Pool, boss: Boss, completions: Completi
              FROM unnest($1::uuid[], $2::text[]) AS e(job_id, chunk) WHERE chunk <> ''
          ON CONFLICT (job_id) DO UPDATE SET logs = ${CAPPED_APPEND}
        ), done AS (
-         UPDATE job SET status = c.status::job_status, result = c.result, completed_at = now()
-           FROM unnest($3::uuid[], $4::uuid[], $5::text[], $6::jsonb[]) AS c(job_id, boss_job_id, status, result)
+         UPDATE job SET status = c.status::job_status, result = c.result, completed_at = now(),
+                started_at = COALESCE(c.started_at, job.started_at)
+           FROM unnest($3::uuid[], $4::uuid[], $5::text[], $6::jsonb[], $8::timestamptz[])
+                AS c(job_id, boss_job_id, status, result, started_at)
           WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status = 'running'
           RETURNING job.id)
        SELECT pg_notify($7, string_agg(id::text, ',')) FROM ${NOTIFY_CHUNKS("done")}`,
@@ -73,6 +80,7 @@ export async function completeJobs(pool: Pool, boss: Boss, completions: Completi
         finals.map((c) => c.outcome.status),
         finals.map((c) => JSON.stringify(c.outcome.result ?? null)),
         JOB_DONE_CHANNEL,
+        finals.map((c) => c.startedAt ?? null),
       ],
     );
     for (const c of retries) await scheduleRetry(client, boss, c);

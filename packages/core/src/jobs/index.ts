@@ -13,6 +13,7 @@ export {
   appendJobLog,
   appendLogs,
   claimJobs,
+  releaseClaimedJobs,
   nextDueTag,
   MAX_JOB_LOG_CHARS,
   type ClaimedJob,
