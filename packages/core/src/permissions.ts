@@ -14,6 +14,11 @@ export const PERMISSIONS = {
   "job.run": ["admin", "developer", "operator"],
   // Running code that is not deployed (editor previews) is authoring, not operating.
   "job.preview": ["admin", "developer"],
+  // Operators read variables and resources (their jobs need them) but do not change them.
+  "variable.read": ["admin", "developer", "operator"],
+  "variable.write": ["admin", "developer"],
+  "resource.read": ["admin", "developer", "operator"],
+  "resource.write": ["admin", "developer"],
 } as const satisfies Record<string, readonly WorkspaceRole[]>;
 
 export type Action = keyof typeof PERMISSIONS;

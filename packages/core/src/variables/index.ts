@@ -1,1 +1,17 @@
-export {};
+export {
+  listVariables,
+  getVariable,
+  getVariableValue,
+  variableExists,
+  createVariable,
+  updateVariable,
+  deleteVariable,
+  MAX_VARIABLE_VALUE_CHARS,
+  type VariableView,
+  type CallMeta,
+  type ListVariablesInput,
+  type GetVariableOptions,
+  type CreateVariableInput,
+  type UpdateVariableInput,
+  type WriteOptions,
+} from "./variables.ts";

@@ -1,0 +1,130 @@
+/**
+ * Resource types every workspace has, with the field names of Windmill's hub types so that
+ * scripts written for Windmill read the same keys. Workspace-defined types live in the
+ * `resource_type` table and may not reuse these names.
+ */
+export interface BuiltinResourceType {
+  name: string;
+  description: string;
+  /** JSON Schema of the value; null accepts any JSON value. */
+  schema: Record<string, unknown> | null;
+}
+
+const str = (description: string, extra: Record<string, unknown> = {}) => ({
+  type: "string",
+  description,
+  ...extra,
+});
+const port = (fallback: number) => ({ type: "integer", minimum: 1, maximum: 65535, default: fallback });
+
+export const BUILTIN_RESOURCE_TYPES: readonly BuiltinResourceType[] = [
+  {
+    name: "postgresql",
+    description: "A PostgreSQL database",
+    schema: {
+      type: "object",
+      properties: {
+        host: str("Host name or address"),
+        port: port(5432),
+        user: str("User name"),
+        password: str("Password (use $var:<path> to a secret variable)"),
+        dbname: str("Database name"),
+        sslmode: {
+          type: "string",
+          enum: ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"],
+          default: "prefer",
+        },
+        root_certificate_pem: str("CA certificate (PEM) for verify-ca / verify-full"),
+      },
+      required: ["host", "user", "dbname"],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: "mysql",
+    description: "A MySQL or MariaDB database",
+    schema: {
+      type: "object",
+      properties: {
+        host: str("Host name or address"),
+        port: port(3306),
+        user: str("User name"),
+        password: str("Password"),
+        database: str("Database name"),
+        ssl: { type: "boolean", default: false },
+      },
+      required: ["host", "user", "database"],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: "smtp",
+    description: "An SMTP server to send mail through",
+    schema: {
+      type: "object",
+      properties: {
+        host: str("SMTP host"),
+        port: port(587),
+        user: str("User name"),
+        password: str("Password"),
+        from: str("Default sender address"),
+        tls_implicit: { type: "boolean", default: false },
+      },
+      required: ["host", "port"],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: "s3",
+    description: "An S3-compatible bucket",
+    schema: {
+      type: "object",
+      properties: {
+        bucket: str("Bucket name"),
+        region: str("Region"),
+        endPoint: str("Endpoint host (empty for AWS)"),
+        port: port(443),
+        useSSL: { type: "boolean", default: true },
+        pathStyle: { type: "boolean", default: false },
+        accessKey: str("Access key id"),
+        secretKey: str("Secret access key"),
+      },
+      required: ["bucket"],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: "http",
+    description: "An HTTP API: base URL and the headers to send",
+    schema: {
+      type: "object",
+      properties: {
+        base_url: str("Base URL", { pattern: "^https?://" }),
+        token: str("Bearer token"),
+        headers: { type: "object", additionalProperties: { type: "string" } },
+      },
+      required: ["base_url"],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: "api_key",
+    description: "A single API key",
+    schema: {
+      type: "object",
+      properties: { api_key: str("The key") },
+      required: ["api_key"],
+      additionalProperties: false,
+    },
+  },
+  {
+    // What windmill-client's setState/getState store between runs of a script.
+    name: "state",
+    description: "A script's state kept between runs (setState / getState)",
+    schema: null,
+  },
+];
+
+export function builtinResourceType(name: string): BuiltinResourceType | undefined {
+  return BUILTIN_RESOURCE_TYPES.find((type) => type.name === name);
+}

@@ -1,0 +1,339 @@
+import { isUniqueViolation, withTransaction, type PoolClient } from "@millrace/db";
+import { recordAudit } from "../audit/index.ts";
+import { authorizePath, readablePrefixes } from "../access.ts";
+import { AppError, invalidInput, notFound } from "../errors.ts";
+import { parsePath } from "../paths.ts";
+import { requirePermission } from "../permissions.ts";
+import type { SecretsContext } from "../secrets/context.ts";
+import { isEncrypted } from "../secrets/keyring.ts";
+import type { Membership } from "../workspaces.ts";
+import { pageWindow, readableCondition } from "./readable.ts";
+
+export const MAX_VARIABLE_VALUE_CHARS = 1024 * 1024;
+export const MAX_DESCRIPTION_CHARS = 10_000;
+
+export interface VariableView {
+  workspaceId: string;
+  path: string;
+  /** Null for a secret unless it was explicitly decrypted (never in lists). */
+  value: string | null;
+  isSecret: boolean;
+  description: string;
+  createdBy: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+interface VariableRow {
+  workspace_id: string;
+  path: string;
+  value: string;
+  is_secret: boolean;
+  description: string;
+  created_by: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Audit context of a call that came over HTTP. */
+export interface CallMeta {
+  ip?: string | null;
+}
+
+function view(row: VariableRow, value: string | null): VariableView {
+  return {
+    workspaceId: row.workspace_id,
+    path: row.path,
+    value,
+    isSecret: row.is_secret,
+    description: row.description,
+    createdBy: row.created_by,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function checkValue(value: unknown): string {
+  if (typeof value !== "string") throw invalidInput("value", "must be a string");
+  if (value.length > MAX_VARIABLE_VALUE_CHARS)
+    throw invalidInput("value", `at most ${MAX_VARIABLE_VALUE_CHARS} characters`);
+  return value;
+}
+
+function checkDescription(description: unknown): string {
+  if (description === undefined || description === null) return "";
+  if (typeof description !== "string") throw invalidInput("description", "must be a string");
+  if (description.length > MAX_DESCRIPTION_CHARS)
+    throw invalidInput("description", `at most ${MAX_DESCRIPTION_CHARS} characters`);
+  return description;
+}
+
+async function loadRow(
+  client: Pick<PoolClient, "query">,
+  workspaceId: string,
+  path: string,
+  forUpdate = false,
+): Promise<VariableRow> {
+  const { rows } = await client.query<VariableRow>(
+    `SELECT * FROM variable WHERE workspace_id = $1 AND path = $2${forUpdate ? " FOR UPDATE" : ""}`,
+    [workspaceId, path],
+  );
+  if (!rows[0]) throw notFound(`variable ${path}`);
+  return rows[0];
+}
+
+async function readableRow(ctx: SecretsContext, membership: Membership, path: string): Promise<VariableRow> {
+  requirePermission(membership, "variable.read");
+  parsePath(path);
+  await authorizePath(ctx, membership, path, "read");
+  return loadRow(ctx.pool, membership.workspace.id, path);
+}
+
+/** Decrypts a secret for a caller who may read it, leaving an audit row (without the value). */
+async function revealSecret(
+  ctx: SecretsContext,
+  membership: Membership,
+  row: VariableRow,
+  meta: CallMeta,
+): Promise<string> {
+  const plain = await ctx.secrets.decrypt(ctx.pool, row.workspace_id, row.value);
+  await recordAudit(ctx.pool, membership.principal, {
+    workspaceId: row.workspace_id,
+    operation: "variables.decrypt_secret",
+    resource: row.path,
+    ip: meta.ip ?? null,
+  });
+  return plain;
+}
+
+/** Encrypts a secret value, or checks that an already-encrypted one (an import) is this workspace's. */
+async function storedValue(
+  ctx: SecretsContext,
+  workspaceId: string,
+  value: string,
+  isSecret: boolean,
+  alreadyEncrypted: boolean,
+): Promise<string> {
+  if (!isSecret) return value;
+  if (!alreadyEncrypted) return ctx.secrets.encrypt(ctx.pool, workspaceId, value);
+  if (!isEncrypted(value) || (await ctx.secrets.tryDecrypt(ctx.pool, workspaceId, value)) === null) {
+    throw invalidInput("value", "is not a value encrypted for this workspace (already_encrypted was set)");
+  }
+  return value;
+}
+
+export interface ListVariablesInput {
+  pathStart?: string;
+  page?: number;
+  perPage?: number;
+}
+
+/** Variables the caller may read. Secret values are never part of a list. */
+export async function listVariables(
+  ctx: SecretsContext,
+  membership: Membership,
+  input: ListVariablesInput = {},
+): Promise<VariableView[]> {
+  requirePermission(membership, "variable.read");
+  const { limit, offset } = pageWindow(input.page, input.perPage);
+  const { rows } = await ctx.pool.query<VariableRow>(
+    `SELECT * FROM variable
+      WHERE workspace_id = $1 AND ($2::text IS NULL OR starts_with(path, $2)) AND ${readableCondition(5)}
+      ORDER BY path LIMIT $3 OFFSET $4`,
+    [
+      membership.workspace.id,
+      input.pathStart || null,
+      limit,
+      offset,
+      await readablePrefixes(ctx, membership),
+    ],
+  );
+  return rows.map((row) => view(row, row.is_secret ? null : row.value));
+}
+
+export interface GetVariableOptions extends CallMeta {
+  /** Windmill's `decrypt_secret` (default true): decrypt a secret value, audited. */
+  decryptSecret?: boolean;
+  /** Windmill's `include_encrypted`: the stored ciphertext when not decrypting (exports). */
+  includeEncrypted?: boolean;
+}
+
+export async function getVariable(
+  ctx: SecretsContext,
+  membership: Membership,
+  path: string,
+  options: GetVariableOptions = {},
+): Promise<VariableView> {
+  const row = await readableRow(ctx, membership, path);
+  if (!row.is_secret) return view(row, row.value);
+  if (options.decryptSecret ?? true) return view(row, await revealSecret(ctx, membership, row, options));
+  return view(row, options.includeEncrypted ? row.value : null);
+}
+
+/** The plain value, as a job reads it (`getVariable` in the clients); secret reads are audited. */
+export async function getVariableValue(
+  ctx: SecretsContext,
+  membership: Membership,
+  path: string,
+  meta: CallMeta = {},
+): Promise<string> {
+  const row = await readableRow(ctx, membership, path);
+  return row.is_secret ? revealSecret(ctx, membership, row, meta) : row.value;
+}
+
+export async function variableExists(
+  ctx: SecretsContext,
+  membership: Membership,
+  path: string,
+): Promise<boolean> {
+  requirePermission(membership, "variable.read");
+  parsePath(path);
+  const { rowCount } = await ctx.pool.query("SELECT 1 FROM variable WHERE workspace_id = $1 AND path = $2", [
+    membership.workspace.id,
+    path,
+  ]);
+  return (rowCount ?? 0) > 0;
+}
+
+export interface CreateVariableInput {
+  path: string;
+  value: string;
+  isSecret?: boolean;
+  description?: string | null;
+}
+
+export interface WriteOptions extends CallMeta {
+  /** Windmill's `already_encrypted`: a secret value exported from this workspace, stored as is. */
+  alreadyEncrypted?: boolean;
+}
+
+export async function createVariable(
+  ctx: SecretsContext,
+  membership: Membership,
+  input: CreateVariableInput,
+  options: WriteOptions = {},
+): Promise<VariableView> {
+  requirePermission(membership, "variable.write");
+  parsePath(input.path);
+  const value = checkValue(input.value);
+  const description = checkDescription(input.description);
+  const isSecret = input.isSecret ?? false;
+  if (typeof isSecret !== "boolean") throw invalidInput("is_secret", "must be true or false");
+  await authorizePath(ctx, membership, input.path, "write");
+  const workspaceId = membership.workspace.id;
+  const stored = await storedValue(ctx, workspaceId, value, isSecret, options.alreadyEncrypted ?? false);
+  try {
+    const row = await withTransaction(ctx.pool, async (client) => {
+      const { rows } = await client.query<VariableRow>(
+        `INSERT INTO variable (workspace_id, path, value, is_secret, description, created_by, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, now(), now()) RETURNING *`,
+        [workspaceId, input.path, stored, isSecret, description, membership.principal.username],
+      );
+      await recordAudit(client, membership.principal, {
+        workspaceId,
+        operation: "variables.create",
+        resource: input.path,
+        parameters: { is_secret: isSecret },
+        ip: options.ip ?? null,
+      });
+      return rows[0]!;
+    });
+    return view(row, isSecret ? null : row.value);
+  } catch (error) {
+    if (isUniqueViolation(error))
+      throw new AppError("CONFLICT", `path: variable ${input.path} already exists`, "path");
+    throw error;
+  }
+}
+
+export interface UpdateVariableInput {
+  /** A new path renames the variable. */
+  path?: string;
+  value?: string;
+  isSecret?: boolean;
+  description?: string | null;
+}
+
+export async function updateVariable(
+  ctx: SecretsContext,
+  membership: Membership,
+  path: string,
+  input: UpdateVariableInput,
+  options: WriteOptions = {},
+): Promise<VariableView> {
+  requirePermission(membership, "variable.write");
+  parsePath(path);
+  const newPath = input.path ?? path;
+  if (newPath !== path) parsePath(newPath);
+  const value = input.value === undefined ? undefined : checkValue(input.value);
+  const description = input.description === undefined ? undefined : checkDescription(input.description);
+  if (input.isSecret !== undefined && typeof input.isSecret !== "boolean")
+    throw invalidInput("is_secret", "must be true or false");
+  await authorizePath(ctx, membership, path, "write");
+  if (newPath !== path) await authorizePath(ctx, membership, newPath, "write");
+  const workspaceId = membership.workspace.id;
+
+  try {
+    const row = await withTransaction(ctx.pool, async (client) => {
+      const existing = await loadRow(client, workspaceId, path, true);
+      const isSecret = input.isSecret ?? existing.is_secret;
+      let stored = existing.value;
+      if (value !== undefined) {
+        stored = await storedValue(ctx, workspaceId, value, isSecret, options.alreadyEncrypted ?? false);
+      } else if (isSecret && !existing.is_secret) {
+        stored = await ctx.secrets.encrypt(ctx.pool, workspaceId, existing.value);
+      } else if (!isSecret && existing.is_secret) {
+        // Turning a secret into a plain variable exposes it: only with write access (checked
+        // above) and audited as a decryption.
+        stored = await revealSecret(ctx, membership, existing, options);
+      }
+      const { rows } = await client.query<VariableRow>(
+        `UPDATE variable SET path = $3, value = $4, is_secret = $5, description = $6, updated_at = now()
+          WHERE workspace_id = $1 AND path = $2 RETURNING *`,
+        [workspaceId, path, newPath, stored, isSecret, description ?? existing.description],
+      );
+      await recordAudit(client, membership.principal, {
+        workspaceId,
+        operation: "variables.update",
+        resource: path,
+        parameters: {
+          ...(newPath !== path ? { path: newPath } : {}),
+          ...(value !== undefined ? { value_changed: true } : {}),
+          is_secret: isSecret,
+        },
+        ip: options.ip ?? null,
+      });
+      return rows[0]!;
+    });
+    return view(row, row.is_secret ? null : row.value);
+  } catch (error) {
+    if (isUniqueViolation(error))
+      throw new AppError("CONFLICT", `path: variable ${newPath} already exists`, "path");
+    throw error;
+  }
+}
+
+export async function deleteVariable(
+  ctx: SecretsContext,
+  membership: Membership,
+  path: string,
+  meta: CallMeta = {},
+): Promise<void> {
+  requirePermission(membership, "variable.write");
+  parsePath(path);
+  await authorizePath(ctx, membership, path, "write");
+  const workspaceId = membership.workspace.id;
+  await withTransaction(ctx.pool, async (client) => {
+    const { rowCount } = await client.query("DELETE FROM variable WHERE workspace_id = $1 AND path = $2", [
+      workspaceId,
+      path,
+    ]);
+    if (!rowCount) throw notFound(`variable ${path}`);
+    await recordAudit(client, membership.principal, {
+      workspaceId,
+      operation: "variables.delete",
+      resource: path,
+      ip: meta.ip ?? null,
+    });
+  });
+}
