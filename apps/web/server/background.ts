@@ -1,4 +1,10 @@
-import { deleteExpiredJobs, handleZombieJobs, repairOrphanedJobs, startLeaderLoop } from "@millrace/core";
+import {
+  deleteExpiredAudit,
+  deleteExpiredJobs,
+  handleZombieJobs,
+  repairOrphanedJobs,
+  startLeaderLoop,
+} from "@millrace/core";
 import { serverEnv } from "./env.ts";
 import { getServices } from "./services.ts";
 
@@ -46,6 +52,8 @@ export function startBackgroundTasks(): Promise<void> {
           async run() {
             const deleted = await deleteExpiredJobs(services.pool, { retentionSecs: await retentionSecs() });
             if (deleted > 0) log(`retention: deleted ${deleted} completed job(s)`);
+            const audit = await deleteExpiredAudit(services, { retentionDays: env.AUDIT_RETENTION_DAYS });
+            if (audit > 0) log(`retention: deleted ${audit} audit log row(s)`);
           },
         },
       ],

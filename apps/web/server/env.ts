@@ -23,6 +23,8 @@ const serverEnvSchema = z.object({
   // Completed jobs and their logs are deleted after this many seconds (default 30 days); the
   // instance setting retention_period_secs overrides it.
   RETENTION_PERIOD_SECS: positiveIntVar(30 * 24 * 3600),
+  // Audit log rows are deleted after this many days.
+  AUDIT_RETENTION_DAYS: positiveIntVar(365),
 });
 
 export type ServerEnv = z.infer<typeof serverEnvSchema>;

@@ -1,20 +1,136 @@
+import type { PermissionLevel } from "@millrace/db";
 import type { CoreContext } from "./context.ts";
-import { requirePathWrite } from "./paths.ts";
+import { AppError, notFound } from "./errors.ts";
+import { parsePath } from "./paths.ts";
 import type { Membership } from "./workspaces.ts";
 
 export type PathAccess = "read" | "write";
 
 /**
- * Access to one item by its path (script, flow, variable, resource, schedule): every item route
- * calls this after the role check. `u/<user>/…` belongs to that user; `f/<folder>/…` follows the
- * folder's owners/writers/viewers (users or groups). Refusals are FORBIDDEN for members who can see
- * the item and NOT_FOUND for members who may not even read it.
+ * Who may see and change an item by its path (scripts, jobs of a script, variables, resources,
+ * schedules), after the role check of the permission table. The rules, as in Windmill:
+ *
+ * - Workspace admins (and superadmins) read and write every path.
+ * - `u/<user>/…` belongs to that user: only they (and admins) see or change it.
+ * - `f/<folder>/…` follows the folder's permissions, granted to a user (`u/<user>`), a group
+ *   (`g/<group>`) or everyone in the workspace (`g/all`): owners and writers read and write,
+ *   viewers only read. A member with no permission on the folder does not see its items at all.
+ * - Operators never write (their role stops them first), whatever the folder says.
+ *
+ * A member who may not read an item gets NOT_FOUND, so that guessing paths tells nothing; a
+ * member refused a write gets FORBIDDEN (a write names a path, it reveals no item).
  */
 export async function authorizePath(
-  _ctx: CoreContext,
+  ctx: CoreContext,
   membership: Membership,
   path: string,
   access: PathAccess,
 ): Promise<void> {
-  if (access === "write") requirePathWrite(membership, path);
+  const parsed = parsePath(path);
+  if (membership.role === "admin") return;
+  const username = membership.principal.username;
+  if (parsed.kind === "u") {
+    if (parsed.owner === username) return;
+    if (access === "read") throw notFound(path);
+    throw new AppError("FORBIDDEN", `only ${parsed.owner} or an admin may write under u/${parsed.owner}/`);
+  }
+  const level = await folderLevel(ctx, membership, parsed.owner);
+  if (access === "read") {
+    if (!level) throw notFound(path);
+    return;
+  }
+  if (level !== "owner" && level !== "writer") {
+    throw new AppError(
+      "FORBIDDEN",
+      `you may not write in folder f/${parsed.owner}/ (ask one of its owners for writer access)`,
+    );
+  }
+}
+
+const RANK: Record<PermissionLevel, number> = { viewer: 1, writer: 2, owner: 3 };
+
+function stronger(a: PermissionLevel | undefined, b: PermissionLevel): PermissionLevel {
+  return a && RANK[a] >= RANK[b] ? a : b;
+}
+
+/**
+ * The caller's strongest permission on each folder of the workspace, through their own grants,
+ * their groups' and `g/all`. Admins are not special-cased here: callers check the role first.
+ */
+export async function folderLevels(
+  ctx: CoreContext,
+  membership: Membership,
+  folder?: string,
+): Promise<Map<string, PermissionLevel>> {
+  const { rows } = await ctx.pool.query<{ folder_name: string; level: PermissionLevel }>(
+    `SELECT fp.folder_name, fp.level::text AS level
+       FROM folder_permission fp
+      WHERE fp.workspace_id = $1
+        AND ($4::text IS NULL OR fp.folder_name = $4)
+        AND (fp.principal = 'u/' || $2
+             OR fp.principal = 'g/all'
+             OR fp.principal IN (SELECT 'g/' || gm.group_name FROM group_member gm
+                                  WHERE gm.workspace_id = $1 AND gm.user_id = $3::uuid))`,
+    [membership.workspace.id, membership.principal.username, membership.principal.userId, folder ?? null],
+  );
+  const levels = new Map<string, PermissionLevel>();
+  for (const row of rows) levels.set(row.folder_name, stronger(levels.get(row.folder_name), row.level));
+  return levels;
+}
+
+export async function folderLevel(
+  ctx: CoreContext,
+  membership: Membership,
+  folder: string,
+): Promise<PermissionLevel | null> {
+  if (membership.role === "admin") return "owner";
+  return (await folderLevels(ctx, membership, folder)).get(folder) ?? null;
+}
+
+/**
+ * The path prefixes the caller may read (`u/<me>/`, `f/<folder>/`…), for list queries; null
+ * when the caller reads everything (admins).
+ */
+export async function readablePrefixes(ctx: CoreContext, membership: Membership): Promise<string[] | null> {
+  if (membership.role === "admin") return null;
+  const folders = await folderLevels(ctx, membership);
+  return [`u/${membership.principal.username}/`, ...[...folders.keys()].map((name) => `f/${name}/`)];
+}
+
+/** Escapes `_` and `%` so that a path prefix matches itself only in LIKE / Prisma's startsWith. */
+export function likePrefix(prefix: string): string {
+  return prefix.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/**
+ * Jobs follow their script's path: a member other than an admin sees the jobs they started and
+ * the jobs of paths they may read. Returns null when the caller sees every job.
+ */
+export async function visibleJobsFilter(
+  ctx: CoreContext,
+  membership: Membership,
+): Promise<{ OR: ({ createdBy: string } | { scriptPath: { startsWith: string } })[] } | null> {
+  const readable = await readablePrefixes(ctx, membership);
+  if (!readable) return null;
+  return {
+    OR: [
+      { createdBy: membership.principal.username },
+      ...readable.map((prefix) => ({ scriptPath: { startsWith: likePrefix(prefix) } })),
+    ],
+  };
+}
+
+export async function canSeeJob(
+  ctx: CoreContext,
+  membership: Membership,
+  job: { createdBy: string; scriptPath: string | null },
+): Promise<boolean> {
+  if (membership.role === "admin" || job.createdBy === membership.principal.username) return true;
+  if (!job.scriptPath) return false;
+  try {
+    await authorizePath(ctx, membership, job.scriptPath, "read");
+    return true;
+  } catch {
+    return false;
+  }
 }

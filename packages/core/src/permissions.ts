@@ -19,6 +19,22 @@ export const PERMISSIONS = {
   "variable.write": ["admin", "developer"],
   "resource.read": ["admin", "developer", "operator"],
   "resource.write": ["admin", "developer"],
+  // Operators see schedules and their runs but do not create or change them.
+  "schedule.read": ["admin", "developer", "operator"],
+  "schedule.write": ["admin", "developer"],
+  // People: everyone sees who is in the workspace; only admins change membership, roles or groups.
+  "member.read": ["admin", "developer", "operator"],
+  "member.manage": ["admin"],
+  "group.read": ["admin", "developer", "operator"],
+  "group.manage": ["admin"],
+  // Folders: developers may create one (they become its owner); editing one also needs ownership
+  // of that folder (checked in people/folders.ts), which admins always have.
+  "folder.read": ["admin", "developer", "operator"],
+  "folder.write": ["admin", "developer"],
+  // Everyone reads their own audit rows; only admins read everybody's.
+  "audit.read": ["admin", "developer", "operator"],
+  "audit.read_all": ["admin"],
+  "governance.read": ["admin"],
 } as const satisfies Record<string, readonly WorkspaceRole[]>;
 
 export type Action = keyof typeof PERMISSIONS;

@@ -3,7 +3,9 @@ import { type Prisma, type Script } from "@millrace/db";
 import { inferSchema, isLanguage, SignatureError, type ArgSchema, type Language } from "@millrace/runtime";
 import type { CoreContext } from "./context.ts";
 import { AppError, invalidInput, notFound } from "./errors.ts";
-import { parsePath, requirePathWrite } from "./paths.ts";
+import { authorizePath, likePrefix, readablePrefixes } from "./access.ts";
+import { recordAudit } from "./audit/index.ts";
+import { parsePath } from "./paths.ts";
 import { requirePermission } from "./permissions.ts";
 import { checkScriptLimits, type JobLimits, type ScriptLimitsInput } from "./jobs/limits.ts";
 import { validateTag } from "./jobs/tags.ts";
@@ -99,7 +101,7 @@ export async function deployScript(
 ): Promise<Script> {
   requirePermission(membership, "script.write");
   parsePath(input.path);
-  requirePathWrite(membership, input.path);
+  await authorizePath(ctx, membership, input.path, "write");
   if (typeof input.content !== "string") throw invalidInput("content", "is required");
   if (Buffer.byteLength(input.content) > MAX_SCRIPT_BYTES) {
     throw invalidInput("content", `at most ${MAX_SCRIPT_BYTES / 1024} KiB`);
@@ -132,7 +134,7 @@ export async function deployScript(
   if (!latest && input.parentHash)
     throw invalidInput("parent_hash", `${input.path} has no version to replace`);
   const createdAt = new Date();
-  return ctx.db.script.create({
+  const script = await ctx.db.script.create({
     data: {
       workspaceId,
       hash: versionHash(workspaceId, input, createdAt),
@@ -155,6 +157,13 @@ export async function deployScript(
       createdAt,
     },
   });
+  await recordAudit(ctx.pool, membership.principal, {
+    workspaceId,
+    operation: latest ? "scripts.update" : "scripts.create",
+    resource: input.path,
+    parameters: { hash: script.hash },
+  });
+  return script;
 }
 
 export async function getScriptByPath(
@@ -163,6 +172,9 @@ export async function getScriptByPath(
   path: string,
 ): Promise<Script> {
   requirePermission(membership, "script.read");
+  await authorizePath(ctx, membership, path, "read").catch((error: unknown) => {
+    throw error instanceof AppError && error.code === "NOT_FOUND" ? notFound(`script ${path}`) : error;
+  });
   const script = await latestScript(ctx, membership.workspace.id, path);
   if (!script) throw notFound(`script ${path}`);
   return script;
@@ -178,6 +190,9 @@ export async function getScriptByHash(
     where: { workspaceId_hash: { workspaceId: membership.workspace.id, hash } },
   });
   if (!script) throw notFound(`script version ${hash}`);
+  await authorizePath(ctx, membership, script.path, "read").catch(() => {
+    throw notFound(`script version ${hash}`);
+  });
   return script;
 }
 
@@ -196,11 +211,14 @@ export async function listScripts(
   requirePermission(membership, "script.read");
   const perPage = Math.min(Math.max(input.perPage ?? 100, 1), 1000);
   const page = Math.max(input.page ?? 1, 1);
+  // Members other than admins list only what they may read (see access.ts).
+  const readable = await readablePrefixes(ctx, membership);
   return ctx.db.script.findMany({
     where: {
       workspaceId: membership.workspace.id,
       archived: false,
       ...(input.pathStart ? { path: { startsWith: input.pathStart } } : {}),
+      ...(readable ? { OR: readable.map((prefix) => ({ path: { startsWith: likePrefix(prefix) } })) } : {}),
     },
     distinct: ["path"],
     orderBy: [{ path: "asc" }, { createdAt: "desc" }],

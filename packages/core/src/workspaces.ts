@@ -1,4 +1,5 @@
 import { isUniqueViolation, type Workspace, type WorkspaceRole } from "@millrace/db";
+import { recordAudit } from "./audit/index.ts";
 import type { Principal } from "./auth/principal.ts";
 import type { CoreContext } from "./context.ts";
 import { AppError, invalidInput, notFound } from "./errors.ts";
@@ -54,6 +55,12 @@ export async function requireMembership(
 export interface CreateWorkspaceInput {
   id: string;
   name: string;
+  /**
+   * Windmill's `username`. Millrace usernames are instance-wide, so it cannot rename the creator;
+   * when it names another account (by username or email), that account becomes an admin too,
+   * which is how provisioning scripts hand a new workspace to its team lead.
+   */
+  username?: string | null;
 }
 
 export async function createWorkspace(
@@ -67,14 +74,27 @@ export async function createWorkspace(
   const name = input.name.trim();
   if (!name || name.length > 100) throw invalidInput("name", "must be 1-100 characters");
   const isRealUser = await ctx.db.user.findUnique({ where: { id: principal.userId }, select: { id: true } });
+  const named = input.username?.trim()
+    ? await ctx.db.user.findFirst({
+        where: { OR: [{ email: input.username.trim().toLowerCase() }, { username: input.username.trim() }] },
+        select: { id: true },
+      })
+    : null;
+  const extraAdmin = named && named.id !== principal.userId ? named.id : null;
+  let workspace: Workspace;
   try {
-    return await ctx.db.workspace.create({
+    workspace = await ctx.db.workspace.create({
       data: {
         id: input.id,
         name,
         createdBy: isRealUser ? principal.userId : null,
         // The creator administers the new workspace (the SUPERADMIN_SECRET principal is no user).
-        ...(isRealUser ? { members: { create: { userId: principal.userId, role: "admin" } } } : {}),
+        members: {
+          create: [
+            ...(isRealUser ? [{ userId: principal.userId, role: "admin" as const }] : []),
+            ...(extraAdmin ? [{ userId: extraAdmin, role: "admin" as const }] : []),
+          ],
+        },
       },
     });
   } catch (error) {
@@ -82,6 +102,13 @@ export async function createWorkspace(
       throw new AppError("CONFLICT", `workspace ${input.id} already exists`, "id");
     throw error;
   }
+  await recordAudit(ctx.pool, principal, {
+    workspaceId: workspace.id,
+    operation: "workspaces.create",
+    resource: workspace.id,
+    parameters: { name, username: input.username ?? null },
+  });
+  return workspace;
 }
 
 export interface WorkspaceSummary {

@@ -1,6 +1,6 @@
 import type { AuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
-import { authenticate, getInstanceSecret } from "@millrace/core";
+import { getInstanceSecret, signIn } from "@millrace/core";
 import { getServices } from "../services.ts";
 
 // JWT sessions signed with a secret kept in the database: any server sharing the database
@@ -21,10 +21,17 @@ async function buildAuthOptions(): Promise<AuthOptions> {
           email: { label: "Email", type: "email" },
           password: { label: "Password", type: "password" },
         },
-        async authorize(credentials) {
+        async authorize(credentials, request) {
           if (!credentials?.email || !credentials.password) return null;
           try {
-            const user = await authenticate(services, credentials.email, credentials.password);
+            // Same rate limits and audit rows as POST /api/auth/login.
+            const forwarded = request?.headers?.["x-forwarded-for"] as string | undefined;
+            const ip = forwarded?.split(",")[0]?.trim() || null;
+            const user = await signIn(services, {
+              email: credentials.email,
+              password: credentials.password,
+              ip,
+            });
             return { id: user.id, email: user.email, name: user.name ?? user.username };
           } catch {
             return null;

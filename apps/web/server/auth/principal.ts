@@ -17,6 +17,15 @@ function tokenCookie(headers: Headers): string | null {
 }
 
 /**
+ * The caller's address as the proxy in front reports it (first X-Forwarded-For hop, else
+ * X-Real-IP), for the audit log and sign-in rate limits.
+ */
+export function requestIp(headers: Headers): string | null {
+  const forwarded = headers.get("x-forwarded-for")?.split(",")[0]?.trim();
+  return forwarded || headers.get("x-real-ip")?.trim() || null;
+}
+
+/**
  * Resolves the caller of a request: a bearer token (API token, `?token=` for webhooks), the
  * `token` cookie, or a next-auth session. Returns null when the request carries none.
  */
@@ -24,10 +33,12 @@ export async function principalFromRequest(request: Request): Promise<Principal 
   const services = await getServices();
   const url = new URL(request.url);
   const token = bearerToken(request.headers) ?? url.searchParams.get("token") ?? tokenCookie(request.headers);
-  if (token) return principalFromBearer(services, token, services.superadminSecret);
+  const ip = requestIp(request.headers);
+  const withIp = (principal: Principal | null) => (principal && ip ? { ...principal, ip } : principal);
+  if (token) return withIp(await principalFromBearer(services, token, services.superadminSecret));
   const session = (await getServerSession(await getAuthOptions())) as { userId?: string } | null;
   if (!session?.userId) return null;
-  return getUserPrincipal(services, session.userId);
+  return withIp(await getUserPrincipal(services, session.userId));
 }
 
 export async function requirePrincipal(request: Request): Promise<Principal> {

@@ -30,7 +30,18 @@ export async function recordAudit(
       entry.operation,
       entry.resource ?? null,
       entry.parameters === undefined ? null : JSON.stringify(entry.parameters),
-      entry.ip ?? null,
+      entry.ip ?? (typeof actor === "string" ? null : (actor.ip ?? null)),
     ],
   );
 }
+export {
+  actionKind,
+  deleteExpiredAudit,
+  getAudit,
+  listAudit,
+  DEFAULT_AUDIT_PER_PAGE,
+  MAX_AUDIT_PER_PAGE,
+  type ActionKind,
+  type AuditListInput,
+  type AuditRow,
+} from "./list.ts";

@@ -11,6 +11,8 @@ export interface Principal {
   workspaceScope?: string;
   /** Set when the credential may only run one script or flow path (webhook tokens). */
   pathScope?: string;
+  /** The caller's address, when the request came over HTTP (recorded in the audit log). */
+  ip?: string;
 }
 
 /** The caller as the job table records it (`created_by`), as in Windmill. */

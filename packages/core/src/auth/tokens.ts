@@ -80,6 +80,10 @@ export async function principalFromBearer(
   if (!row || row.user.disabled || (row.expiresAt && row.expiresAt.getTime() <= Date.now())) {
     throw new AppError("UNAUTHORIZED", "invalid or expired token");
   }
+  // At most one write a minute per token, off the request's path: the tokens page shows it.
+  if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > 60_000) {
+    void ctx.pool.query("UPDATE api_token SET last_used_at = now() WHERE id = $1", [row.id]).catch(() => {});
+  }
   return {
     userId: row.user.id,
     email: row.user.email,

@@ -1,4 +1,6 @@
 import { withTransaction } from "@millrace/db";
+import { canSeeJob } from "../access.ts";
+import { recordAudit } from "../audit/index.ts";
 import { AppError, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
 import type { Membership } from "../workspaces.ts";
@@ -30,12 +32,31 @@ export async function cancelJob(
   if (!isJobId(id)) throw notFound(`job ${id}`);
   const canceledBy = membership.principal.username;
   return withTransaction(ctx.pool, async (client) => {
-    const { rows } = await client.query<{ status: string; tag: string; boss_job_id: string | null }>(
-      "SELECT status, tag, boss_job_id FROM job WHERE id = $1 AND workspace_id = $2 FOR UPDATE",
+    const { rows } = await client.query<{
+      status: string;
+      tag: string;
+      boss_job_id: string | null;
+      created_by: string;
+      script_path: string | null;
+    }>(
+      "SELECT status, tag, boss_job_id, created_by, script_path FROM job WHERE id = $1 AND workspace_id = $2 FOR UPDATE",
       [id, membership.workspace.id],
     );
     const job = rows[0];
-    if (!job) throw notFound(`job ${id}`);
+    if (
+      !job ||
+      !(await canSeeJob(ctx, membership, { createdBy: job.created_by, scriptPath: job.script_path }))
+    ) {
+      throw notFound(`job ${id}`);
+    }
+    if (job.status === "queued" || job.status === "running") {
+      await recordAudit(client, membership.principal, {
+        workspaceId: membership.workspace.id,
+        operation: "jobs.cancel",
+        resource: id,
+        parameters: { reason },
+      });
+    }
     if (job.status === "queued") {
       const message = `canceled by ${canceledBy}${reason ? `: ${reason}` : ""}`;
       await client.query(

@@ -1,4 +1,5 @@
 import type { Job } from "@millrace/db";
+import { canSeeJob } from "../access.ts";
 import { invalidInput, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
 import type { Membership } from "../workspaces.ts";
@@ -27,6 +28,8 @@ const MAX_INT = 2 ** 31 - 1;
 
 interface Snapshot {
   status: string;
+  createdBy: string;
+  scriptPath: string | null;
   total: number;
   chunk: string;
   chunkChars: number;
@@ -45,15 +48,15 @@ async function readSnapshot(
 ): Promise<Snapshot> {
   // Offsets count PostgreSQL characters (code points), never JavaScript's UTF-16 units.
   const { rows } = await ctx.pool.query<Snapshot>(
-    `SELECT status, total, chunk, length(chunk)::int AS "chunkChars"
-       FROM (SELECT j.status, coalesce(length(l.logs), 0)::int AS total,
+    `SELECT status, "createdBy", "scriptPath", total, chunk, length(chunk)::int AS "chunkChars"
+       FROM (SELECT j.status, j.created_by AS "createdBy", j.script_path AS "scriptPath", coalesce(length(l.logs), 0)::int AS total,
                     coalesce(substr(l.logs, $3 + 1, $4), '') AS chunk
                FROM job j LEFT JOIN job_log l ON l.job_id = j.id
               WHERE j.id = $1 AND j.workspace_id = $2) s`,
     [id, membership.workspace.id, Math.min(offset, MAX_INT), Math.min(maxChars, MAX_INT)],
   );
   const row = rows[0];
-  if (!row) throw notFound(`job ${id}`);
+  if (!row || !(await canSeeJob(ctx, membership, row))) throw notFound(`job ${id}`);
   return row;
 }
 

@@ -1,4 +1,5 @@
 import type { Job, JobStatus, Prisma } from "@millrace/db";
+import { canSeeJob, visibleJobsFilter } from "../access.ts";
 import { invalidInput, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
 import type { Membership } from "../workspaces.ts";
@@ -40,7 +41,7 @@ export async function getJob(
     where: { id, workspaceId: membership.workspace.id },
     include: { log: withLogs },
   });
-  if (!job) throw notFound(`job ${id}`);
+  if (!job || !(await canSeeJob(ctx, membership, job))) throw notFound(`job ${id}`);
   const { log, ...rest } = job;
   return withLogs ? { ...rest, logs: log?.logs ?? "" } : rest;
 }
@@ -279,6 +280,8 @@ export async function listJobs(
   if (!Number.isInteger(page) || page < 1) throw invalidInput("page", "must be at least 1");
   if (!Number.isInteger(perPage) || perPage < 1) throw invalidInput("per_page", "must be at least 1");
   const and: Prisma.JobWhereInput[] = [{ workspaceId: membership.workspace.id }];
+  const visible = await visibleJobsFilter(ctx, membership);
+  if (visible) and.push(visible);
   if (input.scope === "queue") and.push({ status: { in: ["queued", "running"] } });
   if (input.scope === "completed") and.push({ status: { in: FINISHED } });
   if (input.running !== undefined)

@@ -1,4 +1,12 @@
-import { AppError, authenticate, createApiToken, invalidInput, principalOf } from "@millrace/core";
+import {
+  createApiToken,
+  createToken,
+  invalidInput,
+  principalOf,
+  RateLimitedError,
+  signIn,
+} from "@millrace/core";
+import { requestIp } from "../../auth/principal.ts";
 import { readJson, readObject, text } from "../../http.ts";
 import type { Route } from "../router.ts";
 import { MILLRACE_VERSION, optionalString, requiredString } from "./params.ts";
@@ -11,11 +19,23 @@ export const authRoutes: Route[] = [
     pattern: "/api/auth/login",
     handler: async (ctx) => {
       const body = readObject(await readJson(ctx.request));
-      const user = await authenticate(
-        ctx.services,
-        requiredString(body, "email"),
-        requiredString(body, "password"),
-      );
+      let user;
+      try {
+        user = await signIn(ctx.services, {
+          email: requiredString(body, "email"),
+          password: requiredString(body, "password"),
+          ip: requestIp(ctx.request.headers),
+        });
+      } catch (error) {
+        if (!(error instanceof RateLimitedError)) throw error;
+        return new Response(error.message, {
+          status: 429,
+          headers: {
+            "content-type": "text/plain; charset=utf-8",
+            "retry-after": String(error.retryAfterSecs),
+          },
+        });
+      }
       const token = await createApiToken(ctx.services, principalOf(user), {
         label: "login",
         kind: "session",
@@ -39,14 +59,7 @@ export const authRoutes: Route[] = [
       const expiresAt = expiration ? new Date(expiration) : null;
       if (expiresAt && Number.isNaN(expiresAt.getTime()))
         throw invalidInput("expiration", "not a valid date-time");
-      const principal = await ctx.principal();
-      if (principal.username === "superadmin_secret") {
-        throw new AppError(
-          "INVALID_INPUT",
-          "SUPERADMIN_SECRET is not a user; sign in as a user to create tokens",
-        );
-      }
-      const token = await createApiToken(ctx.services, principal, {
+      const token = await createToken(ctx.services, await ctx.principal(), {
         label: optionalString(body, "label") ?? null,
         expiresAt,
         workspaceId: optionalString(body, "workspace_id") ?? null,

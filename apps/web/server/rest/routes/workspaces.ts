@@ -1,7 +1,7 @@
 import { createWorkspace, listWorkspaces } from "@millrace/core";
 import { json, readJson, readObject, text } from "../../http.ts";
 import type { Route } from "../router.ts";
-import { requiredString } from "./params.ts";
+import { optionalString, requiredString } from "./params.ts";
 
 export const workspaceRoutes: Route[] = [
   {
@@ -12,6 +12,7 @@ export const workspaceRoutes: Route[] = [
       const workspace = await createWorkspace(ctx.services, await ctx.principal(), {
         id: requiredString(body, "id"),
         name: requiredString(body, "name"),
+        username: optionalString(body, "username") ?? null,
       });
       return text(`Created workspace ${workspace.id}`, 201);
     },
