@@ -62,6 +62,30 @@ function initialLogin(): Login & { remembered: boolean } {
   return { ...login, remembered: true };
 }
 
+/**
+ * The instance key that wraps the workspace keys of secret variables. Standalone generates one
+ * into .data/ (kept with the data it protects, which is fine on a laptop but not for production);
+ * servers and workers sharing a database must all be given the same MILLRACE_SECRET_KEY.
+ */
+function instanceSecretKey(): string | undefined {
+  if (env.MILLRACE_SECRET_KEY) return env.MILLRACE_SECRET_KEY;
+  if (env.MODE !== "standalone") {
+    log("warning: MILLRACE_SECRET_KEY is not set: secret variables cannot be created or read");
+    return undefined;
+  }
+  const file = path.join(dataDir, "secret-key");
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(dataDir, { recursive: true });
+    fs.writeFileSync(file, randomBytes(32).toString("base64url"), { mode: 0o600 });
+  }
+  log(
+    "warning: MILLRACE_SECRET_KEY is not set: using the key generated in .data/secret-key. " +
+      "Set MILLRACE_SECRET_KEY (and keep it safe, apart from the database) for production; " +
+      "secrets cannot be read without it.",
+  );
+  return fs.readFileSync(file, "utf8").trim();
+}
+
 async function main(): Promise<void> {
   let databaseUrl = env.DATABASE_URL;
   if (!databaseUrl) {
@@ -109,8 +133,10 @@ async function main(): Promise<void> {
     }
   }
 
+  const secretKey = instanceSecretKey();
   const childEnv = {
     ...process.env,
+    ...(secretKey ? { MILLRACE_SECRET_KEY: secretKey } : {}),
     DATABASE_URL: databaseUrl,
     BASE_URL: baseUrl,
     NEXTAUTH_URL: baseUrl,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { booleanVar, databaseUrlVar, parseEnv, positiveIntVar } from "@millrace/core/config";
+import { booleanVar, databaseUrlVar, parseEnv, positiveIntVar, secretKeyVar } from "@millrace/core/config";
 
 const launcherEnvSchema = z
   .object({
@@ -15,6 +15,8 @@ const launcherEnvSchema = z
     SUPERADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
     // Port of the embedded PostgreSQL (only used when DATABASE_URL is unset).
     EMBEDDED_PG_PORT: positiveIntVar(5488),
+    // Instance key for secret variables; standalone generates one into .data/ when unset.
+    MILLRACE_SECRET_KEY: secretKeyVar,
   })
   .superRefine((env, context) => {
     if (env.MODE !== "standalone" && !env.DATABASE_URL) {

@@ -1,11 +1,13 @@
 import { z } from "zod";
-import { databaseUrlVar, parseEnv, positiveIntVar } from "@millrace/core/config";
+import { databaseUrlVar, parseEnv, positiveIntVar, secretKeyVar } from "@millrace/core/config";
 
 const serverEnvSchema = z.object({
   DATABASE_URL: databaseUrlVar,
   BASE_URL: z.url().default("http://localhost:8000"),
   // A bearer token accepted as superadmin on the API, as in Windmill.
   SUPERADMIN_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
+  // Wraps every workspace's key for secret variables; the same value on every server and worker.
+  MILLRACE_SECRET_KEY: secretKeyVar,
   // Seconds run_wait_result waits for a job before answering with a timeout.
   TIMEOUT_WAIT_RESULT: positiveIntVar(60),
   // Job timeout when a script sets none, and the instance-wide cap on any job's timeout.

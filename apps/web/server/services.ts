@@ -1,8 +1,9 @@
-import { JobEvents, startBoss, type JobsContext } from "@millrace/core";
+import { createKeyring, JobEvents, startBoss, type JobsContext, type Keyring } from "@millrace/core";
 import { createDb, createPool } from "@millrace/db";
 import { serverEnv } from "./env.ts";
 
 export interface Services extends JobsContext {
+  secrets: Keyring;
   superadminSecret: string | undefined;
   waitResultTimeoutMs: number;
 }
@@ -27,6 +28,7 @@ async function createServices(): Promise<Services> {
       defaultMemoryLimitMb: env.JOB_MEMORY_LIMIT_MB || null,
     },
     superadminSecret: env.SUPERADMIN_SECRET,
+    secrets: createKeyring(env.MILLRACE_SECRET_KEY),
     waitResultTimeoutMs: env.TIMEOUT_WAIT_RESULT * 1000,
   };
 }

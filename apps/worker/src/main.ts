@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import {
+  createKeyring,
   effectiveWorkerTags,
   JOB_CANCEL_CHANNEL,
   JOB_QUEUED_CHANNEL,
@@ -62,6 +63,7 @@ const dispatcher = new Dispatcher(
     jobDir: env.JOB_DIR,
     baseUrl: env.BASE_URL,
     baseInternalUrl: env.BASE_INTERNAL_URL ?? env.BASE_URL,
+    secrets: createKeyring(env.MILLRACE_SECRET_KEY),
   },
   slots,
   tags,

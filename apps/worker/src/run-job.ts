@@ -1,4 +1,10 @@
-import { appendJobLog, type ClaimedJob, type Completion, type JobOutcome } from "@millrace/core";
+import {
+  appendJobLog,
+  type ClaimedJob,
+  type Completion,
+  type JobOutcome,
+  type Keyring,
+} from "@millrace/core";
 import type { Pool } from "@millrace/db";
 import { executeJob, type ExecuteOutcome } from "@millrace/runtime";
 import { prepareCallback } from "./job-callback.ts";
@@ -9,6 +15,7 @@ export interface RunJobDeps {
   jobDir: string;
   baseUrl: string;
   baseInternalUrl: string;
+  secrets: Keyring;
 }
 
 // Output is flushed to the database at most this often while a job runs; a short job's whole
@@ -41,6 +48,16 @@ async function runNoop(job: ClaimedJob, signal: AbortSignal): Promise<ExecuteOut
   return signal.aborted ? { status: "canceled" } : { status: "success", result: job.args };
 }
 
+/** The job's own packages first, then the bundled clients (windmill-client, wmill). */
+function searchPaths(first: Record<string, string>, then: Record<string, string>): Record<string, string> {
+  const merged: Record<string, string> = {};
+  for (const name of ["NODE_PATH", "PYTHONPATH"]) {
+    const value = [first[name], then[name]].filter(Boolean).join(":");
+    if (value) merged[name] = value;
+  }
+  return merged;
+}
+
 async function runScript(
   deps: RunJobDeps,
   job: ClaimedJob,
@@ -51,20 +68,25 @@ async function runScript(
     prepareCallback(deps, job),
     prepareDependencies(deps, job),
   ]);
-  return executeJob({
-    jobId: job.id,
-    language: job.language,
-    content: job.content,
-    args: callback.args,
-    argOrder: job.argOrder,
-    env: { ...callback.env, ...dependencies.env },
-    readOnlyPaths: dependencies.readOnlyPaths,
-    workRoot: deps.jobDir,
-    timeoutMs: job.timeoutSecs * 1000,
-    memoryLimitMb: job.memoryLimitMb,
-    signal,
-    onLog,
-  });
+  try {
+    return await executeJob({
+      jobId: job.id,
+      language: job.language,
+      content: job.content,
+      args: callback.args,
+      argOrder: job.argOrder,
+      env: { ...callback.env, ...dependencies.env, ...searchPaths(dependencies.env, callback.env) },
+      readOnlyPaths: [...dependencies.readOnlyPaths, ...callback.readOnlyPaths],
+      workRoot: deps.jobDir,
+      timeoutMs: job.timeoutSecs * 1000,
+      memoryLimitMb: job.memoryLimitMb,
+      signal,
+      onLog,
+    });
+  } finally {
+    // The job's token dies with the job, not at its expiry.
+    await callback.release();
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { instanceKeyProblem } from "../secrets/cipher.ts";
 
 /** Formats zod issues so that the message names the bad variable. */
 export function parseEnv<T extends z.ZodType>(
@@ -46,3 +47,17 @@ export const tagListVar = z
           .filter(Boolean)
       : undefined,
   );
+
+/** MILLRACE_SECRET_KEY: optional at boot (secret operations then fail saying so), checked if set. */
+export const secretKeyVar = z
+  .string()
+  .optional()
+  .transform((value, context) => {
+    if (!value) return undefined;
+    const problem = instanceKeyProblem(value);
+    if (problem) {
+      context.addIssue({ code: "custom", message: problem });
+      return z.NEVER;
+    }
+    return value;
+  });

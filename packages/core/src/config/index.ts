@@ -1,2 +1,2 @@
 export { assertNodeVersion } from "./node-version.ts";
-export { parseEnv, booleanVar, positiveIntVar, databaseUrlVar, tagListVar } from "./env.ts";
+export { parseEnv, booleanVar, positiveIntVar, databaseUrlVar, tagListVar, secretKeyVar } from "./env.ts";

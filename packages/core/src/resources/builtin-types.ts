@@ -118,6 +118,12 @@ export const BUILTIN_RESOURCE_TYPES: readonly BuiltinResourceType[] = [
     },
   },
   {
+    // The type Windmill's Python client gives set_resource by default.
+    name: "any",
+    description: "Any JSON value",
+    schema: null,
+  },
+  {
     // What windmill-client's setState/getState store between runs of a script.
     name: "state",
     description: "A script's state kept between runs (setState / getState)",

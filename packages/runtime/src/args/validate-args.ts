@@ -123,7 +123,10 @@ export function validateArgs(schema: ArgSchema, args: Record<string, unknown>): 
       else if (required.has(name)) throw new ArgsError(name, `missing required argument "${name}"`);
       continue;
     }
-    out[name] = value === null ? null : coerce(name, name, property, value);
+    // `$res:<path>` / `$var:<path>` stand for a resource or variable the worker resolves (with
+    // the job's rights) right before the job runs: its type is only known then.
+    if (typeof value === "string" && /^\$(res|var):/.test(value)) out[name] = value;
+    else out[name] = value === null ? null : coerce(name, name, property, value);
   }
   return out;
 }
