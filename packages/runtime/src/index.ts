@@ -7,3 +7,5 @@ export { ArgsError, validateArgs } from "./args/validate-args.ts";
 export { executeJob } from "./exec/execute.ts";
 export type { ExecuteRequest, ExecuteOutcome } from "./exec/execute.ts";
 export { interpreterPaths } from "./exec/interpreters.ts";
+export * from "./deps/index.ts";
+export * from "./dedicated/index.ts";

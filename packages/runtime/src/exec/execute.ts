@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Language } from "../languages.ts";
 import { jobPath, resolvedInterpreters } from "./interpreters.ts";
@@ -25,6 +25,8 @@ export interface ExecuteRequest {
   env: Record<string, string>;
   /** Host paths the job may read (dependency caches); exposed read-only inside the sandbox. */
   readOnlyPaths?: string[];
+  /** bun/deno: installed packages, linked as the job folder's node_modules (list it in readOnlyPaths too). */
+  nodeModulesDir?: string;
   workRoot: string;
   timeoutMs: number;
   /** The job is killed, and fails saying it ran out of memory, past this resident size. */
@@ -136,13 +138,23 @@ function plan(req: ExecuteRequest, dir: string): Plan {
     case "bun":
       writeFileSync(path.join(dir, "main.ts"), req.content);
       writeFileSync(path.join(dir, TS_WRAPPER), bunWrapperSource(req.argOrder, req.args));
+      if (req.nodeModulesDir) symlinkSync(req.nodeModulesDir, path.join(dir, "node_modules"));
       return { command: bin.bun, args: [TS_WRAPPER], resultFile: RESULT_FILE, wrapped: true };
     case "deno":
       writeFileSync(path.join(dir, "main.ts"), req.content);
       writeFileSync(path.join(dir, TS_WRAPPER), denoWrapperSource(req.argOrder, req.args));
+      if (req.nodeModulesDir) symlinkSync(req.nodeModulesDir, path.join(dir, "node_modules"));
       return {
         command: bin.deno,
-        args: ["run", "--allow-all", "--no-prompt", "--no-config", TS_WRAPPER],
+        args: [
+          "run",
+          "--allow-all",
+          "--no-prompt",
+          "--no-config",
+          // Bare imports resolve from the linked node_modules instead of being refused.
+          ...(req.nodeModulesDir ? ["--node-modules-dir=manual"] : []),
+          TS_WRAPPER,
+        ],
         // Shared across jobs so that remote modules are downloaded once per worker, not once per job.
         extraEnv: {
           DENO_DIR: path.join(path.resolve(req.workRoot), ".deno-cache"),

@@ -1,0 +1,8 @@
+export {
+  isWarmLanguage,
+  WarmProcess,
+  type WarmJob,
+  type WarmLanguage,
+  type WarmOutcome,
+  type WarmProcessOptions,
+} from "./warm-process.ts";

@@ -1,0 +1,19 @@
+export {
+  hasRequirements,
+  npmRequirements,
+  pythonRequirements,
+  RequirementsError,
+  scriptRequirements,
+  type NpmRequirement,
+  type Requirements,
+} from "./requirements.ts";
+export {
+  ensureInstalled,
+  formatNpmLock,
+  InstallError,
+  parseNpmLock,
+  resolveDependencies,
+  type InstallOptions,
+  type InstalledDependencies,
+} from "./install.ts";
+export { lockHash } from "./cache.ts";
