@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { executeJob } from "../index.ts";
@@ -7,6 +7,11 @@ import type { ExecuteRequest } from "../index.ts";
 import { run, scratchDir } from "./testing.ts";
 
 const root = scratchDir();
+// Outside the job folder, writable by the job user: the process-tree tests below run without the
+// sandbox (which would hide this folder) to check the process-group kill on its own.
+const outside = path.join(root, "outside");
+mkdirSync(outside);
+chmodSync(outside, 0o777);
 const bash = (content: string, extra: Partial<ExecuteRequest> = {}) =>
   run(root, { language: "bash", content, ...extra });
 
@@ -62,10 +67,11 @@ test("bash: non-zero exit is an ExecutionErr with the code and the last lines", 
 });
 
 test("bash: timeout kills the whole process tree quickly", async () => {
-  const pidFile = path.join(root, "pids");
+  const pidFile = path.join(outside, "pids");
   const r = await bash('sleep 100 &\necho "$! $$" > "$PID_FILE"\nbash -c "sleep 100"\n', {
     env: { PID_FILE: pidFile },
     timeoutMs: 300,
+    sandbox: false,
   });
   assert.deepEqual(r.outcome, {
     status: "failure",
@@ -79,8 +85,11 @@ test("bash: timeout kills the whole process tree quickly", async () => {
 });
 
 test("bash: background children are killed when the script ends", async () => {
-  const pidFile = path.join(root, "bg-pid");
-  const r = await bash('sleep 100 &\necho "$!" > "$PID_FILE"\necho done\n', { env: { PID_FILE: pidFile } });
+  const pidFile = path.join(outside, "bg-pid");
+  const r = await bash('sleep 100 &\necho "$!" > "$PID_FILE"\necho done\n', {
+    env: { PID_FILE: pidFile },
+    sandbox: false,
+  });
   assert.deepEqual(r.outcome, { status: "success", result: "done" });
   assert.ok(r.ms < 2000, `took ${r.ms} ms`);
   const pid = Number(readFileSync(pidFile, "utf8"));
@@ -182,10 +191,8 @@ test("invalid job ids are rejected before touching the disk", async () => {
   }
 });
 
-test("postgresql is not executed yet", async () => {
+test("postgresql without a database argument fails saying what is missing", async () => {
   const r = await run(root, { language: "postgresql", content: "select 1" });
-  assert.deepEqual(r.outcome, {
-    status: "failure",
-    error: { name: "ExecutionErr", message: "postgresql scripts are not supported by this worker yet" },
-  });
+  assert.equal(r.outcome.status, "failure");
+  assert.match(JSON.stringify(r.outcome), /needs a `database` argument/);
 });

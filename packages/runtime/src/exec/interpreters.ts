@@ -92,3 +92,11 @@ export function jobPath(): string {
   safePath ??= [...new Set([path.dirname(process.execPath), "/usr/local/bin", "/usr/bin", "/bin"])].join(":");
   return safePath;
 }
+
+let prlimit: string | null | undefined;
+
+/** util-linux `prlimit`, which sets the job's rlimits right before exec (null when missing). */
+export function prlimitPath(): string | null {
+  prlimit ??= firstExecutable(["/usr/bin/prlimit", "/bin/prlimit"]) ?? null;
+  return prlimit;
+}

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 
 const PAGE_SIZE = 4096;
 
-function childrenOf(pid: number): number[] {
+function childrenOf(pid: number, sample: TreeSample): number[] {
   const children: number[] = [];
   let tasks: string[];
   try {
@@ -10,6 +10,7 @@ function childrenOf(pid: number): number[] {
   } catch {
     return children;
   }
+  sample.tasks += tasks.length;
   for (const tid of tasks) {
     try {
       for (const child of readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").split(" ")) {
@@ -22,12 +23,19 @@ function childrenOf(pid: number): number[] {
   return children;
 }
 
+export interface TreeSample {
+  /** Resident memory of the process and all its descendants (0 when /proc is unavailable). */
+  residentBytes: number;
+  /** Their tasks: processes and threads, as RLIMIT_NPROC counts them. */
+  tasks: number;
+}
+
 /**
- * Resident memory of a process and all its descendants, in bytes (0 when /proc is unavailable).
- * Walks /proc/<pid>/task/<tid>/children rather than scanning every process on the machine.
+ * Samples a process tree. Walks /proc/<pid>/task/<tid>/children rather than scanning every
+ * process on the machine.
  */
-export function treeResidentBytes(rootPid: number): number {
-  let total = 0;
+export function sampleTree(rootPid: number): TreeSample {
+  const sample: TreeSample = { residentBytes: 0, tasks: 0 };
   const stack = [rootPid];
   const seen = new Set<number>();
   while (stack.length > 0) {
@@ -36,11 +44,42 @@ export function treeResidentBytes(rootPid: number): number {
     seen.add(pid);
     try {
       const resident = Number(readFileSync(`/proc/${pid}/statm`, "utf8").split(" ")[1]);
-      if (Number.isFinite(resident)) total += resident * PAGE_SIZE;
+      if (Number.isFinite(resident)) sample.residentBytes += resident * PAGE_SIZE;
     } catch {
       continue;
     }
-    stack.push(...childrenOf(pid));
+    stack.push(...childrenOf(pid, sample));
   }
-  return total;
+  return sample;
+}
+
+/**
+ * Samples every process of a session, wherever it sits in the process tree: without a pid
+ * namespace, a child whose parent exited is re-parented outside the job's tree (a fork bomb's
+ * processes are), but it keeps its session. Costs a scan of /proc (~6 µs per process on the host).
+ */
+export function sampleSession(sessionId: number): TreeSample {
+  const sample: TreeSample = { residentBytes: 0, tasks: 0 };
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return sample;
+  }
+  for (const entry of entries) {
+    const first = entry.charCodeAt(0);
+    if (first < 48 || first > 57) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    // Fields after the command name, which may itself contain spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(fields[3]) !== sessionId) continue;
+    sample.tasks += Number(fields[17]) || 1;
+    sample.residentBytes += (Number(fields[21]) || 0) * PAGE_SIZE;
+  }
+  return sample;
 }

@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
-import { treeResidentBytes } from "./memory.ts";
+import { sampleSession, sampleTree } from "./memory.ts";
 
 export const MAX_LOG_BYTES = 2 * 1024 * 1024;
 export const TRUNCATION_NOTE = "\n[output truncated at 2 MB]\n";
@@ -22,11 +23,24 @@ export interface RunOptions {
   keepStdout: boolean;
   /** Kill the process tree when its resident memory exceeds this many bytes. */
   memoryLimitBytes?: number | null;
+  /** Kill the process tree when it reaches this many tasks (processes and threads). */
+  maxTasks?: number | null;
+  /** Kill the process tree once it has written more than this to stdout and stderr. */
+  maxOutputBytes?: number | null;
+  /**
+   * "tree": the process and its descendants (enough in a pid namespace, whose init adopts
+   * orphans); "session": every process of its session, orphans included (without the sandbox).
+   */
+  sampleBy?: "tree" | "session";
+  /** Run as this user (the worker must be root). */
+  uid?: number;
+  gid?: number;
 }
 
-// How often the process tree's memory is sampled; a fast allocator can overshoot the limit by
-// what it allocates in this time before it is killed.
-const MEMORY_SAMPLE_MS = 50;
+// How often the process tree is sampled; a fast allocator can overshoot the memory limit by what it
+// allocates in this time before it is killed. A session sample scans all of /proc: less often.
+const TREE_SAMPLE_MS = 50;
+const SESSION_SAMPLE_MS = 100;
 
 export interface RunResult {
   exitCode: number | null;
@@ -34,6 +48,8 @@ export interface RunResult {
   timedOut: boolean;
   canceled: boolean;
   outOfMemory: boolean;
+  processLimit: boolean;
+  outputLimit: boolean;
   /** Highest resident memory of the process tree seen while sampling (bytes). */
   memoryPeakBytes: number;
   spawnError?: Error;
@@ -103,6 +119,8 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       timedOut: false,
       canceled: false,
       outOfMemory: false,
+      processLimit: false,
+      outputLimit: false,
       memoryPeakBytes: 0,
       outputTail: "",
       stdoutTail: "",
@@ -115,6 +133,7 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
         env: options.env as NodeJS.ProcessEnv,
         detached: true,
         stdio: ["ignore", "pipe", "pipe"],
+        ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.gid ?? options.uid }),
       });
     } catch (err) {
       result.spawnError = err instanceof Error ? err : new Error(String(err));
@@ -140,16 +159,24 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       },
       Number.isNaN(options.timeoutMs) ? MAX_TIMER_MS : Math.max(0, Math.min(options.timeoutMs, MAX_TIMER_MS)),
     );
+    if (child.pid !== undefined) preferForOomKill(child.pid);
+    // detached: the child leads a new session whose id is its pid.
+    const bySession = options.sampleBy === "session";
+    const sampleEvery = bySession ? SESSION_SAMPLE_MS : TREE_SAMPLE_MS;
     const sampler =
-      options.memoryLimitBytes && child.pid !== undefined
+      child.pid !== undefined
         ? setInterval(() => {
-            const used = treeResidentBytes(child.pid!);
-            result.memoryPeakBytes = Math.max(result.memoryPeakBytes, used);
-            if (used > options.memoryLimitBytes! && !result.outOfMemory) {
+            const sample = bySession ? sampleSession(child.pid!) : sampleTree(child.pid!);
+            result.memoryPeakBytes = Math.max(result.memoryPeakBytes, sample.residentBytes);
+            if (result.outOfMemory || result.processLimit) return;
+            if (options.memoryLimitBytes && sample.residentBytes > options.memoryLimitBytes) {
               result.outOfMemory = true;
               killGroup();
+            } else if (options.maxTasks && sample.tasks >= options.maxTasks) {
+              result.processLimit = true;
+              killGroup();
             }
-          }, MEMORY_SAMPLE_MS)
+          }, sampleEvery)
         : undefined;
     const onAbort = (): void => {
       result.canceled = true;
@@ -158,14 +185,28 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
     options.signal?.addEventListener("abort", onAbort, { once: true });
 
     const decoders = { out: new StringDecoder("utf8"), err: new StringDecoder("utf8") };
+    let outputBytes = 0;
+    const count = (bytes: number): void => {
+      outputBytes += bytes;
+      if (options.maxOutputBytes && outputBytes > options.maxOutputBytes && !result.outputLimit) {
+        result.outputLimit = true;
+        killGroup();
+      }
+    };
     const take = (text: string, bytes: number, isStdout: boolean): void => {
       if (text === "") return;
       outputTail.push(text);
       if (isStdout) stdoutTail?.push(text);
       sink.write(text, bytes);
     };
-    child.stdout?.on("data", (buf: Buffer) => take(decoders.out.write(buf), buf.length, true));
-    child.stderr?.on("data", (buf: Buffer) => take(decoders.err.write(buf), buf.length, false));
+    child.stdout?.on("data", (buf: Buffer) => {
+      count(buf.length);
+      take(decoders.out.write(buf), buf.length, true);
+    });
+    child.stderr?.on("data", (buf: Buffer) => {
+      count(buf.length);
+      take(decoders.err.write(buf), buf.length, false);
+    });
 
     const finish = (): void => {
       if (settled) return;
@@ -200,4 +241,16 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
     child.on("close", finish);
     if (options.signal?.aborted) onAbort();
   });
+}
+
+/**
+ * Makes the kernel's OOM killer pick the job before the worker. Best effort: a child forked before
+ * this write keeps the old score, the memory sampler still applies to it.
+ */
+function preferForOomKill(pid: number): void {
+  try {
+    writeFileSync(`/proc/${pid}/oom_score_adj`, "1000");
+  } catch {
+    // Not Linux, or the process already exited.
+  }
 }

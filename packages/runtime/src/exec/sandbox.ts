@@ -1,0 +1,155 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync, chownSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+export type SandboxStatus =
+  { kind: "bubblewrap"; version: string; path: string } | { kind: "none"; reason: string };
+
+export interface JobUser {
+  uid: number;
+  gid: number;
+}
+
+// nobody:nogroup. Jobs never run as root: root ignores RLIMIT_NPROC, and inside bwrap it would keep
+// every capability (bwrap run by root does not drop them) and own the host's root files.
+const UNPRIVILEGED: JobUser = Object.freeze({ uid: 65534, gid: 65534 });
+const BWRAP_CANDIDATES = ["/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"];
+const TMPFS_BYTES = 64 * 1024 * 1024;
+// Top-level system folders a job may read; /etc for DNS, TLS roots, passwd and alternatives.
+// Everything else of the host (home folders, /var, /run, /opt, the worker's checkout and JOB_DIR)
+// does not exist inside the sandbox.
+const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+
+/** The uid/gid jobs run as: the worker's own, unless the worker is root. */
+export function jobUser(): JobUser | null {
+  return process.getuid?.() === 0 ? UNPRIVILEGED : null;
+}
+
+function systemMounts(): string[] {
+  const args: string[] = [];
+  for (const dir of SYSTEM_DIRS) {
+    let stat;
+    try {
+      stat = lstatSync(dir);
+    } catch {
+      continue;
+    }
+    // Merged-/usr systems: /bin -> usr/bin stays a symlink instead of a second mount.
+    if (stat.isSymbolicLink()) args.push("--symlink", readlinkSync(dir), dir);
+    else if (stat.isDirectory()) args.push("--ro-bind", dir, dir);
+  }
+  return args;
+}
+
+let systemArgs: string[] | undefined;
+
+function underSystemDir(file: string): boolean {
+  return SYSTEM_DIRS.some((dir) => file === dir || file.startsWith(`${dir}/`));
+}
+
+export interface SandboxOptions {
+  jobDir: string;
+  /** False: the job gets its own network namespace with nothing in it (not even loopback). */
+  network: boolean;
+  /** Executables outside the system folders (Bun, Deno, Node from node_modules), bound read-only. */
+  executables: string[];
+  /** Host paths bound read-only at the same path (dependency caches). */
+  readOnlyPaths: string[];
+}
+
+/**
+ * bwrap arguments up to (not including) the command. The job sees a read-only system, a fresh
+ * /proc of its own pid namespace (so /proc/1 is the sandbox's init, with the job's environment),
+ * size-capped private /tmp and /dev/shm, and its job folder as the only writable host path.
+ */
+export function bwrapArgs(options: SandboxOptions): string[] {
+  systemArgs ??= systemMounts();
+  const args = [
+    // A user namespace per job also makes RLIMIT_NPROC count this job's tasks only.
+    "--unshare-user",
+    "--disable-userns",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    ...(options.network ? [] : ["--unshare-net"]),
+    // Killing bwrap (the job's process group) kills the sandbox's init, and with it every process
+    // of the pid namespace, including any that left the process group.
+    "--die-with-parent",
+    ...systemArgs,
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--perms",
+    "1777",
+    "--size",
+    String(TMPFS_BYTES),
+    "--tmpfs",
+    "/tmp",
+    "--perms",
+    "1777",
+    "--size",
+    String(TMPFS_BYTES),
+    "--tmpfs",
+    "/dev/shm",
+  ];
+  const bound = new Set<string>();
+  for (const file of options.executables) {
+    if (underSystemDir(file) || bound.has(file)) continue;
+    bound.add(file);
+    args.push("--ro-bind", realpathSync(file), file);
+  }
+  for (const dir of options.readOnlyPaths) {
+    const absolute = path.resolve(dir);
+    if (bound.has(absolute)) continue;
+    bound.add(absolute);
+    args.push("--ro-bind", absolute, absolute);
+  }
+  args.push("--bind", options.jobDir, options.jobDir, "--chdir", options.jobDir, "--remount-ro", "/");
+  return args;
+}
+
+function findBwrap(): string | undefined {
+  return BWRAP_CANDIDATES.find((candidate) => existsSync(candidate));
+}
+
+let detected: SandboxStatus | undefined;
+
+/**
+ * Whether jobs can run in bubblewrap here: bwrap is installed and a trial sandbox with the job
+ * flags starts as the job user (it needs unprivileged user namespaces). Probed once per process.
+ */
+export function detectSandbox(): SandboxStatus {
+  detected ??= probe();
+  return detected;
+}
+
+function probe(): SandboxStatus {
+  const bwrap = findBwrap();
+  if (!bwrap) return { kind: "none", reason: "bubblewrap not found" };
+  const version = spawnSync(bwrap, ["--version"], { encoding: "utf8", env: {} });
+  if (version.status !== 0) return { kind: "none", reason: `${bwrap} --version failed` };
+  const dir = mkdtempSync(path.join(os.tmpdir(), "millrace-sandbox-probe-"));
+  try {
+    const user = jobUser();
+    if (user) chownSync(dir, user.uid, user.gid);
+    const trial = spawnSync(
+      bwrap,
+      [
+        ...bwrapArgs({ jobDir: dir, network: false, executables: [], readOnlyPaths: [] }),
+        "/bin/sh",
+        "-c",
+        ":",
+      ],
+      { encoding: "utf8", env: {}, cwd: "/", ...(user ?? {}), timeout: 10_000 },
+    );
+    if (trial.status !== 0) {
+      const why = (trial.stderr || trial.error?.message || `exit code ${trial.status}`).trim();
+      return { kind: "none", reason: `bubblewrap cannot create a sandbox here: ${why}` };
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { kind: "bubblewrap", version: version.stdout.trim().replace(/^bubblewrap\s+/, ""), path: bwrap };
+}
