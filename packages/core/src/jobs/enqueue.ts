@@ -36,6 +36,8 @@ export interface EnqueueInput extends JobLimitsInput {
   scheduledFor: Date | null;
   createdBy: string;
   permissionedAs: string;
+  /** The schedule whose tick created the job (its page lists the schedule's runs). */
+  schedulePath?: string | null;
 }
 
 type Sql = (text: string, values?: unknown[]) => Promise<{ rows: unknown[] }>;
@@ -56,27 +58,35 @@ export function bossJobOptions(job: { priority: number; timeoutSecs: number }, s
 /**
  * Writes the job rows and the pg-boss jobs that dispatch them in one transaction, then wakes the
  * workers serving their tags (NOTIFY is delivered on commit, so no worker sees the wake-up before
- * the jobs exist). A job's first pg-boss job shares its id.
+ * the jobs exist). A job's first pg-boss job shares its id. With `transaction`, the rows are
+ * written in the caller's open transaction instead and commit (or roll back) with it: a schedule
+ * tick commits its job together with the compare-and-set that claimed the tick.
  */
-export async function enqueueJobs(pool: Pool, boss: Boss, inputs: EnqueueInput[]): Promise<string[]> {
+export async function enqueueJobs(
+  pool: Pool,
+  boss: Boss,
+  inputs: EnqueueInput[],
+  transaction?: PoolClient,
+): Promise<string[]> {
   for (const tag of new Set(inputs.map((input) => input.tag))) await ensureQueue(boss, tag);
   const now = new Date();
   const ids = inputs.map(() => randomUUID());
-  await withTransaction(pool, async (client) => {
+  const write = async (client: PoolClient) => {
     // The NOTIFY is only delivered at commit, so it can go out with the insert (one round trip).
     await client.query(
       `WITH inserted AS (
        INSERT INTO job (id, boss_job_id, workspace_id, kind, script_path, script_hash, language, content, args,
          arg_order, tag, priority, created_by, permissioned_as, scheduled_for, timeout_secs, memory_limit_mb,
-         concurrency_key, concurrent_limit, concurrency_time_window_s, retry)
+         concurrency_key, concurrent_limit, concurrency_time_window_s, retry, schedule_path)
        SELECT v.id, v.id, v.workspace_id, v.kind, v.script_path, v.script_hash, v.language, v.content, v.args,
          ARRAY(SELECT jsonb_array_elements_text(v.arg_order)), v.tag, v.priority, v.created_by, v.permissioned_as,
          v.scheduled_for, v.timeout_secs, v.memory_limit_mb, v.concurrency_key, v.concurrent_limit,
-         v.concurrency_time_window_s, v.retry
+         v.concurrency_time_window_s, v.retry, v.schedule_path
        FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, workspace_id text, kind text, script_path text,
          script_hash text, language text, content text, args jsonb, arg_order jsonb, tag text, priority int,
          created_by text, permissioned_as text, scheduled_for timestamptz, timeout_secs int, memory_limit_mb int,
-         concurrency_key text, concurrent_limit int, concurrency_time_window_s int, retry jsonb)
+         concurrency_key text, concurrent_limit int, concurrency_time_window_s int, retry jsonb,
+         schedule_path text)
        RETURNING tag)
        SELECT pg_notify($2, tag) FROM (SELECT DISTINCT tag FROM inserted) AS tags`,
       [
@@ -102,6 +112,7 @@ export async function enqueueJobs(pool: Pool, boss: Boss, inputs: EnqueueInput[]
             concurrent_limit: input.concurrency?.limit ?? null,
             concurrency_time_window_s: input.concurrency?.windowSecs ?? null,
             retry: input.retry,
+            schedule_path: input.schedulePath ?? null,
           })),
         ),
         JOB_QUEUED_CHANNEL,
@@ -115,12 +126,19 @@ export async function enqueueJobs(pool: Pool, boss: Boss, inputs: EnqueueInput[]
       byTag.set(input.tag, list);
     });
     for (const [tag, jobs] of byTag) await boss.insert(tag, jobs, { db: bossDb(client) });
-  });
+  };
+  if (transaction) await write(transaction);
+  else await withTransaction(pool, write);
   return ids;
 }
 
-export async function enqueueJob(pool: Pool, boss: Boss, input: EnqueueInput): Promise<string> {
-  const [id] = await enqueueJobs(pool, boss, [input]);
+export async function enqueueJob(
+  pool: Pool,
+  boss: Boss,
+  input: EnqueueInput,
+  transaction?: PoolClient,
+): Promise<string> {
+  const [id] = await enqueueJobs(pool, boss, [input], transaction);
   return id!;
 }
 

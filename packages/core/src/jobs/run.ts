@@ -7,6 +7,7 @@ import {
   type ArgSchema,
   type Language,
 } from "@millrace/runtime";
+import type { PoolClient } from "@millrace/db";
 import type { CoreContext } from "../context.ts";
 import { recordAudit } from "../audit/index.ts";
 import { AppError, invalidInput } from "../errors.ts";
@@ -33,6 +34,9 @@ export const MAX_ARGS_BYTES = 5 * 1024 * 1024;
 export interface RunOptions {
   scheduledFor?: Date | null;
   priority?: number | null;
+  /** Set by a schedule tick: the job records its schedule and commits in the tick's transaction. */
+  schedulePath?: string | null;
+  transaction?: PoolClient;
 }
 
 function checkedArgs(schema: ArgSchema, args: unknown): Record<string, unknown> {
@@ -73,32 +77,38 @@ export async function runScriptByPath(
   const workspaceId = membership.workspace.id;
   const tag = resolveTag(tagForRunnable(script.tag, language), workspaceId, runArgs);
   await assertTagAllowed(ctx.pool, workspaceId, tag, "tag");
-  const id = await enqueueJob(ctx.pool, ctx.boss, {
-    workspaceId,
-    kind: "script",
-    scriptPath: script.path,
-    scriptHash: script.hash,
-    language,
-    content: script.content,
-    args: runArgs,
-    argOrder: schema.order,
-    tag,
-    priority: checkedPriority(options.priority) ?? script.priority ?? 0,
-    scheduledFor: options.scheduledFor ?? null,
-    timeoutSecs: timeoutFor(ctx, script.timeoutSecs),
-    memoryLimitMb: script.memoryLimitMb ?? ctx.limits.defaultMemoryLimitMb ?? null,
-    concurrency: script.concurrentLimit
-      ? {
-          key: resolveConcurrencyKey(script.concurrencyKey ?? script.path, workspaceId, runArgs),
-          limit: script.concurrentLimit,
-          windowSecs: script.concurrencyTimeWindowS ?? 0,
-        }
-      : null,
-    retry: (script.retry as RetryPolicy | null) ?? null,
-    createdBy: principal.username,
-    permissionedAs: `u/${principal.username}`,
-  });
-  await recordAudit(ctx.pool, principal, {
+  const id = await enqueueJob(
+    ctx.pool,
+    ctx.boss,
+    {
+      workspaceId,
+      kind: "script",
+      scriptPath: script.path,
+      scriptHash: script.hash,
+      language,
+      content: script.content,
+      args: runArgs,
+      argOrder: schema.order,
+      tag,
+      priority: checkedPriority(options.priority) ?? script.priority ?? 0,
+      scheduledFor: options.scheduledFor ?? null,
+      timeoutSecs: timeoutFor(ctx, script.timeoutSecs),
+      memoryLimitMb: script.memoryLimitMb ?? ctx.limits.defaultMemoryLimitMb ?? null,
+      concurrency: script.concurrentLimit
+        ? {
+            key: resolveConcurrencyKey(script.concurrencyKey ?? script.path, workspaceId, runArgs),
+            limit: script.concurrentLimit,
+            windowSecs: script.concurrencyTimeWindowS ?? 0,
+          }
+        : null,
+      retry: (script.retry as RetryPolicy | null) ?? null,
+      createdBy: principal.username,
+      permissionedAs: `u/${principal.username}`,
+      schedulePath: options.schedulePath ?? null,
+    },
+    options.transaction,
+  );
+  await recordAudit(options.transaction ?? ctx.pool, principal, {
     workspaceId,
     operation: "jobs.run.script",
     resource: script.path,
