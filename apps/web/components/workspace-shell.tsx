@@ -45,6 +45,9 @@ export function WorkspaceShell({ workspace, children }: { workspace: string; chi
           </Link>
         ))}
         <Link href="/workspaces">All workspaces</Link>
+        <Link href="/account/tokens">API tokens</Link>
+        {me.data?.isSuperAdmin && <Link href="/admin/governance">Instance governance</Link>}
+        {me.data?.isSuperAdmin && <Link href="/admin/users">Users</Link>}
         <div className="spacer" />
         <div className="who">{me.data?.email}</div>
         <a href="#" onClick={() => void signOut({ callbackUrl: "/login" })}>

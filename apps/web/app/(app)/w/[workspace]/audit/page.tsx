@@ -1,0 +1,131 @@
+"use client";
+import { useQuery } from "@tanstack/react-query";
+import { use, useState, type FormEvent } from "react";
+import { errorField, errorMessage } from "@/lib/errors";
+import { useTRPC } from "@/lib/trpc";
+
+const KINDS = ["", "Created", "Updated", "Delete", "Execute"] as const;
+type Kind = Exclude<(typeof KINDS)[number], "">;
+const PER_PAGE = 50;
+const EMPTY = { username: "", operation: "", resource: "", actionKind: "", after: "", before: "" };
+
+export default function AuditPage({ params }: { params: Promise<{ workspace: string }> }) {
+  const { workspace } = use(params);
+  const trpc = useTRPC();
+  const [draft, setDraft] = useState(EMPTY);
+  const [filters, setFilters] = useState(EMPTY);
+  const [page, setPage] = useState(1);
+  const rows = useQuery(
+    trpc.audit.list.queryOptions({
+      workspace,
+      page,
+      perPage: PER_PAGE,
+      username: filters.username || undefined,
+      operation: filters.operation || undefined,
+      resource: filters.resource || undefined,
+      actionKind: (filters.actionKind || undefined) as Kind | undefined,
+      after: filters.after || undefined,
+      before: filters.before || undefined,
+    }),
+  );
+  const field = errorField(rows.error);
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    setPage(1);
+    setFilters(draft);
+  }
+
+  const input = (name: keyof typeof EMPTY, label: string, placeholder: string) => (
+    <label>
+      {label}
+      <input
+        name={name}
+        placeholder={placeholder}
+        value={draft[name]}
+        onChange={(e) => setDraft({ ...draft, [name]: e.target.value })}
+        aria-invalid={field === name}
+      />
+      {field === name && <span className="field-error">{errorMessage(rows.error)}</span>}
+    </label>
+  );
+
+  return (
+    <div>
+      <h1>Audit log</h1>
+      <p className="muted">
+        Every change, run, sign-in and secret read. Admins see the whole workspace; everyone else sees their
+        own actions.
+      </p>
+      <form className="panel row" onSubmit={submit}>
+        {input("username", "User", "alice")}
+        {input("operation", "Operation", "scripts. or jobs.run")}
+        {input("resource", "Resource", "f/ops/")}
+        <label>
+          Kind
+          <select
+            name="actionKind"
+            value={draft.actionKind}
+            onChange={(e) => setDraft({ ...draft, actionKind: e.target.value })}
+          >
+            {KINDS.map((k) => (
+              <option key={k} value={k}>
+                {k || "any"}
+              </option>
+            ))}
+          </select>
+        </label>
+        {input("after", "After", "2025-01-31T00:00:00Z")}
+        {input("before", "Before", "2025-02-28")}
+        <button className="primary" type="submit">
+          Filter
+        </button>
+      </form>
+      {rows.error && !field && <div className="error">{errorMessage(rows.error)}</div>}
+      {rows.data?.length === 0 && <div className="panel empty">No audit entries match.</div>}
+      {rows.data && rows.data.length > 0 && (
+        <table>
+          <thead>
+            <tr>
+              <th>When</th>
+              <th>Who</th>
+              <th>Operation</th>
+              <th>Resource</th>
+              <th>From</th>
+              <th>Details</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.data.map((row) => (
+              <tr key={row.id}>
+                <td>{new Date(row.at).toLocaleString()}</td>
+                <td>{row.username}</td>
+                <td>
+                  <code>{row.operation}</code> <span className="muted">{row.actionKind}</span>
+                </td>
+                <td>{row.resource}</td>
+                <td>{row.ip}</td>
+                <td>
+                  <code>{row.parameters ? JSON.stringify(row.parameters) : ""}</code>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <div className="row" style={{ marginTop: "0.75rem" }}>
+        <button type="button" disabled={page === 1} onClick={() => setPage(page - 1)}>
+          Newer
+        </button>
+        <span className="muted">page {page}</span>
+        <button
+          type="button"
+          disabled={(rows.data?.length ?? 0) < PER_PAGE}
+          onClick={() => setPage(page + 1)}
+        >
+          Older
+        </button>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,150 @@
+"use client";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { use, useState, type FormEvent } from "react";
+import { errorField, errorMessage } from "@/lib/errors";
+import { useTRPC } from "@/lib/trpc";
+
+const ROLES = ["admin", "developer", "operator"] as const;
+type Role = (typeof ROLES)[number];
+
+export default function MembersPage({ params }: { params: Promise<{ workspace: string }> }) {
+  const { workspace } = use(params);
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const members = useQuery(trpc.people.members.queryOptions({ workspace }));
+  const roles = useQuery(trpc.workspace.list.queryOptions());
+  const isAdmin = roles.data?.find((w) => w.id === workspace)?.role === "admin";
+  const refresh = () => queryClient.invalidateQueries(trpc.people.members.queryFilter({ workspace }));
+  const update = useMutation(trpc.people.updateMember.mutationOptions({ onSuccess: refresh }));
+  const remove = useMutation(trpc.people.removeMember.mutationOptions({ onSuccess: refresh }));
+  const add = useMutation(
+    trpc.people.addMember.mutationOptions({
+      onSuccess: async () => {
+        setEmail("");
+        await refresh();
+      },
+    }),
+  );
+  const [email, setEmail] = useState("");
+  const [role, setRole] = useState<Role>("developer");
+  const field = errorField(add.error);
+  const rowError = update.error ?? remove.error;
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    add.mutate({ workspace, email, role });
+  }
+
+  return (
+    <div>
+      <h1>Members</h1>
+      <p className="muted">
+        Admins manage the workspace; developers write and run scripts; operators run and view only.
+      </p>
+      {members.error && <div className="error">{errorMessage(members.error)}</div>}
+      {rowError && <div className="error">{errorMessage(rowError)}</div>}
+      {members.data && members.data.length === 0 && (
+        <div className="panel empty">Nobody is a member of this workspace yet.</div>
+      )}
+      {members.data && members.data.length > 0 && (
+        <table>
+          <thead>
+            <tr>
+              <th>User</th>
+              <th>Email</th>
+              <th>Role</th>
+              <th>Groups</th>
+              <th>Status</th>
+              {isAdmin && <th />}
+            </tr>
+          </thead>
+          <tbody>
+            {members.data.map((m) => (
+              <tr key={m.username} data-username={m.username}>
+                <td>
+                  {m.username}
+                  {m.isSuperAdmin && <span className="muted"> (superadmin)</span>}
+                </td>
+                <td>{m.email}</td>
+                <td>
+                  {isAdmin ? (
+                    <select
+                      aria-label={`Role of ${m.username}`}
+                      value={m.role}
+                      onChange={(e) =>
+                        update.mutate({ workspace, username: m.username, role: e.target.value as Role })
+                      }
+                    >
+                      {ROLES.map((r) => (
+                        <option key={r} value={r}>
+                          {r}
+                        </option>
+                      ))}
+                    </select>
+                  ) : (
+                    m.role
+                  )}
+                </td>
+                <td>{m.groups.join(", ") || <span className="muted">none</span>}</td>
+                <td>{m.disabled ? "disabled" : "active"}</td>
+                {isAdmin && (
+                  <td className="row">
+                    <button
+                      type="button"
+                      onClick={() =>
+                        update.mutate({ workspace, username: m.username, disabled: !m.disabled })
+                      }
+                    >
+                      {m.disabled ? "Enable" : "Disable"}
+                    </button>
+                    <button
+                      type="button"
+                      onClick={() => {
+                        if (confirm(`Remove ${m.username} from ${workspace}?`))
+                          remove.mutate({ workspace, username: m.username });
+                      }}
+                    >
+                      Remove
+                    </button>
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {isAdmin && (
+        <>
+          <h2>Add a member</h2>
+          <form className="panel row" onSubmit={submit}>
+            <label>
+              Email or username <span className="hint">of an account on this instance</span>
+              <input
+                name="email"
+                value={email}
+                onChange={(e) => setEmail(e.target.value)}
+                aria-invalid={field === "email"}
+                required
+              />
+              {field === "email" && <span className="field-error">{errorMessage(add.error)}</span>}
+            </label>
+            <label>
+              Role
+              <select name="role" value={role} onChange={(e) => setRole(e.target.value as Role)}>
+                {ROLES.map((r) => (
+                  <option key={r} value={r}>
+                    {r}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <button className="primary" type="submit" disabled={add.isPending}>
+              Add
+            </button>
+            {add.error && !field && <div className="error">{errorMessage(add.error)}</div>}
+          </form>
+        </>
+      )}
+    </div>
+  );
+}

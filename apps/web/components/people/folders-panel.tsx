@@ -1,0 +1,168 @@
+"use client";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import { errorField, errorMessage } from "@/lib/errors";
+import { useTRPC } from "@/lib/trpc";
+
+const LEVELS = ["owner", "writer", "viewer"] as const;
+type Level = (typeof LEVELS)[number];
+
+function GrantForm({ workspace, folder, onDone }: { workspace: string; folder: string; onDone: () => void }) {
+  const trpc = useTRPC();
+  const [principal, setPrincipal] = useState("");
+  const [level, setLevel] = useState<Level>("viewer");
+  const grant = useMutation(
+    trpc.people.setFolderPermission.mutationOptions({
+      onSuccess: () => {
+        setPrincipal("");
+        onDone();
+      },
+    }),
+  );
+  return (
+    <form
+      className="row"
+      onSubmit={(e) => {
+        e.preventDefault();
+        grant.mutate({ workspace, name: folder, principal, level });
+      }}
+    >
+      <label>
+        Share with <span className="hint">u/&lt;username&gt; or g/&lt;group&gt;</span>
+        <input
+          name={`grant-${folder}`}
+          value={principal}
+          onChange={(e) => setPrincipal(e.target.value)}
+          aria-invalid={errorField(grant.error) === "principal"}
+          required
+        />
+        {grant.error && <span className="field-error">{errorMessage(grant.error)}</span>}
+      </label>
+      <label>
+        Level
+        <select name={`level-${folder}`} value={level} onChange={(e) => setLevel(e.target.value as Level)}>
+          {LEVELS.map((l) => (
+            <option key={l} value={l}>
+              {l}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit">Share</button>
+    </form>
+  );
+}
+
+export function FoldersPanel({ workspace, canCreate }: { workspace: string; canCreate: boolean }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const folders = useQuery(trpc.people.folders.queryOptions({ workspace }));
+  const refresh = () => queryClient.invalidateQueries(trpc.people.folders.queryFilter({ workspace }));
+  const create = useMutation(
+    trpc.people.createFolder.mutationOptions({
+      onSuccess: async () => {
+        setName("");
+        setSummary("");
+        await refresh();
+      },
+    }),
+  );
+  const revoke = useMutation(trpc.people.setFolderPermission.mutationOptions({ onSuccess: refresh }));
+  const remove = useMutation(trpc.people.deleteFolder.mutationOptions({ onSuccess: refresh }));
+  const [name, setName] = useState("");
+  const [summary, setSummary] = useState("");
+  const field = errorField(create.error);
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    create.mutate({ workspace, name, summary: summary || null });
+  }
+
+  return (
+    <section>
+      <h2>Folders</h2>
+      <p className="muted">
+        Items under <code>f/&lt;folder&gt;/</code> are visible only to those the folder is shared with: owners
+        and writers change them, viewers read and run them. Items under <code>u/&lt;user&gt;/</code> belong to
+        that user. Admins see everything.
+      </p>
+      {folders.error && <div className="error">{errorMessage(folders.error)}</div>}
+      {(revoke.error ?? remove.error) && (
+        <div className="error">{errorMessage(revoke.error ?? remove.error)}</div>
+      )}
+      {folders.data?.length === 0 && <div className="panel empty">No folders you can see yet.</div>}
+      <div className="stack">
+        {folders.data?.map((f) => {
+          const owner = f.myLevel === "owner";
+          return (
+            <div className="panel" key={f.name} data-folder={f.name}>
+              <div className="toolbar">
+                <strong>f/{f.name}/</strong>
+                <span className="muted">
+                  {f.summary} · your access: {f.myLevel}
+                </span>
+                {owner && (
+                  <button type="button" onClick={() => remove.mutate({ workspace, name: f.name })}>
+                    Delete folder
+                  </button>
+                )}
+              </div>
+              <table>
+                <tbody>
+                  {f.permissions.length === 0 && (
+                    <tr>
+                      <td className="muted">Shared with nobody (admins only).</td>
+                    </tr>
+                  )}
+                  {f.permissions.map((p) => (
+                    <tr key={p.principal}>
+                      <td>{p.principal}</td>
+                      <td>{p.level}</td>
+                      <td>
+                        {owner && (
+                          <button
+                            type="button"
+                            aria-label={`Revoke ${p.principal} on ${f.name}`}
+                            onClick={() =>
+                              revoke.mutate({ workspace, name: f.name, principal: p.principal, level: null })
+                            }
+                          >
+                            Revoke
+                          </button>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              {owner && <GrantForm workspace={workspace} folder={f.name} onDone={() => void refresh()} />}
+            </div>
+          );
+        })}
+      </div>
+      {canCreate && (
+        <form className="panel row" onSubmit={submit} style={{ marginTop: "0.75rem" }}>
+          <label>
+            New folder
+            <input
+              name="folder_name"
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+              aria-invalid={field === "name"}
+              required
+            />
+            {field === "name" && <span className="field-error">{errorMessage(create.error)}</span>}
+          </label>
+          <label>
+            Summary
+            <input name="folder_summary" value={summary} onChange={(e) => setSummary(e.target.value)} />
+          </label>
+          <button className="primary" type="submit" disabled={create.isPending}>
+            Create folder
+          </button>
+          {create.error && !field && <div className="error">{errorMessage(create.error)}</div>}
+        </form>
+      )}
+    </section>
+  );
+}
