@@ -1,0 +1,129 @@
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { expect, test } from "@playwright/test";
+import pg from "pg";
+import { E2E_ADMIN } from "../instance.ts";
+import { createWorkspace, superadmin, uniqueWorkspace } from "./helpers.ts";
+
+const SECRET = `ui-secret-${Date.now().toString(36)}`;
+
+/** The e2e instance's own database (global-setup's embedded PostgreSQL), to look at what is stored. */
+async function storedText(sql: string, params: unknown[] = []): Promise<string> {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+  const { password } = JSON.parse(fs.readFileSync(path.join(root, ".data/e2e-pg.json"), "utf8")) as {
+    password: string;
+  };
+  const client = new pg.Client({
+    connectionString: `postgresql://postgres:${password}@127.0.0.1:5490/millrace_e2e`,
+  });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ t: string | null }>(sql, params);
+    return rows.map((row) => row.t ?? "").join("\n");
+  } finally {
+    await client.end();
+  }
+}
+
+test("a secret set in the UI is encrypted at rest, hidden from lists and read by a bun job", async ({
+  page,
+  request,
+}) => {
+  const workspace = uniqueWorkspace("vars");
+  await createWorkspace(request, workspace);
+
+  await page.goto("/login");
+  await page.getByLabel("Email").fill(E2E_ADMIN.email);
+  await page.getByLabel("Password").fill(E2E_ADMIN.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByRole("heading", { name: "Workspaces" })).toBeVisible();
+
+  await page.goto(`/w/${workspace}/variables`);
+  await expect(page.getByText("No variables yet")).toBeVisible();
+  await page.getByRole("button", { name: "New variable" }).click();
+
+  // A bad path is refused next to the field, and nothing is stored.
+  await page.getByLabel("Path").fill("u/e2e_admin/../db password");
+  await page.getByLabel("Secret").check();
+  await page.getByLabel("Value").fill(SECRET);
+  await page.getByRole("button", { name: "Save" }).click();
+  await expect(page.locator(".field-error")).toContainText("path");
+  const empty = await request.get(`/api/w/${workspace}/variables/list`, { headers: superadmin });
+  expect(await empty.json()).toEqual([]);
+
+  await page.getByLabel("Path").fill("u/e2e_admin/db_password");
+  await page.getByRole("button", { name: "Save" }).click();
+  await expect(page).toHaveURL(new RegExp(`/w/${workspace}/variables$`));
+  const row = page.getByTestId("variable-row").filter({ hasText: "u/e2e_admin/db_password" });
+  await expect(row).toContainText("secret");
+  await expect(page.getByText(SECRET)).toHaveCount(0);
+
+  // The API list hides the value; a get decrypts it (and is audited).
+  const list = await request.get(`/api/w/${workspace}/variables/list`, { headers: superadmin });
+  expect(list.status()).toBe(200);
+  expect(await list.text()).not.toContain(SECRET);
+  expect(await list.json()).toEqual([
+    expect.objectContaining({ path: "u/e2e_admin/db_password", is_secret: true, value: null }),
+  ]);
+  const value = await request.get(`/api/w/${workspace}/variables/get_value/u/e2e_admin/db_password`, {
+    headers: superadmin,
+  });
+  expect(await value.json()).toBe(SECRET);
+
+  // What a database dump would hold: ciphertext only.
+  const stored = await storedText("SELECT v::text AS t FROM variable v WHERE workspace_id = $1", [workspace]);
+  expect(stored).toContain("enc:v1:");
+  expect(stored).not.toContain(SECRET);
+  expect(await storedText("SELECT k::text AS t FROM workspace_key k")).not.toContain(SECRET);
+
+  // A resource through the UI: a value that does not match its type is refused at the field.
+  await page.goto(`/w/${workspace}/resources/new`);
+  await page.locator('input[name="path"]').fill("u/e2e_admin/main_db");
+  await page.locator('select[name="resource_type"]').selectOption("postgresql");
+  await page
+    .locator('textarea[name="value"]')
+    .fill(JSON.stringify({ host: "db.internal", port: "five", user: "app", dbname: "app" }));
+  await page.getByRole("button", { name: "Save" }).click();
+  await expect(page.getByTestId("value-error")).toContainText("value.port");
+  await page.locator('textarea[name="value"]').fill(
+    JSON.stringify({
+      host: "db.internal",
+      port: 5432,
+      user: "app",
+      dbname: "app",
+      password: "$var:u/e2e_admin/db_password",
+    }),
+  );
+  await page.getByRole("button", { name: "Save" }).click();
+  await expect(page).toHaveURL(new RegExp(`/w/${workspace}/resources$`));
+  await expect(page.getByRole("link", { name: "u/e2e_admin/main_db" })).toBeVisible();
+
+  // A bun script using Windmill's own client reads both from Millrace, with the job token of the
+  // user who runs it (the SUPERADMIN_SECRET principal is no user and gets no token).
+  const login = await request.post("/api/auth/login", { data: E2E_ADMIN });
+  const admin = { Authorization: `Bearer ${await login.text()}` };
+  const deployed = await request.post(`/api/w/${workspace}/scripts/create`, {
+    headers: admin,
+    data: {
+      path: "u/e2e_admin/read_config",
+      summary: "",
+      language: "bun",
+      content: `import * as wmill from "windmill-client";
+
+export async function main() {
+  const password = await wmill.getVariable("u/e2e_admin/db_password");
+  const db = await wmill.getResource("u/e2e_admin/main_db");
+  return { same: password === db.password, host: db.host, length: password.length };
+}
+`,
+    },
+  });
+  expect(deployed.status(), await deployed.text()).toBe(201);
+  const run = await request.post(`/api/w/${workspace}/jobs/run_wait_result/p/u/e2e_admin/read_config`, {
+    headers: admin,
+    data: {},
+  });
+  expect(run.status(), await run.text()).toBe(200);
+  expect(await run.json()).toEqual({ same: true, host: "db.internal", length: SECRET.length });
+});
