@@ -114,7 +114,11 @@ describe("schedules across servers", () => {
     assert.equal(ticks[0], firstTick, "the first tick ran");
     assert.equal(new Set(ticks).size, ticks.length, "no tick ran twice");
     for (let i = 1; i < ticks.length; i++) {
-      assert.equal(ticks[i]! - ticks[i - 1]!, PERIOD_MS, `gap after ${new Date(ticks[i - 1]!).toISOString()}`);
+      assert.equal(
+        ticks[i]! - ticks[i - 1]!,
+        PERIOD_MS,
+        `gap after ${new Date(ticks[i - 1]!).toISOString()}`,
+      );
     }
     const byServer = tickers.map((t) => `${t.name}: ${t.output().match(/ ran /g)?.length ?? 0}`);
     console.log(`ticks run per server: ${byServer.join(", ")}`);

@@ -49,7 +49,10 @@ async function setNextRun(path: string, at: Date): Promise<void> {
 }
 
 async function member(role: "developer" | "operator"): Promise<Membership> {
-  const user = await createUser(services, { email: `${role}-${Date.now()}@example.com`, password: "password123" });
+  const user = await createUser(services, {
+    email: `${role}-${Date.now()}@example.com`,
+    password: "password123",
+  });
   await services.db.workspaceMember.create({ data: { workspaceId: WS, userId: user.id, role } });
   return requireMembership(services, principalOf(user), WS);
 }
@@ -91,7 +94,12 @@ describe("schedules", () => {
 
   it("refuses an invalid cron, time zone, target or args, naming the field, and stores nothing", async () => {
     const auditBefore = await count("audit_log");
-    const base = { path: `u/${me}/bad`, schedule: "*/5 * * * * *", timezone: "UTC", scriptPath: `u/${me}/greet` };
+    const base = {
+      path: `u/${me}/bad`,
+      schedule: "*/5 * * * * *",
+      timezone: "UTC",
+      scriptPath: `u/${me}/greet`,
+    };
     const args = { name: "x" };
     const cases: [Record<string, unknown>, string, RegExp][] = [
       [{ schedule: "* * * * *" }, "schedule", /must have 6 fields/],
@@ -113,14 +121,23 @@ describe("schedules", () => {
         pattern,
       );
     }
-    await rejectsWith(createSchedule(services, membership, { ...base, args: {} }), "INVALID_INPUT", "args.name");
+    await rejectsWith(
+      createSchedule(services, membership, { ...base, args: {} }),
+      "INVALID_INPUT",
+      "args.name",
+    );
     await rejectsWith(
       createSchedule(services, membership, { ...base, args: [1] as never }),
       "INVALID_INPUT",
       "args",
     );
     const huge = { name: "x".repeat(10 * 1024 * 1024) };
-    await rejectsWith(createSchedule(services, membership, { ...base, args: huge }), "INVALID_INPUT", "args", /MB/);
+    await rejectsWith(
+      createSchedule(services, membership, { ...base, args: huge }),
+      "INVALID_INPUT",
+      "args",
+      /MB/,
+    );
     assert.equal(await count("schedule"), 0);
     assert.equal(await count("audit_log"), auditBefore);
 
@@ -132,7 +149,11 @@ describe("schedules", () => {
       "schedule",
     );
     await rejectsWith(
-      updateSchedule(services, membership, saved.path, { schedule: "* * * * * *", timezone: "Nowhere/City", args }),
+      updateSchedule(services, membership, saved.path, {
+        schedule: "* * * * * *",
+        timezone: "Nowhere/City",
+        args,
+      }),
       "INVALID_INPUT",
       "timezone",
     );
@@ -176,7 +197,10 @@ describe("schedules", () => {
       args: { name: "often" },
     });
     assert.equal(updated.summary, "morning");
-    assert.ok(updated.nextRunAt!.getTime() - Date.now() <= 10_000, "the next tick is recomputed from the new cron");
+    assert.ok(
+      updated.nextRunAt!.getTime() - Date.now() <= 10_000,
+      "the next tick is recomputed from the new cron",
+    );
     assert.equal(updated.nextRunAt!.getUTCSeconds() % 10, 0);
 
     const paused = await setScheduleEnabled(services, membership, path, false);
@@ -294,7 +318,8 @@ describe("schedules", () => {
     assert.ok(ticks.length >= 6, `expected at least 6 ticks, got ${ticks.length}`);
     assert.equal(ticks[0], start.getTime());
     assert.equal(new Set(ticks).size, ticks.length, "no tick ran twice");
-    for (let i = 1; i < ticks.length; i++) assert.equal(ticks[i]! - ticks[i - 1]!, 1000, "no tick was skipped");
+    for (let i = 1; i < ticks.length; i++)
+      assert.equal(ticks[i]! - ticks[i - 1]!, 1000, "no tick was skipped");
   });
 
   it("after downtime runs only the most recent missed tick, then resumes", async () => {
@@ -336,13 +361,19 @@ describe("schedules", () => {
     // The owner leaves the workspace: the tick is spent, the schedule shows the reason.
     const developer = await member("developer");
     const theirs = `u/${developer.principal.username}/orphan`;
-    await deployScript(services, developer, { path: `u/${developer.principal.username}/s`, language: "bash", content: "echo hi" });
+    await deployScript(services, developer, {
+      path: `u/${developer.principal.username}/s`,
+      language: "bash",
+      content: "echo hi",
+    });
     await createSchedule(services, developer, {
       path: theirs,
       schedule: "* * * * * *",
       scriptPath: `u/${developer.principal.username}/s`,
     });
-    await services.db.workspaceMember.deleteMany({ where: { workspaceId: WS, userId: developer.principal.userId } });
+    await services.db.workspaceMember.deleteMany({
+      where: { workspaceId: WS, userId: developer.principal.userId },
+    });
     const due = new Date(Math.floor(Date.now() / 1000) * 1000 - 1000);
     await setNextRun(theirs, due);
     const [outcome] = await runDueSchedules(services);

@@ -103,7 +103,8 @@ export interface ScheduleUpdate {
 function checkSummary(summary: unknown): string {
   if (summary === undefined || summary === null) return "";
   if (typeof summary !== "string") throw invalidInput("summary", "must be a string");
-  if (summary.length > MAX_SUMMARY_CHARS) throw invalidInput("summary", `at most ${MAX_SUMMARY_CHARS} characters`);
+  if (summary.length > MAX_SUMMARY_CHARS)
+    throw invalidInput("summary", `at most ${MAX_SUMMARY_CHARS} characters`);
   return summary;
 }
 
@@ -351,7 +352,11 @@ export async function deleteSchedule(ctx: CoreContext, membership: Membership, p
   });
 }
 
-export async function getSchedule(ctx: CoreContext, membership: Membership, path: string): Promise<ScheduleView> {
+export async function getSchedule(
+  ctx: CoreContext,
+  membership: Membership,
+  path: string,
+): Promise<ScheduleView> {
   await readable(ctx, membership, path);
   const row = await loadRow(ctx.pool, membership.workspace.id, path);
   if (!row) throw notFound(`schedule ${path}`);
@@ -359,7 +364,11 @@ export async function getSchedule(ctx: CoreContext, membership: Membership, path
 }
 
 /** Whether a schedule exists at `path` that the caller may see. */
-export async function scheduleExists(ctx: CoreContext, membership: Membership, path: string): Promise<boolean> {
+export async function scheduleExists(
+  ctx: CoreContext,
+  membership: Membership,
+  path: string,
+): Promise<boolean> {
   try {
     await getSchedule(ctx, membership, path);
     return true;

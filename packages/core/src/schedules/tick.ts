@@ -42,7 +42,10 @@ async function runAs(ctx: JobsContext, workspaceId: string, permissionedAs: stri
   }
   const user = await ctx.db.user.findUnique({ where: { username } });
   if (!user || user.disabled) {
-    throw new AppError("FORBIDDEN", `the schedule runs as ${permissionedAs}, who is no longer an active user`);
+    throw new AppError(
+      "FORBIDDEN",
+      `the schedule runs as ${permissionedAs}, who is no longer an active user`,
+    );
   }
   return requireMembership(ctx, principalOf(user), workspaceId).catch((error: unknown) => {
     if (error instanceof AppError && error.code === "NOT_FOUND") {
@@ -134,7 +137,10 @@ async function runTick(ctx: JobsContext, due: DueRow): Promise<TickOutcome | nul
  * MISSED_TICK_GRACE_MS). Safe to call from any number of servers at once. Time is the database's
  * clock, so servers with skewed clocks still agree on what is due.
  */
-export async function runDueSchedules(ctx: JobsContext, options: { batch?: number } = {}): Promise<TickOutcome[]> {
+export async function runDueSchedules(
+  ctx: JobsContext,
+  options: { batch?: number } = {},
+): Promise<TickOutcome[]> {
   const batch = options.batch ?? 100;
   const outcomes: TickOutcome[] = [];
   // Bounded: a schedule that keeps being due (catching up) is picked up again on the next call.
