@@ -2,6 +2,7 @@ import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { databaseUrlVar, parseEnv, positiveIntVar, secretKeyVar, tagListVar } from "@millrace/core/config";
+import { booleanVar } from "@millrace/core/config";
 
 const workerEnvSchema = z.object({
   DATABASE_URL: databaseUrlVar,
@@ -19,6 +20,8 @@ const workerEnvSchema = z.object({
   WORKER_GRACE_PERIOD: positiveIntVar(30),
   // Seconds between pings; must stay well under the servers' ZOMBIE_JOB_TIMEOUT.
   WORKER_PING_INTERVAL: positiveIntVar(5),
+  // Run jobs without bubblewrap even where it is available (trusted code only).
+  DISABLE_SANDBOX: booleanVar,
   // Decrypts the secret variables and resources a job is given (the servers' value).
   MILLRACE_SECRET_KEY: secretKeyVar,
 });

@@ -12,12 +12,13 @@ import {
 } from "@millrace/core";
 import { assertNodeVersion } from "@millrace/core/config";
 import { createPool } from "@millrace/db";
-import { interpreterPaths } from "@millrace/runtime";
+import { detectSandbox, interpreterPaths } from "@millrace/runtime";
 import { Dispatcher } from "./dispatcher.ts";
 import { loadWorkerEnv } from "./env.ts";
 import { pingWorkers, type SlotState } from "./heartbeat.ts";
 import { Notifications } from "./notifications.ts";
 import { Occupancy } from "./occupancy.ts";
+import type { JobIsolation } from "./run-job.ts";
 
 const VERSION = "0.1.0";
 // While jobs run, cancel requests are also polled this often (in case a NOTIFY was missed).
@@ -39,12 +40,27 @@ const claimPool = createPool(env.DATABASE_URL, {
 });
 const boss = await startBoss(env.DATABASE_URL, "worker");
 
+const sandbox = env.DISABLE_SANDBOX
+  ? ({ kind: "none", reason: "DISABLE_SANDBOX is set" } as const)
+  : detectSandbox();
+// Read by every job the worker starts; `network` follows the group config (see setNetwork).
+const isolation: JobIsolation = { sandbox: sandbox.kind !== "none", network: true };
+
+function setNetwork(config: { network?: boolean } | null): void {
+  const network = config?.network !== false;
+  if (network === isolation.network) return;
+  isolation.network = network;
+  const ignored = !network && !isolation.sandbox ? " (not enforced: jobs run without the sandbox)" : "";
+  log(`worker group config: jobs ${network ? "have" : "are cut off from"} the network${ignored}`);
+}
+
 async function currentTags(): Promise<string[]> {
   const config = await loadWorkerGroupConfig(pool, env.WORKER_GROUP).catch((error: Error) => {
     // A broken stored config must not stop the worker: it serves the default tags and says why.
     log(`worker group config of "${env.WORKER_GROUP}" ignored: ${error.message}`);
     return null;
   });
+  setNetwork(config);
   return effectiveWorkerTags(env.WORKER_TAGS, config);
 }
 
@@ -63,6 +79,7 @@ const dispatcher = new Dispatcher(
     jobDir: env.JOB_DIR,
     baseUrl: env.BASE_URL,
     baseInternalUrl: env.BASE_INTERNAL_URL ?? env.BASE_URL,
+    isolation,
     secrets: createKeyring(env.MILLRACE_SECRET_KEY),
   },
   slots,
@@ -116,6 +133,11 @@ await notifications.start();
 const paths = interpreterPaths();
 log(`group "${env.WORKER_GROUP}", ${env.NUM_WORKERS} slot(s), serving tags: ${tags.join(", ")}`);
 log(`interpreters: bash=${paths.bash} python3=${paths.python3} bun=${paths.bun} deno=${paths.deno}`);
+log(
+  sandbox.kind === "bubblewrap"
+    ? `sandbox: bubblewrap ${sandbox.version}`
+    : `sandbox: none (${sandbox.reason}): environment scrubbed, limits applied`,
+);
 
 const ping = () =>
   pingWorkers(pool, env.WORKER_GROUP, tags, slots, VERSION).catch((error: Error) =>

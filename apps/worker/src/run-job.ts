@@ -10,11 +10,19 @@ import { executeJob, type ExecuteOutcome } from "@millrace/runtime";
 import { prepareCallback } from "./job-callback.ts";
 import { prepareDependencies } from "./job-dependencies.ts";
 
+export interface JobIsolation {
+  /** Run jobs in bubblewrap (false: it is unavailable or disabled). */
+  sandbox: boolean;
+  network: boolean;
+}
+
 export interface RunJobDeps {
   pool: Pool;
   jobDir: string;
   baseUrl: string;
   baseInternalUrl: string;
+  /** Sandbox and network for the jobs (the network follows the group config). */
+  isolation?: JobIsolation;
   secrets: Keyring;
 }
 
@@ -80,6 +88,8 @@ async function runScript(
       workRoot: deps.jobDir,
       timeoutMs: job.timeoutSecs * 1000,
       memoryLimitMb: job.memoryLimitMb,
+      sandbox: deps.isolation?.sandbox ?? true,
+      network: deps.isolation?.network ?? true,
       signal,
       onLog,
     });
