@@ -20,11 +20,49 @@ const workerEnvSchema = z.object({
   WORKER_GRACE_PERIOD: positiveIntVar(30),
   // Seconds between pings; must stay well under the servers' ZOMBIE_JOB_TIMEOUT.
   WORKER_PING_INTERVAL: positiveIntVar(5),
+  // `<workspace>:<script path>`: serve only that script, from a warm process (dedicated worker).
+  DEDICATED_WORKER: z
+    .string()
+    .regex(
+      /^[a-z0-9][a-z0-9_-]{0,49}:[uf]\/[A-Za-z0-9_/-]+$/,
+      "must be <workspace>:<script path>, e.g. demo:f/ops/fast",
+    )
+    .optional(),
+  // Installed dependencies, one folder per lock (default: millrace-cache beside JOB_DIR).
+  DEPENDENCY_CACHE_DIR: z.string().optional(),
+  // Handed to pip and bun when they install dependencies (never to jobs).
+  PIP_INDEX_URL: z.string().optional(),
+  PIP_EXTRA_INDEX_URL: z.string().optional(),
+  PIP_FIND_LINKS: z.string().optional(),
+  PIP_TRUSTED_HOST: z.string().optional(),
+  PIP_CERT: z.string().optional(),
+  NPM_CONFIG_REGISTRY: z.string().optional(),
+  HTTP_PROXY: z.string().optional(),
+  HTTPS_PROXY: z.string().optional(),
+  NO_PROXY: z.string().optional(),
   // Run jobs without bubblewrap even where it is available (trusted code only).
   DISABLE_SANDBOX: booleanVar,
   // Decrypts the secret variables and resources a job is given (the servers' value).
   MILLRACE_SECRET_KEY: secretKeyVar,
 });
+
+/** The variables pip and bun see when they install dependencies. */
+export function installerEnv(env: WorkerEnv): Record<string, string> {
+  const names = [
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "PIP_FIND_LINKS",
+    "PIP_TRUSTED_HOST",
+    "PIP_CERT",
+    "NPM_CONFIG_REGISTRY",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+  ] as const;
+  const out: Record<string, string> = {};
+  for (const name of names) if (env[name]) out[name] = env[name];
+  return out;
+}
 
 export type WorkerEnv = z.infer<typeof workerEnvSchema>;
 

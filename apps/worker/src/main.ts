@@ -8,13 +8,17 @@ import {
   JOB_QUEUED_CHANNEL,
   loadWorkerGroupConfig,
   startBoss,
+  type WorkerGroupConfig,
   WORKER_CONFIG_CHANNEL,
 } from "@millrace/core";
 import { assertNodeVersion } from "@millrace/core/config";
 import { createPool } from "@millrace/db";
 import { detectSandbox, interpreterPaths } from "@millrace/runtime";
 import { Dispatcher } from "./dispatcher.ts";
-import { loadWorkerEnv } from "./env.ts";
+import { DedicatedRunner, dedicatedTarget } from "./dedicated.ts";
+import { installerEnv, loadWorkerEnv } from "./env.ts";
+import { PeriodicScript, runWorkerScript } from "./init-scripts.ts";
+import { defaultCacheRoot } from "./job-dependencies.ts";
 import { pingWorkers, type SlotState } from "./heartbeat.ts";
 import { Notifications } from "./notifications.ts";
 import { Occupancy } from "./occupancy.ts";
@@ -54,6 +58,26 @@ function setNetwork(config: { network?: boolean } | null): void {
   log(`worker group config: jobs ${network ? "have" : "are cut off from"} the network${ignored}`);
 }
 
+const runDeps = {
+  pool,
+  claimPool,
+  boss,
+  jobDir: env.JOB_DIR,
+  baseUrl: env.BASE_URL,
+  baseInternalUrl: env.BASE_INTERNAL_URL ?? env.BASE_URL,
+  isolation,
+  secrets: createKeyring(env.MILLRACE_SECRET_KEY),
+  dependencies: {
+    cacheRoot: env.DEPENDENCY_CACHE_DIR ?? defaultCacheRoot(env.JOB_DIR),
+    installerEnv: installerEnv(env),
+  },
+  dedicated: null as DedicatedRunner | null,
+};
+const workerScripts = { pool, jobDir: env.JOB_DIR, group: env.WORKER_GROUP, workerName: prefix, log };
+const periodic = new PeriodicScript(workerScripts);
+const group: { config: WorkerGroupConfig | null } = { config: null };
+let initDone = false;
+
 async function currentTags(): Promise<string[]> {
   const config = await loadWorkerGroupConfig(pool, env.WORKER_GROUP).catch((error: Error) => {
     // A broken stored config must not stop the worker: it serves the default tags and says why.
@@ -61,7 +85,16 @@ async function currentTags(): Promise<string[]> {
     return null;
   });
   setNetwork(config);
-  return effectiveWorkerTags(env.WORKER_TAGS, config);
+  group.config = config;
+  if (initDone) periodic.configure(config);
+  // A dedicated worker serves only its script's tag (DEDICATED_WORKER, or the group's dedicated_worker).
+  const target = dedicatedTarget(env.DEDICATED_WORKER, config);
+  if (target?.tag !== runDeps.dedicated?.target.tag) {
+    void runDeps.dedicated?.close();
+    runDeps.dedicated = target ? new DedicatedRunner(runDeps, target, log) : null;
+    await runDeps.dedicated?.start();
+  }
+  return target ? [target.tag] : effectiveWorkerTags(env.WORKER_TAGS, config);
 }
 
 let tags = await currentTags();
@@ -71,21 +104,7 @@ const slots: SlotState[] = Array.from({ length: env.NUM_WORKERS }, (_, i) => ({
   jobsExecuted: 0,
   occupancy: new Occupancy(),
 }));
-const dispatcher = new Dispatcher(
-  {
-    pool,
-    claimPool,
-    boss,
-    jobDir: env.JOB_DIR,
-    baseUrl: env.BASE_URL,
-    baseInternalUrl: env.BASE_INTERNAL_URL ?? env.BASE_URL,
-    isolation,
-    secrets: createKeyring(env.MILLRACE_SECRET_KEY),
-  },
-  slots,
-  tags,
-  log,
-);
+const dispatcher = new Dispatcher(runDeps, slots, tags, log);
 
 async function reloadTags(): Promise<void> {
   const next = await currentTags();
@@ -150,6 +169,10 @@ const heartbeat = setInterval(() => {
   void reloadTags().catch(() => {});
 }, env.WORKER_PING_INTERVAL * 1000);
 const cancelPoll = setInterval(() => void pollCancels().catch(() => {}), CANCEL_POLL_MS);
+// Init script first (recorded as a job); a failure is logged and the worker carries on.
+if (group.config?.init_bash) await runWorkerScript(workerScripts, "init_script", group.config.init_bash);
+initDone = true;
+periodic.configure(group.config);
 dispatcher.start();
 
 let stopping = false;
@@ -158,6 +181,8 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   log(`${signal}: no longer claiming; letting running jobs finish (up to ${env.WORKER_GRACE_PERIOD} s)`);
   await dispatcher.stop(env.WORKER_GRACE_PERIOD * 1000);
+  await periodic.stop();
+  await runDeps.dedicated?.close();
   clearInterval(heartbeat);
   clearInterval(cancelPoll);
   // Last ping with no current job, then the rows age out of the live list.

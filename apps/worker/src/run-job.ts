@@ -8,7 +8,8 @@ import {
 import type { Pool } from "@millrace/db";
 import { executeJob, type ExecuteOutcome } from "@millrace/runtime";
 import { prepareCallback } from "./job-callback.ts";
-import { prepareDependencies } from "./job-dependencies.ts";
+import type { DedicatedRunner } from "./dedicated.ts";
+import { prepareDependencies, runDependencyJob, type DependencySettings } from "./job-dependencies.ts";
 
 export interface JobIsolation {
   /** Run jobs in bubblewrap (false: it is unavailable or disabled). */
@@ -24,6 +25,9 @@ export interface RunJobDeps {
   /** Sandbox and network for the jobs (the network follows the group config). */
   isolation?: JobIsolation;
   secrets: Keyring;
+  dependencies?: DependencySettings;
+  /** Set on a dedicated worker: runs its script's jobs in a warm process. */
+  dedicated?: DedicatedRunner | null;
 }
 
 // Output is flushed to the database at most this often while a job runs; a short job's whole
@@ -74,7 +78,7 @@ async function runScript(
 ): Promise<ExecuteOutcome> {
   const [callback, dependencies] = await Promise.all([
     prepareCallback(deps, job),
-    prepareDependencies(deps, job),
+    prepareDependencies(deps, job, onLog, signal),
   ]);
   try {
     return await executeJob({
@@ -85,6 +89,7 @@ async function runScript(
       argOrder: job.argOrder,
       env: { ...callback.env, ...dependencies.env, ...searchPaths(dependencies.env, callback.env) },
       readOnlyPaths: [...dependencies.readOnlyPaths, ...callback.readOnlyPaths],
+      nodeModulesDir: dependencies.nodeModulesDir,
       workRoot: deps.jobDir,
       timeoutMs: job.timeoutSecs * 1000,
       memoryLimitMb: job.memoryLimitMb,
@@ -132,7 +137,14 @@ export async function runClaimedJob(
 
   let outcome: ExecuteOutcome;
   try {
-    outcome = job.kind === "noop" ? await runNoop(job, signal) : await runScript(deps, job, signal, onLog);
+    outcome =
+      job.kind === "noop"
+        ? await runNoop(job, signal)
+        : job.kind === "dependency"
+          ? await runDependencyJob(deps, job, signal, onLog)
+          : deps.dedicated?.serves(job)
+            ? await deps.dedicated.run(job, signal, onLog)
+            : await runScript(deps, job, signal, onLog);
   } catch (error) {
     // A failure of the runtime itself (cannot write the job dir, interpreter missing, …).
     const message = error instanceof Error ? error.message : String(error);

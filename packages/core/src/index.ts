@@ -62,3 +62,4 @@ export * from "./webhooks/index.ts";
 export * from "./people/index.ts";
 export * from "./governance/index.ts";
 export { authorizePath, type PathAccess } from "./access.ts";
+export * from "./dependencies/index.ts";

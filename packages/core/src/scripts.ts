@@ -9,6 +9,8 @@ import { parsePath } from "./paths.ts";
 import { requirePermission } from "./permissions.ts";
 import { checkScriptLimits, type JobLimits, type ScriptLimitsInput } from "./jobs/limits.ts";
 import { validateTag } from "./jobs/tags.ts";
+import type { Boss } from "./jobs/boss.ts";
+import { checkRequirements, enqueueDependencyJob } from "./dependencies/index.ts";
 import { assertTagAllowed } from "./workers/custom-tags.ts";
 import type { Membership } from "./workspaces.ts";
 
@@ -95,7 +97,7 @@ export async function latestScript(
  * each other.
  */
 export async function deployScript(
-  ctx: CoreContext & { limits: JobLimits },
+  ctx: CoreContext & { limits: JobLimits; boss: Boss },
   membership: Membership,
   input: NewScriptInput,
 ): Promise<Script> {
@@ -120,6 +122,8 @@ export async function deployScript(
   }
   const limits = checkScriptLimits(ctx.limits, input);
   const schema = schemaFor(input.language, input);
+  // A version with dependencies runs once a `dependency` job has computed its lock.
+  const requirements = checkRequirements(input.language, input.content);
   const workspaceId = membership.workspace.id;
   const latest = await latestScript(ctx, workspaceId, input.path);
   if (latest && input.parentHash !== latest.hash) {
@@ -157,6 +161,7 @@ export async function deployScript(
       createdAt,
     },
   });
+  if (requirements) await enqueueDependencyJob(ctx, script);
   await recordAudit(ctx.pool, membership.principal, {
     workspaceId,
     operation: latest ? "scripts.update" : "scripts.create",

@@ -12,6 +12,9 @@ export interface ClaimedJob {
   workspaceId: string;
   kind: JobKind;
   scriptPath: string | null;
+  scriptHash: string | null;
+  /** The script version's dependency lock (null: none, or not computed when enqueued). */
+  lock: string | null;
   language: Language;
   content: string;
   args: Record<string, unknown>;
@@ -28,7 +31,8 @@ export interface ClaimedJob {
 }
 
 const CLAIMED_COLUMNS = `id, boss_job_id, workspace_id, kind, script_path, language, content, args, arg_order, tag,
-  priority, timeout_secs, memory_limit_mb, retry, retry_attempt, permissioned_as, created_by, worker_name`;
+  priority, timeout_secs, memory_limit_mb, retry, retry_attempt, permissioned_as, created_by, worker_name,
+  script_hash, lock`;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 function toClaimed(row: any): ClaimedJob {
@@ -38,6 +42,8 @@ function toClaimed(row: any): ClaimedJob {
     workspaceId: row.workspace_id,
     kind: row.kind,
     scriptPath: row.script_path,
+    scriptHash: row.script_hash,
+    lock: row.lock,
     language: row.language,
     content: row.content ?? "",
     args: row.args ?? {},

@@ -4,6 +4,7 @@ import { CAPPED_APPEND, MAX_JOB_LOG_CHARS, type ClaimedJob } from "./claim.ts";
 import { NOTIFY_CHUNKS } from "./events.ts";
 import { bossDb, redispatchJob, type RetryPolicy } from "./enqueue.ts";
 import { JOB_DONE_CHANNEL } from "./events.ts";
+import { settleDependencyJobs } from "../dependencies/settle.ts";
 
 export interface JobError {
   name: string;
@@ -17,7 +18,8 @@ export type JobOutcome =
   | { status: "canceled"; result: { error: JobError } };
 
 export interface Completion {
-  job: Pick<ClaimedJob, "id" | "bossJobId" | "tag" | "priority" | "timeoutSecs" | "retry" | "retryAttempt">;
+  job: Pick<ClaimedJob, "id" | "bossJobId" | "tag" | "priority" | "timeoutSecs" | "retry" | "retryAttempt"> &
+    Partial<Pick<ClaimedJob, "kind">>;
   outcome: JobOutcome;
   /** Output not yet flushed to the log. */
   pendingLog: string;
@@ -84,6 +86,7 @@ export async function completeJobs(pool: Pool, boss: Boss, completions: Completi
       ],
     );
     for (const c of retries) await scheduleRetry(client, boss, c);
+    await settleDependencyJobs(client, boss, finals);
     const byTag = new Map<string, string[]>();
     for (const c of completions) byTag.set(c.job.tag, [...(byTag.get(c.job.tag) ?? []), c.job.bossJobId]);
     for (const [tag, ids] of byTag) await boss.complete(tag, ids, null, { db: bossDb(client) });

@@ -2,11 +2,13 @@ import { randomUUID } from "node:crypto";
 import { withTransaction, type Pool, type PoolClient } from "@millrace/db";
 import type { Language } from "@millrace/runtime";
 import { ensureQueue, type Boss } from "./boss.ts";
+import { attachLocks } from "../dependencies/locks.ts";
+import { routeToDedicatedWorkers } from "../dependencies/dedicated.ts";
 
 export const JOB_QUEUED_CHANNEL = "millrace_job_queued";
 
 /** `noop` jobs run no code: they return their args (after `sleep_ms`), for benchmarks and tests. */
-export type JobKind = "script" | "preview" | "noop";
+export type JobKind = "script" | "preview" | "noop" | "dependency" | "init_script" | "periodic_script";
 
 export interface RetryPolicy {
   constant?: { attempts: number; seconds: number };
@@ -36,6 +38,8 @@ export interface EnqueueInput extends JobLimitsInput {
   scheduledFor: Date | null;
   createdBy: string;
   permissionedAs: string;
+  /** The script version's dependency lock; filled in at enqueue (see attachLocks). */
+  lock?: string | null;
   /** The schedule whose tick created the job (its page lists the schedule's runs). */
   schedulePath?: string | null;
 }
@@ -65,28 +69,30 @@ export function bossJobOptions(job: { priority: number; timeoutSecs: number }, s
 export async function enqueueJobs(
   pool: Pool,
   boss: Boss,
-  inputs: EnqueueInput[],
+  requested: EnqueueInput[],
   transaction?: PoolClient,
 ): Promise<string[]> {
+  let inputs = await routeToDedicatedWorkers(pool, requested);
   for (const tag of new Set(inputs.map((input) => input.tag))) await ensureQueue(boss, tag);
   const now = new Date();
   const ids = inputs.map(() => randomUUID());
   const write = async (client: PoolClient) => {
+    inputs = await attachLocks(client, inputs, now);
     // The NOTIFY is only delivered at commit, so it can go out with the insert (one round trip).
     await client.query(
       `WITH inserted AS (
        INSERT INTO job (id, boss_job_id, workspace_id, kind, script_path, script_hash, language, content, args,
          arg_order, tag, priority, created_by, permissioned_as, scheduled_for, timeout_secs, memory_limit_mb,
-         concurrency_key, concurrent_limit, concurrency_time_window_s, retry, schedule_path)
+         concurrency_key, concurrent_limit, concurrency_time_window_s, retry, schedule_path, lock)
        SELECT v.id, v.id, v.workspace_id, v.kind, v.script_path, v.script_hash, v.language, v.content, v.args,
          ARRAY(SELECT jsonb_array_elements_text(v.arg_order)), v.tag, v.priority, v.created_by, v.permissioned_as,
          v.scheduled_for, v.timeout_secs, v.memory_limit_mb, v.concurrency_key, v.concurrent_limit,
-         v.concurrency_time_window_s, v.retry, v.schedule_path
+         v.concurrency_time_window_s, v.retry, v.schedule_path, v.lock
        FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, workspace_id text, kind text, script_path text,
          script_hash text, language text, content text, args jsonb, arg_order jsonb, tag text, priority int,
          created_by text, permissioned_as text, scheduled_for timestamptz, timeout_secs int, memory_limit_mb int,
          concurrency_key text, concurrent_limit int, concurrency_time_window_s int, retry jsonb,
-         schedule_path text)
+         schedule_path text, lock text)
        RETURNING tag)
        SELECT pg_notify($2, tag) FROM (SELECT DISTINCT tag FROM inserted) AS tags`,
       [
@@ -113,6 +119,7 @@ export async function enqueueJobs(
             concurrency_time_window_s: input.concurrency?.windowSecs ?? null,
             retry: input.retry,
             schedule_path: input.schedulePath ?? null,
+            lock: input.lock ?? null,
           })),
         ),
         JOB_QUEUED_CHANNEL,

@@ -99,10 +99,17 @@ export class WarmProcess {
       options.language === "python3"
         ? [bin.python3, ["-u", "-B", DEDICATED_PY_RUNNER, nonce]]
         : [bin.bun, [DEDICATED_TS_RUNNER, nonce]];
+    const env: Record<string, string> = {
+      ...options.env,
+      PATH: jobPath(),
+      HOME: options.dir,
+      TMPDIR: options.dir,
+      LANG: "C.UTF-8",
+    };
     this.child = spawn(command, args, {
       cwd: options.dir,
       // The job's variables only: nothing of the worker's environment is inherited.
-      env: { ...options.env, PATH: jobPath(), HOME: options.dir, TMPDIR: options.dir, LANG: "C.UTF-8" },
+      env: env as NodeJS.ProcessEnv,
       // Own process group: a kill takes anything the script started with it.
       detached: true,
       stdio: ["pipe", "pipe", "pipe"],

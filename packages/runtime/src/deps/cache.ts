@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import path from "node:path";
 
 /** Folder name of a lock in the cache: the same lock always lands in the same folder. */
@@ -11,10 +11,19 @@ export function cacheDir(cacheRoot: string, language: string, hash: string): str
   return path.join(path.resolve(cacheRoot), language, hash);
 }
 
+const prepared = new Set<string>();
+
 /** A fresh folder beside the cache entries (same filesystem, so the final rename is atomic). */
 export function tempDir(cacheRoot: string, language: string): string {
-  const parent = path.join(path.resolve(cacheRoot), language);
-  mkdirSync(parent, { recursive: true, mode: 0o755 });
+  const root = path.resolve(cacheRoot);
+  const parent = path.join(root, language);
+  if (!prepared.has(parent)) {
+    mkdirSync(parent, { recursive: true, mode: 0o755 });
+    // Jobs may run as another (unprivileged) user: they must reach the cache, read-only.
+    chmodSync(root, 0o755);
+    chmodSync(parent, 0o755);
+    prepared.add(parent);
+  }
   const dir = path.join(parent, `.tmp-${process.pid}-${randomBytes(6).toString("hex")}`);
   mkdirSync(dir, { mode: 0o755 });
   return dir;

@@ -1,0 +1,159 @@
+import { randomUUID } from "node:crypto";
+import { appendJobLog, JOB_DONE_CHANNEL, type WorkerGroupConfig } from "@millrace/core";
+import type { Pool } from "@millrace/db";
+import { executeJob, type ExecuteOutcome } from "@millrace/runtime";
+
+/**
+ * Init and periodic scripts are the worker group's own bash scripts, set by superadmins. Each run
+ * is recorded as a job of the `admins` workspace (as in Windmill, where superadmins see them),
+ * kind `init_script` or `periodic_script`, with its log and result.
+ */
+export const WORKER_SCRIPTS_WORKSPACE = "admins";
+const TIMEOUT_SECS = 3600;
+const LOG_FLUSH_MS = 500;
+
+export type WorkerScriptKind = "init_script" | "periodic_script";
+
+export interface WorkerScriptDeps {
+  pool: Pool;
+  jobDir: string;
+  group: string;
+  workerName: string;
+  log(message: string): void;
+}
+
+async function recordStart(deps: WorkerScriptDeps, id: string, kind: WorkerScriptKind, content: string) {
+  await deps.pool.query(
+    `INSERT INTO workspace (id, name) VALUES ($1, 'Admins') ON CONFLICT (id) DO NOTHING`,
+    [WORKER_SCRIPTS_WORKSPACE],
+  );
+  await deps.pool.query(
+    `INSERT INTO job (id, workspace_id, kind, script_path, language, content, args, tag, status, created_by,
+       permissioned_as, started_at, worker_name, timeout_secs)
+     VALUES ($1, $2, $3, $4, 'bash', $5, '{}', $3, 'running', $6, $6, now(), $6, $7)`,
+    [
+      id,
+      WORKER_SCRIPTS_WORKSPACE,
+      kind,
+      `worker_group/${deps.group}/${kind}`,
+      content,
+      deps.workerName,
+      TIMEOUT_SECS,
+    ],
+  );
+}
+
+async function recordEnd(deps: WorkerScriptDeps, id: string, outcome: ExecuteOutcome, pendingLog: string) {
+  const status =
+    outcome.status === "success" ? "success" : outcome.status === "failure" ? "failure" : "canceled";
+  const result =
+    outcome.status === "success"
+      ? outcome.result
+      : {
+          error:
+            outcome.status === "failure" ? outcome.error : { name: "Canceled", message: "worker stopping" },
+        };
+  if (pendingLog) await appendJobLog(deps.pool, id, pendingLog);
+  await deps.pool.query(
+    `UPDATE job SET status = $2::job_status, result = $3, completed_at = now() WHERE id = $1`,
+    [id, status, JSON.stringify(result ?? null)],
+  );
+  await deps.pool.query("SELECT pg_notify($1, $2)", [JOB_DONE_CHANNEL, id]);
+}
+
+/**
+ * Runs one init or periodic script to the end and records it. Never throws: a failing script,
+ * or a database error while recording it, is logged and the worker carries on (as Windmill's).
+ */
+export async function runWorkerScript(
+  deps: WorkerScriptDeps,
+  kind: WorkerScriptKind,
+  content: string,
+  signal?: AbortSignal,
+): Promise<ExecuteOutcome> {
+  const id = randomUUID();
+  let pending = "";
+  let flushing: Promise<void> = Promise.resolve();
+  const flush = () => {
+    const chunk = pending;
+    pending = "";
+    if (chunk) flushing = flushing.then(() => appendJobLog(deps.pool, id, chunk).catch(() => {}));
+  };
+  const timer = setInterval(flush, LOG_FLUSH_MS);
+  let outcome: ExecuteOutcome;
+  try {
+    await recordStart(deps, id, kind, content);
+    outcome = await executeJob({
+      jobId: id,
+      language: "bash",
+      content,
+      args: {},
+      argOrder: [],
+      env: { WM_WORKER_GROUP: deps.group, WM_WORKER_NAME: deps.workerName, WM_JOB_ID: id },
+      workRoot: deps.jobDir,
+      timeoutMs: TIMEOUT_SECS * 1000,
+      // The group's own setup (installing tools on the machine), written by a superadmin.
+      sandbox: false,
+      signal,
+      onLog: (chunk) => {
+        pending += chunk;
+      },
+    });
+  } catch (error) {
+    outcome = { status: "failure", error: { name: "WorkerError", message: (error as Error).message } };
+  } finally {
+    clearInterval(timer);
+  }
+  await flushing;
+  const what = kind === "init_script" ? "init script" : "periodic script";
+  const summary = outcome.status === "failure" ? `failed: ${outcome.error.message}` : outcome.status;
+  deps.log(`${what} ${summary} (job ${id})`);
+  await recordEnd(deps, id, outcome, pending).catch((error: Error) =>
+    deps.log(`could not record the ${what} (job ${id}): ${error.message}`),
+  );
+  return outcome;
+}
+
+/**
+ * Runs the group's periodic script every `periodic_script_interval_seconds`, never two at once,
+ * following config changes without a restart.
+ */
+export class PeriodicScript {
+  private readonly deps: WorkerScriptDeps;
+  private timer: NodeJS.Timeout | null = null;
+  private current: { content: string; intervalSecs: number } | null = null;
+  private running: Promise<unknown> | null = null;
+  private readonly controller = new AbortController();
+
+  constructor(deps: WorkerScriptDeps) {
+    this.deps = deps;
+  }
+
+  configure(config: WorkerGroupConfig | null): void {
+    const content = config?.periodic_script_bash;
+    const intervalSecs = config?.periodic_script_interval_seconds;
+    const next = content && intervalSecs ? { content, intervalSecs } : null;
+    if (next?.content === this.current?.content && next?.intervalSecs === this.current?.intervalSecs) return;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.current = next;
+    if (!next || this.controller.signal.aborted) return;
+    this.timer = setInterval(() => {
+      if (this.running) return;
+      this.running = runWorkerScript(
+        this.deps,
+        "periodic_script",
+        next.content,
+        this.controller.signal,
+      ).finally(() => (this.running = null));
+    }, next.intervalSecs * 1000);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.controller.abort("shutdown");
+    await this.running;
+  }
+}
