@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { startBenchInstance } from "./bench/instance.ts";
 import { rawPgBossLatency } from "./bench/pgboss-raw.ts";
 import { pipelineRun, rawPgBossDrain } from "./bench/pipeline.ts";
+import { languageBench, printLanguageBench } from "./bench/languages.ts";
 import { ms, summary } from "./bench/stats.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -123,6 +124,8 @@ try {
     `   bash scripts running \`sleep 0.1\` (adds a bash and a sleep process per job): ` +
       `${sleepBash.rate.toFixed(1)} jobs/s = ${((sleepBash.rate / 80) * 100).toFixed(1)} %`,
   );
+
+  printLanguageBench(await languageBench(instance), "4");
 } finally {
   await instance.stop();
 }

@@ -1,0 +1,225 @@
+// Per-language submit-to-result of a trivial script through the whole pipeline (REST
+// run_wait_result), beside the bare start of the same interpreter on an equivalent program,
+// measured in the same run. `node scripts/bench/languages.ts` runs this section alone.
+import { spawn } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { detectSandbox, executeJob, interpreterPaths } from "@millrace/runtime";
+import { startBenchInstance, type BenchInstance } from "./instance.ts";
+import { ms, summary } from "./stats.ts";
+
+const RUNS = 30;
+const WARMUP = 5;
+// Target of issue 4 (2-core machine): submit-to-result minus bare start, p50.
+const OVERHEAD_TARGET_MS = 15;
+const TARGETED = new Set(["bash", "python3", "bun"]);
+
+type Stats = ReturnType<typeof summary>;
+
+interface Case {
+  language: "bash" | "python3" | "bun" | "deno";
+  /** Deployed to Millrace: returns its argument. */
+  script: string;
+  /** The same work for the bare interpreter: print the argument. */
+  bareFile: string;
+  bareSource: string;
+  bareArgs(bin: Record<string, string>, file: string): [string, string[]];
+}
+
+const CASES: Case[] = [
+  {
+    language: "bash",
+    script: 'msg="$1"\necho "$msg"\n',
+    bareFile: "main.sh",
+    bareSource: 'msg="$1"\necho "$msg"\n',
+    bareArgs: (bin, file) => [bin.bash!, [file, "hello"]],
+  },
+  {
+    language: "python3",
+    script: "def main(msg: str):\n    return msg\n",
+    bareFile: "main.py",
+    bareSource: "def main(msg):\n    return msg\n\nprint(main('hello'))\n",
+    bareArgs: (bin, file) => [bin.python3!, [file]],
+  },
+  {
+    language: "bun",
+    script: "export function main(msg: string) {\n  return msg;\n}\n",
+    bareFile: "main.ts",
+    bareSource: 'function main(msg: string) {\n  return msg;\n}\nconsole.log(main("hello"));\n',
+    bareArgs: (bin, file) => [bin.bun!, [file]],
+  },
+  {
+    language: "deno",
+    script: "export function main(msg: string) {\n  return msg;\n}\n",
+    bareFile: "main.ts",
+    bareSource: 'function main(msg: string) {\n  return msg;\n}\nconsole.log(main("hello"));\n',
+    bareArgs: (bin, file) => [bin.deno!, ["run", "--allow-all", "--no-prompt", "--no-config", file]],
+  },
+];
+
+export interface LanguageRow {
+  language: string;
+  bare: Stats;
+  millrace: Stats;
+  overheadP50: number;
+  /** executeJob alone (no HTTP, no database), in bubblewrap and without it. */
+  runtime: { sandbox: Stats; none: Stats };
+}
+
+function spawnOnce(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let err = "";
+    child.stdout.resume();
+    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      if (code === 0) resolve(performance.now() - started);
+      else reject(new Error(`${command} exited with ${code}: ${err}`));
+    });
+  });
+}
+
+async function bareStart(c: Case, dir: string): Promise<Stats> {
+  const bin = interpreterPaths() as unknown as Record<string, string>;
+  const file = path.join(dir, c.bareFile);
+  writeFileSync(file, c.bareSource);
+  // The environment a job gets, minus Millrace's own variables; Deno keeps a warm cache here.
+  const env = {
+    PATH: "/usr/local/bin:/usr/bin:/bin",
+    HOME: dir,
+    TMPDIR: dir,
+    LANG: "C.UTF-8",
+    DENO_DIR: path.join(dir, ".deno"),
+    DENO_NO_UPDATE_CHECK: "1",
+  };
+  const [command, args] = c.bareArgs(bin, file);
+  const samples: number[] = [];
+  for (let i = 0; i < WARMUP + RUNS; i++) {
+    const elapsed = await spawnOnce(command, args, env, dir);
+    if (i >= WARMUP) samples.push(elapsed);
+  }
+  return summary(samples);
+}
+
+/** The runtime's share: executeJob in this process, with and without the sandbox. */
+async function runtimeOnly(c: Case, workRoot: string, sandbox: boolean): Promise<Stats> {
+  const samples: number[] = [];
+  for (let i = 0; i < WARMUP + RUNS; i++) {
+    const started = performance.now();
+    const outcome = await executeJob({
+      jobId: `bench-${c.language}-${i}`,
+      language: c.language,
+      content: c.script,
+      args: { msg: "hello" },
+      argOrder: ["msg"],
+      env: {},
+      workRoot,
+      timeoutMs: 30_000,
+      sandbox,
+      onLog: () => {},
+    });
+    const elapsed = performance.now() - started;
+    if (outcome.status !== "success") throw new Error(`${c.language}: ${JSON.stringify(outcome)}`);
+    if (i >= WARMUP) samples.push(elapsed);
+  }
+  return summary(samples);
+}
+
+async function submitToResult(instance: BenchInstance, c: Case): Promise<Stats> {
+  const headers = { Authorization: `Bearer ${instance.secret}`, "content-type": "application/json" };
+  const api = (p: string, body: unknown) =>
+    fetch(`${instance.baseUrl}/api${p}`, { method: "POST", headers, body: JSON.stringify(body) });
+  const scriptPath = `u/bench/lang_${c.language}`;
+  const created = await api("/w/bench/scripts/create", {
+    path: scriptPath,
+    language: c.language,
+    summary: `trivial ${c.language}`,
+    content: c.script,
+  });
+  if (!created.ok) throw new Error(`could not deploy ${scriptPath}: ${await created.text()}`);
+  const samples: number[] = [];
+  for (let i = 0; i < WARMUP + RUNS; i++) {
+    const started = performance.now();
+    const response = await api(`/w/bench/jobs/run_wait_result/p/${scriptPath}`, { msg: `hello ${i}` });
+    const result = await response.json();
+    const elapsed = performance.now() - started;
+    if (result !== `hello ${i}`)
+      throw new Error(`${c.language}: unexpected result ${JSON.stringify(result)}`);
+    if (i >= WARMUP) samples.push(elapsed);
+  }
+  return summary(samples);
+}
+
+/** Needs the instance's `bench` workspace (scripts/bench.ts creates it). */
+export async function languageBench(instance: BenchInstance): Promise<LanguageRow[]> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "millrace-bench-bare-"));
+  // Jobs of a root worker run as nobody: their work root must be reachable.
+  chmodSync(dir, 0o711);
+  try {
+    const rows: LanguageRow[] = [];
+    for (const c of CASES) {
+      const caseDir = path.join(dir, c.language);
+      mkdirSync(caseDir);
+      const bare = await bareStart(c, caseDir);
+      const millrace = await submitToResult(instance, c);
+      const runtime = {
+        sandbox: await runtimeOnly(c, path.join(caseDir, "jobs"), true),
+        none: await runtimeOnly(c, path.join(caseDir, "jobs"), false),
+      };
+      rows.push({ language: c.language, bare, millrace, overheadP50: millrace.p50 - bare.p50, runtime });
+    }
+    return rows;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export function printLanguageBench(rows: LanguageRow[], section: string): void {
+  const sandbox = detectSandbox();
+  const where =
+    sandbox.kind === "bubblewrap"
+      ? `in bubblewrap ${sandbox.version}`
+      : `without a sandbox (${sandbox.reason})`;
+  console.log(
+    `\n${section}. Per language: submit-to-result of a trivial script (POST run_wait_result, jobs ${where}) ` +
+      `beside the bare interpreter start, ${RUNS} runs each`,
+  );
+  console.log(
+    "   language   bare start p50   Millrace p50   Millrace p95   overhead p50 | executeJob alone p50: bwrap / no sandbox",
+  );
+  for (const row of rows) {
+    const target = TARGETED.has(row.language)
+      ? `  (target <= ${OVERHEAD_TARGET_MS} ms -> ${row.overheadP50 <= OVERHEAD_TARGET_MS ? "met" : "NOT met"})`
+      : "";
+    console.log(
+      `   ${row.language.padEnd(9)}  ${ms(row.bare.p50).padStart(14)}   ${ms(row.millrace.p50).padStart(12)}   ` +
+        `${ms(row.millrace.p95).padStart(12)}   ${ms(row.overheadP50).padStart(12)} | ` +
+        `${ms(row.runtime.sandbox.p50)} / ${ms(row.runtime.none.p50)}${target}`,
+    );
+  }
+}
+
+if (import.meta.main) {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+  const instance = await startBenchInstance(root, { numWorkers: 1, port: 8140 });
+  try {
+    const headers = { Authorization: `Bearer ${instance.secret}`, "content-type": "application/json" };
+    await fetch(`${instance.baseUrl}/api/workspaces/create`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ id: "bench", name: "Bench" }),
+    });
+    printLanguageBench(await languageBench(instance), "4");
+  } finally {
+    await instance.stop();
+  }
+}
