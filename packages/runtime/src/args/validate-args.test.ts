@@ -114,3 +114,150 @@ test("validateArgs accepts stored schemas without order or required", () => {
   const stored = { properties: { a: { type: "integer", description: "" } } } as unknown as ArgSchema;
   assert.deepEqual(validateArgs(stored, { a: "5", b: 1 }), { a: 5 });
 });
+
+test("validateArgs refuses each Python type's wrong values, naming the argument", () => {
+  const py = inferSchema(
+    "python3",
+    [
+      "def main(",
+      "    at: datetime,",
+      "    day: date,",
+      "    blob: bytes,",
+      '    env: Literal["dev", "prod"],',
+      "    n: int,",
+      "    x: float,",
+      "    ids: List[int],",
+      "    grid: list[list[float]],",
+      "    opts: Optional[dict] = None,",
+      "):",
+      "    pass",
+    ].join("\n"),
+  );
+  const good = {
+    at: "2024-02-29T23:59:59.123+01:00",
+    day: "2024-02-29",
+    blob: "aGVsbG8=",
+    env: "prod",
+    n: 3,
+    x: 2,
+    ids: [1, "2"],
+    grid: [[1.5], []],
+  };
+  assert.deepEqual(validateArgs(py, good), { ...good, ids: [1, 2] });
+  assert.equal(validateArgs(py, { ...good, at: "2024-05-01 10:00" }).at, "2024-05-01 10:00");
+  assert.equal(validateArgs(py, { ...good, opts: null }).opts, null);
+  const cases: [Record<string, unknown>, string, RegExp][] = [
+    [{ at: "2024-02-30T10:00:00Z" }, "at", /"at" must be a date-time string/],
+    [{ at: "2024-05-01" }, "at", /"at" must be a date-time string/],
+    [{ at: "2024-05-01T25:00:00Z" }, "at", /"at" must be a date-time string/],
+    [{ at: "May 1st" }, "at", /"at" must be a date-time string/],
+    [{ day: "2023-02-29" }, "day", /"day" must be a date string/],
+    [{ day: "2024-05-01T00:00:00Z" }, "day", /"day" must be a date string/],
+    [{ blob: "not base64!" }, "blob", /"blob" must be a base64 string/],
+    [{ blob: "abc" }, "blob", /"blob" must be a base64 string/],
+    [{ env: "staging" }, "env", /"env" must be one of "dev", "prod", got "staging"/],
+    [{ n: 2.5 }, "n", /"n" must be an integer/],
+    [{ n: "2.0x" }, "n", /"n" must be an integer/],
+    [{ x: "fast" }, "x", /"x" must be a number/],
+    [{ ids: [1, 2.5] }, "ids", /"ids\[1\]" must be an integer/],
+    [{ grid: [[1], "no"] }, "grid", /"grid\[1\]" must be an array/],
+    [{ grid: [[1, "a"]] }, "grid", /"grid\[0\]\[1\]" must be a number/],
+    [{ opts: [] }, "opts", /"opts" must be an object, got an array/],
+  ];
+  for (const [patch, field, message] of cases) {
+    assert.throws(
+      () => validateArgs(py, { ...good, ...patch }),
+      argsError(field, message),
+      JSON.stringify(patch),
+    );
+  }
+  for (const name of Object.keys(good)) {
+    const { [name]: _omitted, ...rest } = good as Record<string, unknown>;
+    assert.throws(
+      () => validateArgs(py, rest),
+      argsError(name, new RegExp(`missing required argument "${name}"`)),
+    );
+  }
+});
+
+test("validateArgs checks nested object fields and arrays of objects", () => {
+  const schema = inferSchema(
+    "bun",
+    [
+      "export async function main(",
+      "  user: { name: string; age?: number; tags: string[] },",
+      "  rows: { id: number; when: Date }[] = [],",
+      ") {}",
+    ].join("\n"),
+  );
+  const out = validateArgs(schema, {
+    user: '{"name": "ada", "tags": ["x"], "extra": true}',
+    rows: [{ id: "1", when: "2024-01-01T00:00:00Z" }],
+  });
+  assert.deepEqual(out, {
+    user: { name: "ada", tags: ["x"], extra: true },
+    rows: [{ id: 1, when: "2024-01-01T00:00:00Z" }],
+  });
+  const cases: [Record<string, unknown>, string, RegExp][] = [
+    [{ user: { tags: [] } }, "user", /"user" is missing field "name"/],
+    [{ user: { name: "a", tags: [], age: "old" } }, "user", /"user.age" must be a number/],
+    [{ user: { name: "a", tags: "x" } }, "user", /"user.tags" must be an array/],
+    [{ user: { name: "a", tags: [] }, rows: [{ id: 1 }] }, "rows", /"rows\[0\]" is missing field "when"/],
+    [
+      { user: { name: "a", tags: [] }, rows: [{ id: 1, when: "soon" }] },
+      "rows",
+      /"rows\[0\].when" must be a date-time string/,
+    ],
+  ];
+  for (const [args, field, message] of cases) {
+    assert.throws(() => validateArgs(schema, args), argsError(field, message), JSON.stringify(args));
+  }
+});
+
+test("validateArgs keeps $var: and $res: references for the worker to resolve", () => {
+  const sql = inferSchema("postgresql", "-- $1 n (int) = 5\nSELECT $1;\n");
+  assert.deepEqual(validateArgs(sql, { database: "$res:f/data/pg" }), { database: "$res:f/data/pg", n: 5 });
+  assert.deepEqual(validateArgs(sql, { database: { host: "localhost" }, n: "$var:f/data/n" }), {
+    database: { host: "localhost" },
+    n: "$var:f/data/n",
+  });
+  assert.throws(
+    () => validateArgs(sql, { n: 1 }),
+    argsError("database", /missing required argument "database"/),
+  );
+  assert.throws(
+    () => validateArgs(sql, { database: "f/data/pg" }),
+    argsError("database", /must be an object/),
+  );
+});
+
+test("validateArgs with a bash schema passes strings and fills defaults", () => {
+  const bash = inferSchema("bash", 'name="$1"\ngreeting="${2:-hello}"\n');
+  assert.deepEqual(validateArgs(bash, { name: 7 }), { name: "7", greeting: "hello" });
+  assert.throws(() => validateArgs(bash, {}), argsError("name", /missing required argument "name"/));
+  assert.throws(() => validateArgs(bash, { name: ["a"] }), argsError("name", /"name" must be a string/));
+});
+
+test("validateArgs: null inside arrays and objects only where nullable", () => {
+  const schema = inferSchema(
+    "bun",
+    "export function main(a: (string | null)[], b: { c: number | null; d: string }) {}",
+  );
+  assert.deepEqual(validateArgs(schema, { a: ["x", null], b: { c: null, d: "y" } }), {
+    a: ["x", null],
+    b: { c: null, d: "y" },
+  });
+  assert.throws(
+    () => validateArgs(schema, { a: [], b: { c: 1, d: null } }),
+    argsError("b", /"b.d" must be a string, got null/),
+  );
+});
+
+test("validateArgs accepts Windmill's stored base64 format for bytes", () => {
+  const stored = {
+    properties: { blob: { type: "string", format: "base64", description: "" } },
+    required: ["blob"],
+  } as unknown as ArgSchema;
+  assert.deepEqual(validateArgs(stored, { blob: "AA==" }), { blob: "AA==" });
+  assert.throws(() => validateArgs(stored, { blob: "A" }), argsError("blob", /base64/));
+});

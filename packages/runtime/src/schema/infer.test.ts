@@ -30,13 +30,17 @@ test("inferSchema dispatches on the language and returns a Windmill-shaped schem
     deno: "export function main(x: string) {}\n",
     postgresql: "-- $1 x (text)\nselect $1;\n",
   };
+  const database = { type: "object", description: "", format: "resource-postgresql" };
   for (const language of LANGUAGES) {
+    const sql = language === "postgresql";
     assert.deepEqual(inferSchema(language, sources[language]), {
       $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
-      properties: { x: { type: "string", description: "" } },
-      required: ["x"],
-      order: ["x"],
+      properties: sql
+        ? { database, x: { type: "string", description: "" } }
+        : { x: { type: "string", description: "" } },
+      required: sql ? ["database", "x"] : ["x"],
+      order: sql ? ["database", "x"] : ["x"],
     });
   }
 });

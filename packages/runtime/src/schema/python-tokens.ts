@@ -178,23 +178,35 @@ const SIMPLE_ESCAPES: Record<string, string> = {
   "\n": "",
 };
 
-/** Decodes a string token; returns undefined for f-strings and t-strings, whose value is not static. */
-export function decodePythonString(token: string): string | undefined {
+/**
+ * Decodes a string token: text for str literals, bytes for b"" literals, null for f-strings and
+ * t-strings, whose value is not static.
+ */
+export function decodePythonString(token: string): { text: string } | { bytes: Uint8Array } | null {
   const quoteAt = token.search(/["']/);
   const prefix = token.slice(0, quoteAt).toLowerCase();
-  if (prefix.includes("f") || prefix.includes("t")) return undefined;
+  if (prefix.includes("f") || prefix.includes("t")) return null;
   const quote = token[quoteAt] as string;
   const triple = token.startsWith(quote.repeat(3), quoteAt);
   const width = triple ? 3 : 1;
   const body = token.slice(quoteAt + width, token.length - width);
-  if (prefix.includes("r")) return body;
+  const isBytes = prefix.includes("b");
+  const text = prefix.includes("r") ? body : unescape(body, isBytes);
+  if (!isBytes) return { text };
+  // Bytes literals hold ASCII characters and \xNN escapes only, so each char is one byte.
+  return { bytes: Uint8Array.from(text, (c) => c.charCodeAt(0) & 0xff) };
+}
+
+function unescape(body: string, isBytes: boolean): string {
   return body.replace(
-    /\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|\r?\n|.)/gs,
+    /\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|N\{[^}]*\}|[0-7]{1,3}|\r?\n|.)/gs,
     (whole, esc: string) => {
       const simple = SIMPLE_ESCAPES[esc.replace("\r", "")];
       if (simple !== undefined) return simple;
       if (/^[0-7]/.test(esc)) return String.fromCodePoint(parseInt(esc, 8));
-      if (/^[xuU]/.test(esc)) return String.fromCodePoint(parseInt(esc.slice(1), 16));
+      if (esc[0] === "x" || (!isBytes && (esc[0] === "u" || esc[0] === "U"))) {
+        return String.fromCodePoint(parseInt(esc.slice(1), 16));
+      }
       return whole;
     },
   );

@@ -83,7 +83,7 @@ const cases: [string, string, ArgSchema][] = [
       {
         when: { type: "string", format: "date-time" },
         day: { type: "string", format: "date" },
-        blob: { type: "string", format: "base64", contentEncoding: "base64", default: "\u0000" },
+        blob: { type: "string", contentEncoding: "base64", default: "AA==" },
       },
       ["when", "day"],
     ),
@@ -172,6 +172,15 @@ test("python3 schema: syntax errors name the line", () => {
     ["x = ]\ndef main():\n    pass\n", /syntax error at line 1: unmatched '\]'/],
     ["def main(a: int = ):\n    pass\n", /syntax error at line 1: incomplete parameter a/],
     ['def main(a):\n    """never closed\n', /line 2: unterminated triple-quoted/],
+    ["def main(a b):\n    pass\n", /line 1: expected '\)', found 'b'/],
+    ["def main(a, a):\n    pass\n", /line 1: duplicate parameter a/],
+    ["def main(a: int = 1 +):\n    pass\n", /line 1: unexpected '\)'/],
+    ["def main(\n  a: List[],\n):\n    pass\n", /line 2: empty subscript/],
+    ["def main(a: int = lambda: ):\n    pass\n", /line 1: unexpected '\)'/],
+    ["def main(a: int = {1: }):\n    pass\n", /line 1: unexpected '}'/],
+    ["def main(class: str):\n    pass\n", /expected a parameter name, found 'class'/],
+    ["def main(a)\n    pass\n", /line 2: expected ':', found 'pass'/],
+    ["def main(a: str = b'x' 'y'):\n    pass\n", /cannot mix bytes and nonbytes/],
   ];
   for (const [source, message] of bad) {
     assert.throws(

@@ -1,21 +1,48 @@
+import { PythonParser } from "./python-parser.ts";
+import type { PyExpr, PyParameter } from "./python-parser.ts";
 import { decodePythonString, tokenizePython } from "./python-tokens.ts";
 import type { Token } from "./python-tokens.ts";
-import { SignatureError, buildSchema, propertyFromValue, resourceProperty } from "./types.ts";
+import { SignatureError, buildSchema, itemsOf, propertyFromValue, resourceProperty } from "./types.ts";
 import type { ArgSchema, InferredParam, PropertySchema } from "./types.ts";
 
-type TypeExpr =
-  | { kind: "name"; name: string; args: TypeExpr[] | null }
-  | { kind: "union"; items: TypeExpr[] }
-  | { kind: "const"; value: unknown }
-  | { kind: "other" };
+// Python `main` signatures → Windmill's JSON schema. The mapping follows Windmill's Python parser:
+// str/int/float/bool/dict/list, list[T] with items, Optional[T] / T | None not required and nullable,
+// Literal["a", "b"] a string enum, datetime a date-time string, bytes a base64 string, and any other
+// class name a resource type (`db: postgresql` → format resource-postgresql).
 
 const NOT_LITERAL = Symbol("not a literal");
 
-function syntaxError(token: Token | undefined, message: string): SignatureError {
-  const where = token ? `line ${token.line}` : "end of input";
-  return new SignatureError(`python3: syntax error at ${where}: ${message}`);
+interface Mapped {
+  property: PropertySchema;
+  optional: boolean;
 }
 
+const any = (): Mapped => ({ property: { description: "" }, optional: false });
+const plain = (type: PropertySchema["type"], extra: Partial<PropertySchema> = {}): Mapped => ({
+  property: { type, description: "", ...extra },
+  optional: false,
+});
+
+const ARRAYS = new Set(
+  `
+  list List Sequence MutableSequence Iterable Collection tuple Tuple set Set frozenset FrozenSet
+  AbstractSet
+`
+    .trim()
+    .split(/\s+/),
+);
+const OBJECTS = new Set([
+  "dict",
+  "Dict",
+  "Mapping",
+  "MutableMapping",
+  "TypedDict",
+  "DefaultDict",
+  "OrderedDict",
+]);
+const ANY = new Set(["Any", "object", "None", "NoneType", "TypeVar"]);
+
+/** Finds `def main(` at the top level (column 0); a later definition rebinds `main`, as in Python. */
 function findMain(tokens: Token[]): number {
   let found = -1;
   for (let i = 0; i < tokens.length; i++) {
@@ -29,340 +56,177 @@ function findMain(tokens: Token[]): number {
   return found;
 }
 
-/** Splits the tokens between `(` at `start` and its matching `)` on top-level commas. */
-function splitParameters(tokens: Token[], start: number): Token[][] {
-  const segments: Token[][] = [[]];
-  let depth = 0;
-  for (let i = start; i < tokens.length; i++) {
-    const t = tokens[i] as Token;
-    if (t.kind === "op") {
-      if (t.value === "(" || t.value === "[" || t.value === "{") depth++;
-      else if (t.value === ")" || t.value === "]" || t.value === "}") {
-        if (depth === 0) {
-          if (tokens[i + 1]?.value !== ":" && tokens[i + 1]?.value !== "->") {
-            throw syntaxError(tokens[i + 1], "expected ':' after the parameters of main");
-          }
-          return segments.filter((s) => s.length > 0);
-        }
-        depth--;
-      } else if (t.value === "," && depth === 0) {
-        segments.push([]);
-        continue;
-      }
-    }
-    (segments[segments.length - 1] as Token[]).push(t);
+/** The dotted name of `a.b.c`, or null if the expression is not a plain (qualified) name. */
+function dottedName(e: PyExpr): string | null {
+  if (e.kind === "name") return e.id;
+  if (e.kind === "attribute") {
+    const base = dottedName(e.value);
+    return base === null ? null : `${base}.${e.attr}`;
   }
-  throw syntaxError(undefined, "parameter list of main is not closed");
+  return null;
 }
 
-class TokenReader {
-  private pos = 0;
-  private readonly tokens: Token[];
-  constructor(tokens: Token[]) {
-    this.tokens = tokens;
-  }
-  peek(): Token | undefined {
-    return this.tokens[this.pos];
-  }
-  next(): Token | undefined {
-    return this.tokens[this.pos++];
-  }
-  eat(value: string): boolean {
-    if (this.peek()?.kind === "op" && this.peek()?.value === value) {
-      this.pos++;
-      return true;
-    }
-    return false;
-  }
-  done(): boolean {
-    return this.pos >= this.tokens.length;
-  }
+function isNone(e: PyExpr): boolean {
+  return (e.kind === "constant" && e.value === null) || (e.kind === "name" && e.id === "None");
 }
 
-function parseTypeExpr(r: TokenReader): TypeExpr {
-  const items = [parseTypePrimary(r)];
-  while (r.eat("|")) items.push(parseTypePrimary(r));
-  return items.length === 1 ? (items[0] as TypeExpr) : { kind: "union", items };
+/** Flattens `A | B | C` (PEP 604). */
+function unionMembers(e: PyExpr): PyExpr[] | null {
+  if (e.kind !== "binary" || e.op !== "|") return null;
+  return [...(unionMembers(e.left) ?? [e.left]), ...(unionMembers(e.right) ?? [e.right])];
 }
 
-function parseTypePrimary(r: TokenReader): TypeExpr {
-  const t = r.next();
-  if (!t) return { kind: "other" };
-  if (t.kind === "string") {
-    const text = decodePythonString(t.value);
-    return { kind: "const", value: text };
-  }
-  if (t.kind === "number") return { kind: "const", value: Number(t.value.replace(/_/g, "")) };
-  if (t.kind === "op" && t.value === "-" && r.peek()?.kind === "number") {
-    return { kind: "const", value: -Number((r.next() as Token).value.replace(/_/g, "")) };
-  }
-  if (t.kind === "op" && t.value === "[") {
-    while (!r.done() && !r.eat("]")) {
-      parseTypeExpr(r);
-      r.eat(",");
-    }
-    return { kind: "other" };
-  }
-  if (t.kind !== "name") return { kind: "other" };
-  if (t.value === "None") return { kind: "const", value: null };
-  if (t.value === "True" || t.value === "False") return { kind: "const", value: t.value === "True" };
-  let name = t.value;
-  while (r.eat(".")) name = r.next()?.value ?? name;
-  let args: TypeExpr[] | null = null;
-  if (r.eat("[")) {
-    args = [];
-    while (!r.done() && !r.eat("]")) {
-      args.push(parseTypeExpr(r));
-      r.eat(",");
-    }
-  }
-  return { kind: "name", name, args };
-}
-
-function isNone(t: TypeExpr): boolean {
-  return (t.kind === "const" && t.value === null) || (t.kind === "name" && t.name === "None");
-}
-
-interface MappedType {
-  property: PropertySchema;
-  optional: boolean;
-}
-
-function forwardReference(text: string): TypeExpr {
+function forwardReference(text: string): PyExpr {
   try {
-    return parseTypeExpr(new TokenReader(tokenizePython(text)));
+    const tokens = tokenizePython(text);
+    const parser = new PythonParser(tokens, 0, decodePythonString);
+    const expr = parser.parseExpression();
+    return parser.position === tokens.length ? expr : { kind: "dynamic" };
   } catch {
-    return { kind: "other" };
+    return { kind: "dynamic" };
   }
 }
 
 function mapLiterals(values: unknown[]): PropertySchema {
-  if (values.length > 0 && values.every((v) => typeof v === "string")) {
+  if (values.length === 0) return { description: "" };
+  if (values.every((v) => typeof v === "string"))
     return { type: "string", description: "", enum: values as string[] };
-  }
-  if (values.length > 0 && values.every((v) => typeof v === "number" && Number.isInteger(v))) {
+  if (values.every((v) => typeof v === "number" && Number.isInteger(v)))
     return { type: "integer", description: "" };
-  }
-  if (values.length > 0 && values.every((v) => typeof v === "number"))
-    return { type: "number", description: "" };
-  if (values.length > 0 && values.every((v) => typeof v === "boolean"))
-    return { type: "boolean", description: "" };
+  if (values.every((v) => typeof v === "number")) return { type: "number", description: "" };
+  if (values.every((v) => typeof v === "boolean")) return { type: "boolean", description: "" };
   return { description: "" };
 }
 
-function mapUnion(items: TypeExpr[]): MappedType {
-  const rest = items.filter((t) => !isNone(t));
-  const nullable = rest.length < items.length;
+function literalArguments(e: PyExpr): unknown[] {
+  if (e.kind !== "subscript" || dottedName(e.value)?.split(".").pop() !== "Literal") return [NOT_LITERAL];
+  return e.index.map((item) => (item.kind === "constant" ? item.value : NOT_LITERAL));
+}
+
+function mapUnion(members: PyExpr[]): Mapped {
+  const rest = members.filter((m) => !isNone(m));
+  const nullable = rest.length < members.length;
   let property: PropertySchema;
-  if (rest.length === 1) property = mapType(rest[0] as TypeExpr).property;
-  else if (rest.length > 1 && rest.every((t) => t.kind === "name" && t.name === "Literal")) {
-    property = mapLiterals(rest.flatMap((t) => (t.kind === "name" ? (t.args ?? []) : [])).map(literalValue));
+  if (rest.length === 1) property = mapType(rest[0] as PyExpr).property;
+  else if (rest.length > 1 && rest.every((m) => literalArguments(m)[0] !== NOT_LITERAL)) {
+    property = mapLiterals(rest.flatMap(literalArguments));
   } else property = { description: "" };
   if (nullable) property.nullable = true;
   return { property, optional: nullable };
 }
 
-function literalValue(t: TypeExpr): unknown {
-  return t.kind === "const" ? t.value : NOT_LITERAL;
+function arrayOf(element: PyExpr | undefined): Mapped {
+  const mapped = plain("array");
+  const items = element ? itemsOf(mapType(element).property) : undefined;
+  if (items) mapped.property.items = items;
+  return mapped;
 }
 
-function itemsOf(args: TypeExpr[] | null): PropertySchema["items"] | undefined {
-  const first = args?.[0];
-  if (!first) return undefined;
-  const inner = mapType(first).property;
-  if (!inner.type) return undefined;
-  return inner.enum ? { type: inner.type, enum: inner.enum } : { type: inner.type };
-}
-
-function mapType(t: TypeExpr): MappedType {
-  if (t.kind === "union") return mapUnion(t.items);
-  if (t.kind === "const") {
-    return typeof t.value === "string"
-      ? mapType(forwardReference(t.value))
-      : { property: { description: "" }, optional: false };
-  }
-  if (t.kind === "other") return { property: { description: "" }, optional: false };
-  const plain = (type: PropertySchema["type"]): MappedType => ({
-    property: { type, description: "" },
-    optional: false,
-  });
-  switch (t.name) {
+function mapType(e: PyExpr): Mapped {
+  const members = unionMembers(e);
+  if (members) return mapUnion(members);
+  if (e.kind === "constant" && typeof e.value === "string") return mapType(forwardReference(e.value));
+  if (isNone(e)) return any();
+  const subscript = e.kind === "subscript" ? e : null;
+  const name = dottedName(subscript ? subscript.value : e);
+  if (name === null) return any();
+  const args = subscript?.index ?? [];
+  const base = name.split(".").pop() as string;
+  if (ARRAYS.has(base)) return arrayOf(args[0]);
+  if (OBJECTS.has(base)) return plain("object");
+  if (ANY.has(base)) return any();
+  switch (base) {
     case "str":
       return plain("string");
     case "int":
       return plain("integer");
     case "float":
+    case "Decimal":
       return plain("number");
     case "bool":
       return plain("boolean");
-    case "dict":
-    case "Dict":
-    case "Mapping":
-    case "MutableMapping":
-    case "TypedDict":
-      return plain("object");
-    case "list":
-    case "List":
-    case "Sequence":
-    case "Iterable":
-    case "tuple":
-    case "Tuple":
-    case "set":
-    case "Set":
-    case "frozenset":
-    case "FrozenSet": {
-      const mapped = plain("array");
-      const items = itemsOf(t.args);
-      if (items) mapped.property.items = items;
-      return mapped;
-    }
     case "bytes":
     case "bytearray":
-      return {
-        property: { type: "string", description: "", format: "base64", contentEncoding: "base64" },
-        optional: false,
-      };
+      return plain("string", { contentEncoding: "base64" });
     case "datetime":
-      return { property: { type: "string", description: "", format: "date-time" }, optional: false };
+      return plain("string", { format: "date-time" });
     case "date":
-      return { property: { type: "string", description: "", format: "date" }, optional: false };
+      // `datetime.date` is a date; a bare `date` imported from datetime too.
+      return plain("string", { format: "date" });
     case "Optional":
-      return mapUnion([...(t.args ?? []), { kind: "const", value: null }]);
+      return mapUnion([...args, { kind: "constant", value: null }]);
     case "Union":
-      return mapUnion(t.args ?? []);
+      return mapUnion(args);
     case "Literal":
-      return { property: mapLiterals((t.args ?? []).map(literalValue)), optional: false };
+      return { property: mapLiterals(literalArguments(e)), optional: false };
     case "Annotated":
-      return t.args?.[0] ? mapType(t.args[0]) : { property: { description: "" }, optional: false };
-    case "Any":
-    case "object":
-    case "None":
-      return { property: { description: "" }, optional: false };
+    case "Required":
+    case "NotRequired":
+    case "Final":
+      return args[0] ? mapType(args[0]) : any();
+  }
+  // typing.X names that are not types users pass in (Callable, Type, …) have no schema.
+  if (name.startsWith("typing.")) return any();
+  return { property: resourceProperty(base), optional: false };
+}
+
+/** What `ast.literal_eval` would accept (minus sets and complex numbers); NOT_LITERAL otherwise. */
+function literalValue(e: PyExpr): unknown {
+  switch (e.kind) {
+    case "constant":
+      return e.value;
+    case "bytes":
+      return Buffer.from(e.value).toString("base64");
+    case "unary": {
+      const v = literalValue(e.operand);
+      if (typeof v !== "number" || (e.op !== "-" && e.op !== "+")) return NOT_LITERAL;
+      return e.op === "-" ? -v : v;
+    }
+    case "list":
+    case "tuple": {
+      const out = e.elements.map(literalValue);
+      return out.includes(NOT_LITERAL) ? NOT_LITERAL : out;
+    }
+    case "dict": {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of e.entries) {
+        const key = literalValue(k);
+        const value = literalValue(v);
+        if (key === NOT_LITERAL || value === NOT_LITERAL || (key !== null && typeof key === "object")) {
+          return NOT_LITERAL;
+        }
+        out[typeof key === "string" ? key : pythonKey(key)] = value;
+      }
+      return out;
+    }
     default:
-      return { property: resourceProperty(t.name), optional: false };
+      return NOT_LITERAL;
   }
 }
 
-/** Evaluates a default value if it is a plain literal (what `ast.literal_eval` would accept, minus sets). */
-function parseLiteral(r: TokenReader): unknown {
-  const t = r.next();
-  if (!t) return NOT_LITERAL;
-  if (t.kind === "string") {
-    let text = decodePythonString(t.value);
-    while (text !== undefined && r.peek()?.kind === "string") {
-      const more = decodePythonString((r.next() as Token).value);
-      text = more === undefined ? undefined : text + more;
-    }
-    return text ?? NOT_LITERAL;
-  }
-  if (t.kind === "number") return parseNumber(t.value);
-  if (t.kind === "op" && (t.value === "-" || t.value === "+") && r.peek()?.kind === "number") {
-    const n = parseNumber((r.next() as Token).value);
-    return typeof n === "number" && t.value === "-" ? -n : n;
-  }
-  if (t.kind === "name") {
-    if (t.value === "True") return true;
-    if (t.value === "False") return false;
-    if (t.value === "None") return null;
-    return NOT_LITERAL;
-  }
-  if (t.kind === "op" && (t.value === "[" || t.value === "(")) {
-    const close = t.value === "[" ? "]" : ")";
-    const out: unknown[] = [];
-    while (!r.eat(close)) {
-      const v = parseLiteral(r);
-      if (v === NOT_LITERAL) return NOT_LITERAL;
-      out.push(v);
-      if (!r.eat(",") && r.peek()?.value !== close) return NOT_LITERAL;
-    }
-    return out;
-  }
-  if (t.kind === "op" && t.value === "{") {
-    const out: Record<string, unknown> = {};
-    while (!r.eat("}")) {
-      const key = parseLiteral(r);
-      if (key === NOT_LITERAL || !r.eat(":")) return NOT_LITERAL;
-      const value = parseLiteral(r);
-      if (value === NOT_LITERAL) return NOT_LITERAL;
-      out[typeof key === "string" ? key : JSON.stringify(key)] = value;
-      if (!r.eat(",") && r.peek()?.value !== "}") return NOT_LITERAL;
-    }
-    return out;
-  }
-  return NOT_LITERAL;
+/** JSON object keys are strings: json.dumps turns 1, True and None keys into "1", "true", "null". */
+function pythonKey(key: unknown): string {
+  return key === null ? "null" : String(key);
 }
 
-function parseNumber(text: string): unknown {
-  const clean = text.replace(/_/g, "").toLowerCase();
-  if (clean.endsWith("j")) return NOT_LITERAL;
-  if (/^0[xob]/.test(clean)) return Number(clean);
-  const n = Number(clean);
-  return Number.isFinite(n) ? n : NOT_LITERAL;
-}
-
-function parseParameter(segment: Token[]): InferredParam | null {
-  const first = segment[0] as Token;
-  if (first.kind === "op" && (first.value === "*" || first.value === "**" || first.value === "/"))
-    return null;
-  if (first.kind !== "name")
-    throw syntaxError(first, `unexpected '${first.value}' in the parameters of main`);
-  const name = first.value;
-  let annotation: Token[] | null = null;
-  let defaultTokens: Token[] | null = null;
-  let i = 1;
-  if (segment[i]?.value === ":") {
-    const eq = segment.findIndex(
-      (t, k) => k > i && t.kind === "op" && t.value === "=" && depthAt(segment, k) === 0,
-    );
-    annotation = segment.slice(i + 1, eq === -1 ? undefined : eq);
-    i = eq === -1 ? segment.length : eq;
-  }
-  if (segment[i]?.value === "=") {
-    defaultTokens = segment.slice(i + 1);
-    i = segment.length;
-  }
-  if (i < segment.length)
-    throw syntaxError(segment[i], `unexpected '${segment[i]?.value}' after parameter ${name}`);
-  if ((annotation && annotation.length === 0) || (defaultTokens && defaultTokens.length === 0)) {
-    throw syntaxError(first, `incomplete parameter ${name}`);
-  }
-
-  let defaultValue: unknown = NOT_LITERAL;
-  if (defaultTokens) {
-    const reader = new TokenReader(defaultTokens);
-    defaultValue = parseLiteral(reader);
-    if (!reader.done()) defaultValue = NOT_LITERAL;
-  }
-  const mapped: MappedType = annotation
-    ? mapType(parseTypeExpr(new TokenReader(annotation)))
+function toParam(p: PyParameter): InferredParam {
+  const value = p.default ? literalValue(p.default) : NOT_LITERAL;
+  const mapped: Mapped = p.annotation
+    ? mapType(p.annotation)
     : {
-        property: defaultValue === NOT_LITERAL ? { description: "" } : propertyFromValue(defaultValue, true),
+        property: value === NOT_LITERAL ? { description: "" } : propertyFromValue(value, true),
         optional: false,
       };
   const property = mapped.property;
-  if (defaultValue === null) property.nullable = true;
-  else if (defaultValue !== NOT_LITERAL) property.default = defaultValue;
-  return { name, property, required: !defaultTokens && !mapped.optional };
-}
-
-function depthAt(tokens: Token[], index: number): number {
-  let depth = 0;
-  for (let k = 0; k < index; k++) {
-    const v = (tokens[k] as Token).value;
-    if ((tokens[k] as Token).kind !== "op") continue;
-    if (v === "(" || v === "[" || v === "{") depth++;
-    else if (v === ")" || v === "]" || v === "}") depth--;
-  }
-  return depth;
+  if (value === null) property.nullable = true;
+  else if (value !== NOT_LITERAL) property.default = value;
+  return { name: p.name, property, required: !p.default && !mapped.optional };
 }
 
 export function inferPythonSchema(content: string): ArgSchema {
   const tokens = tokenizePython(content);
   const start = findMain(tokens);
   if (start === -1) throw new SignatureError("python3: no `def main(...)` found");
-  return buildSchema(
-    splitParameters(tokens, start)
-      .map(parseParameter)
-      .filter((p): p is InferredParam => p !== null),
-  );
+  const parameters = new PythonParser(tokens, start, decodePythonString).parseParameters();
+  return buildSchema(parameters.filter((p) => !p.variadic).map(toParam));
 }

@@ -1,78 +1,62 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { inferSchema, SignatureError } from "../index.ts";
-import { expectSchema, normalize } from "./testing.ts";
-import type { ArgSchema } from "./types.ts";
+import { sqlArguments } from "./sql.ts";
 
-const cases: [string, string, ArgSchema][] = [
-  ["no parameters", "select 1;\n", expectSchema({}, [])],
-  ["text", "-- $1 name (text)\nselect $1::text;\n", expectSchema({ name: { type: "string" } }, ["name"])],
-  ["varchar with length", "-- $1 code (varchar(10))\n", expectSchema({ code: { type: "string" } }, ["code"])],
-  [
-    "string default in quotes",
-    "-- $1 name (text) = 'it''s'\n",
-    expectSchema({ name: { type: "string", default: "it's" } }, []),
-  ],
-  [
-    "unquoted string default",
-    "-- $1 name (text) = bob\n",
-    expectSchema({ name: { type: "string", default: "bob" } }, []),
-  ],
-  [
-    "integers",
-    "-- $1 a (int) = 3\n-- $2 b (integer)\n-- $3 c (bigint) = -7\n",
-    expectSchema(
-      { a: { type: "integer", default: 3 }, b: { type: "integer" }, c: { type: "integer", default: -7 } },
-      ["b"],
-    ),
-  ],
-  [
-    "numbers",
-    "-- $1 a (float) = 1.5\n-- $2 b (real)\n-- $3 c (numeric(10,2))\n-- $4 d (double precision)\n",
-    expectSchema(
-      {
-        a: { type: "number", default: 1.5 },
-        b: { type: "number" },
-        c: { type: "number" },
-        d: { type: "number" },
-      },
-      ["b", "c", "d"],
-    ),
-  ],
-  [
-    "booleans",
-    "-- $1 a (bool) = true\n-- $2 b (boolean) = FALSE\n",
-    expectSchema({ a: { type: "boolean", default: true }, b: { type: "boolean", default: false } }, []),
-  ],
-  ["no type means text", "-- $1 who\n", expectSchema({ who: { type: "string" } }, ["who"])],
-  [
-    "ordered by position",
-    "-- $2 b (int)\n-- $1 a (text)\n",
-    expectSchema({ a: { type: "string" }, b: { type: "integer" } }, ["a", "b"]),
-  ],
-  [
-    "timestamps, json and arrays",
-    '-- $1 at (timestamptz)\n-- $2 doc (jsonb) = {"a": 1}\n-- $3 tags (text[])\n',
-    expectSchema(
-      {
-        at: { type: "string", format: "date-time" },
-        doc: { type: "object", default: { a: 1 } },
-        tags: { type: "array", items: { type: "string" } },
-      },
-      ["at", "tags"],
-    ),
-  ],
-  ["null default", "-- $1 x (int) = null\n", expectSchema({ x: { type: "integer", nullable: true } }, [])],
-];
-
-for (const [name, source, expected] of cases) {
-  test(`postgresql schema: ${name}`, () => {
-    assert.deepEqual(normalize(inferSchema("postgresql", source)), normalize(expected));
+test("postgresql schema: database comes first, then $1..$n in position order", () => {
+  const schema = inferSchema("postgresql", "-- $2 b (int) = 1\n-- $1 a (text)\nSELECT $1, $2;\n");
+  assert.deepEqual(schema.order, ["database", "a", "b"]);
+  assert.deepEqual(schema.required, ["database", "a"]);
+  assert.deepEqual(Object.keys(schema.properties), ["database", "a", "b"]);
+  assert.deepEqual(schema.properties.database, {
+    type: "object",
+    description: "",
+    format: "resource-postgresql",
   });
-}
+});
 
-test("postgresql schema: errors", () => {
-  assert.throws(() => inferSchema("postgresql", "-- $1 x (geometry)\n"), /unknown type `geometry` at line 1/);
-  assert.throws(() => inferSchema("postgresql", "-- $1 x (int) = abc\n"), /not a valid integer/);
-  assert.throws(() => inferSchema("postgresql", "-- $2 x (int)\n"), SignatureError);
+test("postgresql sqlArguments: the declarations the executor binds, as written", () => {
+  const source = [
+    '-- $2 tags (text[]) = ["a"]',
+    "-- $1 name",
+    "SELECT '",
+    "-- $3 fake (int)",
+    "';",
+    "-- $1 duplicate (int)",
+    "-- $3 price (numeric(10, 2))",
+  ].join("\n");
+  assert.deepEqual(sqlArguments(source), [
+    { position: 2, name: "tags", type: "text[]", defaultText: '["a"]', line: 1 },
+    { position: 1, name: "name", type: null, defaultText: null, line: 2 },
+    { position: 3, name: "price", type: "numeric(10, 2)", defaultText: null, line: 7 },
+  ]);
+});
+
+test("postgresql schema: errors name the line", () => {
+  const bad: [string, RegExp][] = [
+    ["-- $1 x (int) = abc\n", /default `abc` is not a valid integer at line 1/],
+    ["-- $1 x (int) = 1.5\n", /default `1.5` is not a valid integer at line 1/],
+    ["-- $1 x (bool) = yes\n", /default `yes` is not a boolean at line 1/],
+    ["-- $1 x (jsonb) = [1]\n", /default is not a JSON object at line 1/],
+    ["-- $1 x (int[]) = {1,2}\n", /default is not a JSON array at line 1/],
+    ["select 1;\n-- $1 x (int; drop table t)\n", /`int; drop table t` is not a PostgreSQL type at line 2/],
+    ["-- $1 x (varchar(10)\n", /the type of `x` is not closed at line 1/],
+    ["-- $1\n", /`\$1` needs a name/],
+    ["-- $1 x (int) trailing\n", /unexpected `trailing` after argument `x` at line 1/],
+    ["-- $1 database (text)\n", /`database` is reserved/],
+    ["-- $2 x (int)\n", /\$1 is never named/],
+    ["-- $1 a (int)\n-- $2 a (int)\n", /`a` is bound to two positions/],
+  ];
+  for (const [source, message] of bad) {
+    assert.throws(
+      () => inferSchema("postgresql", source),
+      (e: unknown) => e instanceof SignatureError && message.test(e.message),
+      source,
+    );
+  }
+});
+
+test("postgresql schema: comments that are not declarations are ignored", () => {
+  const schema = inferSchema("postgresql", "-- list users\n--$ 1 nope\n-- $x y\nSELECT 1;\n");
+  assert.deepEqual(schema.order, ["database"]);
 });

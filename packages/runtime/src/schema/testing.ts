@@ -29,3 +29,10 @@ export function normalize(schema: ArgSchema): ArgSchema {
   }
   return { ...schema, properties };
 }
+
+/** A signature and the schema Windmill's conventions give it. */
+export interface SchemaCase {
+  name: string;
+  source: string;
+  expected: ArgSchema;
+}

@@ -8,15 +8,23 @@ export interface ArgSchema {
 
 export type PropertyType = "string" | "number" | "integer" | "boolean" | "object" | "array";
 
-export interface PropertySchema {
+/** The shape of a value: what array items and nested object fields carry (no description, no default). */
+export interface ValueSchema {
   type?: PropertyType;
-  description: string;
-  default?: unknown;
-  items?: { type?: string; enum?: string[] };
   enum?: string[];
+  /** `date-time`, `date`, `email`, `uuid`, `sql`, or `resource-<type>` for resource objects. */
   format?: string;
   contentEncoding?: "base64";
+  items?: ValueSchema;
+  /** Fields of an inline object type; `required` lists those that must be present. */
+  properties?: Record<string, PropertySchema>;
+  required?: string[];
   nullable?: boolean;
+}
+
+export interface PropertySchema extends ValueSchema {
+  description: string;
+  default?: unknown;
 }
 
 export class SignatureError extends Error {
@@ -50,8 +58,16 @@ export function toSnakeCase(name: string): string {
     .toLowerCase();
 }
 
+/** Windmill's convention: a parameter typed by a resource type's name takes a resource of that type. */
 export function resourceProperty(typeName: string): PropertySchema {
   return { type: "object", description: "", format: `resource-${toSnakeCase(typeName)}` };
+}
+
+/** The item shape of an array whose elements are described by `element` (undefined: any item). */
+export function itemsOf(element: PropertySchema): ValueSchema | undefined {
+  if (!element.type) return undefined;
+  const { description: _d, default: _v, ...shape } = element;
+  return shape;
 }
 
 /** `integers`: whether the language distinguishes ints (Python) from numbers (TypeScript). */

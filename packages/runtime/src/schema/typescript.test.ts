@@ -47,10 +47,19 @@ const cases: [string, string, ArgSchema][] = [
     ),
   ],
   [
-    "objects",
+    "objects: inline types are objects, named object types resources",
     "interface Opts { a: string }\nexport function main(a: object, b: Record<string, number>, c: { x: string }, d: Opts) {}\n",
     expectSchema(
-      { a: { type: "object" }, b: { type: "object" }, c: { type: "object" }, d: { type: "object" } },
+      {
+        a: { type: "object" },
+        b: { type: "object" },
+        c: {
+          type: "object",
+          properties: { x: { type: "string", description: "" } },
+          required: ["x"],
+        },
+        d: { type: "object", format: "resource-opts" },
+      },
       ["a", "b", "c", "d"],
     ),
   ],
@@ -85,14 +94,33 @@ const cases: [string, string, ArgSchema][] = [
   ],
   [
     "Date and resource types",
-    "type Postgresql = { host: string };\nexport function main(when: Date, db: Postgresql, s3: S3Bucket) {}\n",
+    "type Postgresql = { host: string };\nexport function main(when: Date, db: Postgresql, s3: S3Bucket, db2: Postgresql | undefined) {}\n",
     expectSchema(
       {
         when: { type: "string", format: "date-time" },
-        db: { type: "object" },
+        db: { type: "object", format: "resource-postgresql" },
         s3: { type: "object", format: "resource-s3_bucket" },
+        db2: { type: "object", format: "resource-postgresql" },
       },
       ["when", "db", "s3"],
+    ),
+  ],
+  [
+    "recursive aliases do not loop",
+    "type Tree = { children: Tree[] };\ntype A = B;\ntype B = A;\nexport function main(t: Tree[], a: A) {}\n",
+    expectSchema(
+      {
+        t: {
+          type: "array",
+          items: {
+            type: "object",
+            properties: { children: { type: "array", items: { type: "object" }, description: "" } },
+            required: ["children"],
+          },
+        },
+        a: {},
+      },
+      ["t", "a"],
     ),
   ],
   [

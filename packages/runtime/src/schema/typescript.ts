@@ -1,5 +1,5 @@
 import ts from "typescript";
-import { SignatureError, buildSchema, propertyFromValue, resourceProperty } from "./types.ts";
+import { SignatureError, buildSchema, itemsOf, propertyFromValue, resourceProperty } from "./types.ts";
 import type { ArgSchema, InferredParam, PropertySchema } from "./types.ts";
 
 type TsLanguage = "bun" | "deno";
@@ -96,34 +96,49 @@ function literalValue(expr: ts.Expression): unknown {
   return NOT_LITERAL;
 }
 
+type Declared = ts.TypeNode | "object" | PropertySchema;
+
+function propertyName(name: ts.PropertyName): string | null {
+  if (ts.isIdentifier(name) || ts.isStringLiteral(name) || ts.isNumericLiteral(name)) return name.text;
+  return null;
+}
+
+/** `a.b.C` → ["a", "b", "C"]. */
+function qualifiedName(name: ts.EntityName): string[] {
+  return ts.isIdentifier(name) ? [name.text] : [...qualifiedName(name.left), name.right.text];
+}
+
 class TypeMapper {
-  private readonly aliases = new Map<string, ts.TypeNode | "object" | PropertySchema>();
+  private readonly declared = new Map<string, Declared>();
   private readonly resolving = new Set<string>();
 
   constructor(file: ts.SourceFile) {
     for (const s of file.statements) {
-      if (ts.isTypeAliasDeclaration(s) && !s.typeParameters) this.aliases.set(s.name.text, s.type);
+      if (ts.isTypeAliasDeclaration(s) && !s.typeParameters) this.declared.set(s.name.text, s.type);
       else if (ts.isInterfaceDeclaration(s) || ts.isClassDeclaration(s)) {
-        if (s.name) this.aliases.set(s.name.text, "object");
+        if (s.name) this.declared.set(s.name.text, "object");
       } else if (ts.isEnumDeclaration(s)) {
         const values = s.members.map((m) => (m.initializer ? literalValue(m.initializer) : NOT_LITERAL));
-        this.aliases.set(
+        this.declared.set(
           s.name.text,
           values.every((v) => typeof v === "string")
             ? { type: "string", description: "", enum: values as string[] }
-            : { description: "" },
+            : { type: "number", description: "" },
         );
       }
     }
   }
 
-  map(node: ts.TypeNode | undefined): Mapped {
-    const any = (): Mapped => ({ property: { description: "" }, optional: false });
-    const plain = (type: PropertySchema["type"], format?: string): Mapped => ({
-      property: format ? { type, description: "", format } : { type, description: "" },
+  /**
+   * `top`: the type of a parameter itself. There a named object type (`Postgresql`, `RT.Stripe`,
+   * an interface) is a resource type, as in Windmill; inside arrays and objects it is a plain object.
+   */
+  map(node: ts.TypeNode | undefined, top: boolean): Mapped {
+    const plain = (type: PropertySchema["type"], extra: Partial<PropertySchema> = {}): Mapped => ({
+      property: { type, description: "", ...extra },
       optional: false,
     });
-    if (!node) return any();
+    if (!node) return anyType();
     switch (node.kind) {
       case ts.SyntaxKind.StringKeyword:
         return plain("string");
@@ -136,58 +151,99 @@ class TypeMapper {
       case ts.SyntaxKind.ObjectKeyword:
         return plain("object");
     }
-    if (ts.isParenthesizedTypeNode(node) || ts.isTypeOperatorNode(node)) return this.map(node.type);
+    if (ts.isParenthesizedTypeNode(node) || ts.isTypeOperatorNode(node)) return this.map(node.type, top);
     if (ts.isArrayTypeNode(node)) return this.array(node.elementType);
     if (ts.isTupleTypeNode(node)) return plain("array");
-    if (ts.isTypeLiteralNode(node) || ts.isMappedTypeNode(node)) return plain("object");
-    if (ts.isLiteralTypeNode(node)) return this.union([node]);
-    if (ts.isUnionTypeNode(node)) return this.union(node.types);
-    if (ts.isTypeReferenceNode(node)) {
-      const name = ts.isIdentifier(node.typeName) ? node.typeName.text : node.typeName.right.text;
-      const args = node.typeArguments ?? [];
-      switch (name) {
-        case "Array":
-        case "ReadonlyArray":
-          return this.array(args[0]);
-        case "Record":
-        case "Map":
-        case "Partial":
-        case "Required":
-        case "Readonly":
-        case "Pick":
-        case "Omit":
-          return plain("object");
-        case "Date":
-          return plain("string", "date-time");
-        case "Promise":
-          return this.map(args[0]);
-      }
-      const alias = this.aliases.get(name);
-      if (alias === "object") return plain("object");
-      if (alias && !("kind" in alias)) return { property: structuredClone(alias), optional: false };
-      if (alias && !this.resolving.has(name)) {
-        this.resolving.add(name);
-        try {
-          return this.map(alias);
-        } finally {
-          this.resolving.delete(name);
+    if (ts.isTypeLiteralNode(node)) return this.object(node);
+    if (ts.isMappedTypeNode(node)) return plain("object");
+    if (ts.isLiteralTypeNode(node)) return this.union([node], top);
+    if (ts.isUnionTypeNode(node)) return this.union(node.types, top);
+    if (ts.isTypeReferenceNode(node)) return this.reference(node, top);
+    return anyType();
+  }
+
+  private reference(node: ts.TypeReferenceNode, top: boolean): Mapped {
+    const parts = qualifiedName(node.typeName);
+    const name = parts[parts.length - 1] as string;
+    const args = node.typeArguments ?? [];
+    const plain = (type: PropertySchema["type"], extra: Partial<PropertySchema> = {}): Mapped => ({
+      property: { type, description: "", ...extra },
+      optional: false,
+    });
+    if (parts.length === 2 && parts[0] === "RT") return { property: resourceProperty(name), optional: false };
+    switch (name) {
+      case "Array":
+      case "ReadonlyArray":
+      case "Set":
+        return this.array(args[0]);
+      case "Record":
+      case "Map":
+      case "Partial":
+      case "Required":
+      case "Readonly":
+      case "Pick":
+      case "Omit":
+        return plain("object");
+      case "Date":
+        return plain("string", { format: "date-time" });
+      case "Promise":
+        return this.map(args[0], top);
+      case "Base64":
+        return plain("string", { contentEncoding: "base64" });
+      case "Email":
+        return plain("string", { format: "email" });
+      case "Sql":
+        return plain("string", { format: "sql" });
+      case "Resource": {
+        // Windmill's `wmill.Resource<"postgresql">`
+        const arg = args[0];
+        if (arg && ts.isLiteralTypeNode(arg) && ts.isStringLiteral(arg.literal)) {
+          return { property: resourceProperty(arg.literal.text), optional: false };
         }
+        return plain("object");
       }
-      if (alias) return any();
-      return { property: resourceProperty(name), optional: false };
     }
-    return any();
+    const declared = parts.length === 1 ? this.declared.get(name) : undefined;
+    if (declared === undefined || declared === "object") {
+      return top ? { property: resourceProperty(name), optional: false } : plain("object");
+    }
+    if (!("kind" in declared)) return { property: structuredClone(declared), optional: false };
+    const isObject = ts.isTypeLiteralNode(declared) || declared.kind === ts.SyntaxKind.ObjectKeyword;
+    // A recursive type stops at its first repetition.
+    if (this.resolving.has(name)) return isObject ? plain("object") : anyType();
+    if (top && isObject) return { property: resourceProperty(name), optional: false };
+    this.resolving.add(name);
+    try {
+      return this.map(declared, false);
+    } finally {
+      this.resolving.delete(name);
+    }
+  }
+
+  private object(node: ts.TypeLiteralNode): Mapped {
+    const properties: Record<string, PropertySchema> = {};
+    const required: string[] = [];
+    for (const member of node.members) {
+      if (!ts.isPropertySignature(member)) continue;
+      const key = propertyName(member.name);
+      if (key === null) continue;
+      const mapped = this.map(member.type, false);
+      properties[key] = mapped.property;
+      if (!member.questionToken && !mapped.optional) required.push(key);
+    }
+    const property: PropertySchema = { type: "object", description: "" };
+    if (Object.keys(properties).length > 0) Object.assign(property, { properties, required });
+    return { property, optional: false };
   }
 
   private array(element: ts.TypeNode | undefined): Mapped {
     const property: PropertySchema = { type: "array", description: "" };
-    const inner = element ? this.map(element).property : undefined;
-    if (inner?.type)
-      property.items = inner.enum ? { type: inner.type, enum: inner.enum } : { type: inner.type };
+    const items = element ? itemsOf(this.map(element, false).property) : undefined;
+    if (items) property.items = items;
     return { property, optional: false };
   }
 
-  private union(types: readonly ts.TypeNode[]): Mapped {
+  private union(types: readonly ts.TypeNode[], top: boolean): Mapped {
     let optional = false;
     let nullable = false;
     const rest: ts.TypeNode[] = [];
@@ -207,7 +263,7 @@ class TypeMapper {
     } else if (rest.length > 0 && literals.every((v) => typeof v === "boolean")) {
       property = { type: "boolean", description: "" };
     } else if (rest.length === 1) {
-      const inner = this.map(rest[0]);
+      const inner = this.map(rest[0], top);
       property = inner.property;
       optional ||= inner.optional;
     } else {
@@ -216,6 +272,10 @@ class TypeMapper {
     if (nullable) property.nullable = true;
     return { property, optional };
   }
+}
+
+function anyType(): Mapped {
+  return { property: { description: "" }, optional: false };
 }
 
 export function inferTypeScriptSchema(language: TsLanguage, content: string): ArgSchema {
@@ -235,7 +295,7 @@ export function inferTypeScriptSchema(language: TsLanguage, content: string): Ar
         `${language}: parameter ${params.length + 1} of main must be a plain name, not a destructuring pattern (line ${lineOf(file, param.getStart())})`,
       );
     }
-    const mapped = param.type ? mapper.map(param.type) : undefined;
+    const mapped = param.type ? mapper.map(param.type, true) : undefined;
     const value = param.initializer ? literalValue(param.initializer) : NOT_LITERAL;
     const property: PropertySchema =
       mapped?.property ?? (value === NOT_LITERAL ? { description: "" } : propertyFromValue(value, false));
