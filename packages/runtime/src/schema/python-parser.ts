@@ -1,5 +1,5 @@
+import { KEYWORDS, TokenCursor } from "./python-cursor.ts";
 import type { Token } from "./python-tokens.ts";
-import { SignatureError } from "./types.ts";
 
 // A recursive-descent parser for Python's parameter lists and expressions (the grammar of
 // https://docs.python.org/3/reference/grammar.html, from `parameters` down to `atom`). It builds
@@ -32,29 +32,15 @@ export interface PyParameter {
 export type StringDecoder = (token: string) => { text: string } | { bytes: Uint8Array } | null;
 
 const COMPARISON = new Set(["==", "!=", "<", ">", "<=", ">=", "in", "is"]);
-const KEYWORDS = new Set(
-  `
-  False None True and as assert async await break class continue def del elif else except finally
-  for from global if import in is lambda nonlocal not or pass raise return try while with yield
-`
-    .trim()
-    .split(/\s+/),
-);
+
 const DYNAMIC: PyExpr = { kind: "dynamic" };
 
-export class PythonParser {
-  private pos: number;
-  private readonly tokens: Token[];
+export class PythonParser extends TokenCursor {
   private readonly decode: StringDecoder;
 
   constructor(tokens: Token[], start: number, decode: StringDecoder) {
-    this.tokens = tokens;
-    this.pos = start;
+    super(tokens, start);
     this.decode = decode;
-  }
-
-  get position(): number {
-    return this.pos;
   }
 
   /** `(` already consumed: parses up to and including `)`, then `-> annotation` and `:`. */
@@ -412,64 +398,6 @@ export class PythonParser {
       this.parseDisjunction();
       while (this.eatKeyword("if")) this.parseDisjunction();
     }
-  }
-
-  private peek(offset = 0): Token | undefined {
-    return this.tokens[this.pos + offset];
-  }
-
-  private next(): Token {
-    const t = this.tokens[this.pos];
-    if (!t) throw this.error(undefined, "unexpected end of input");
-    this.pos++;
-    return t;
-  }
-
-  private isOp(value: string): boolean {
-    const t = this.peek();
-    return t?.kind === "op" && t.value === value;
-  }
-
-  private eatOp(value: string): boolean {
-    if (!this.isOp(value)) return false;
-    this.pos++;
-    return true;
-  }
-
-  private expectOp(value: string): void {
-    if (!this.eatOp(value)) throw this.unexpected(`'${value}'`);
-  }
-
-  private isKeyword(value: string): boolean {
-    const t = this.peek();
-    return t?.kind === "name" && t.value === value;
-  }
-
-  private eatKeyword(value: string): boolean {
-    if (!this.isKeyword(value)) return false;
-    this.pos++;
-    return true;
-  }
-
-  private expectKeyword(value: string): void {
-    if (!this.eatKeyword(value)) throw this.unexpected(`'${value}'`);
-  }
-
-  private expectName(what: string): string {
-    const t = this.peek();
-    if (t?.kind !== "name" || KEYWORDS.has(t.value)) throw this.unexpected(what);
-    this.pos++;
-    return t.value;
-  }
-
-  private unexpected(expected: string): SignatureError {
-    const t = this.peek();
-    return this.error(t, t ? `expected ${expected}, found '${t.value}'` : `expected ${expected}`);
-  }
-
-  error(token: Token | undefined, message: string): SignatureError {
-    const where = token ? `line ${token.line}` : "end of input";
-    return new SignatureError(`python3: syntax error at ${where}: ${message}`);
   }
 }
 
