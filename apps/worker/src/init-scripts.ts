@@ -1,7 +1,10 @@
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { mkdirSync, rmSync } from "node:fs";
+import path from "node:path";
 import { appendJobLog, JOB_DONE_CHANNEL, type WorkerGroupConfig } from "@millrace/core";
 import type { Pool } from "@millrace/db";
-import { executeJob, type ExecuteOutcome } from "@millrace/runtime";
+import { interpreterPaths, type ExecuteOutcome } from "@millrace/runtime";
 
 /**
  * Init and periodic scripts are the worker group's own bash scripts, set by superadmins. Each run
@@ -62,6 +65,87 @@ async function recordEnd(deps: WorkerScriptDeps, id: string, outcome: ExecuteOut
 }
 
 /**
+ * Runs the script as the worker's own user, outside the job sandbox: it is the group's setup
+ * (installing tools on the machine), written by a superadmin, as Windmill's init scripts are. It
+ * still gets a clean environment (no DATABASE_URL), a folder of its own and a timeout.
+ */
+function runOnHost(
+  deps: WorkerScriptDeps,
+  id: string,
+  content: string,
+  signal: AbortSignal | undefined,
+  onLog: (chunk: string) => void,
+): Promise<ExecuteOutcome> {
+  const dir = path.join(path.resolve(deps.jobDir), `.worker-script-${id}`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const env: Record<string, string> = {
+    PATH: "/usr/local/bin:/usr/bin:/bin",
+    HOME: dir,
+    LANG: "C.UTF-8",
+    WM_WORKER_GROUP: deps.group,
+    WM_WORKER_NAME: deps.workerName,
+    WM_JOB_ID: id,
+  };
+  return new Promise((resolve) => {
+    let stdout = "";
+    let tail = "";
+    const child = spawn(interpreterPaths().bash, ["-c", content], {
+      cwd: dir,
+      env: env as NodeJS.ProcessEnv,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const kill = () => {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    };
+    let timedOut = false;
+    const timer = setTimeout(() => ((timedOut = true), kill()), TIMEOUT_SECS * 1000);
+    signal?.addEventListener("abort", kill, { once: true });
+    const take = (buf: Buffer, isStdout: boolean) => {
+      const text = buf.toString();
+      if (isStdout) stdout = (stdout + text).slice(-64 * 1024);
+      tail = (tail + text).slice(-8 * 1024);
+      onLog(text);
+    };
+    child.stdout.on("data", (buf: Buffer) => take(buf, true));
+    child.stderr.on("data", (buf: Buffer) => take(buf, false));
+    const finish = (outcome: ExecuteOutcome) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", kill);
+      rmSync(dir, { recursive: true, force: true });
+      resolve(outcome);
+    };
+    child.on("error", (error) =>
+      finish({ status: "failure", error: { name: "ExecutionErr", message: error.message } }),
+    );
+    child.on("close", (code, exitSignal) => {
+      kill();
+      if (signal?.aborted) return finish({ status: "canceled" });
+      if (timedOut) {
+        return finish({
+          status: "failure",
+          error: { name: "TimeoutError", message: `exceeded ${TIMEOUT_SECS} s` },
+        });
+      }
+      if (code !== 0) {
+        const status = exitSignal ? `Terminated by signal ${exitSignal}` : `ExitCode: ${code}`;
+        const lines = tail.trimEnd().split("\n").slice(-20).join("\n");
+        return finish({
+          status: "failure",
+          error: { name: "ExecutionErr", message: `${status}, last log lines:\n${lines}` },
+        });
+      }
+      const last = stdout.trimEnd().split("\n").pop() ?? "";
+      finish({ status: "success", result: last });
+    });
+  });
+}
+
+/**
  * Runs one init or periodic script to the end and records it. Never throws: a failing script,
  * or a database error while recording it, is logged and the worker carries on (as Windmill's).
  */
@@ -83,21 +167,8 @@ export async function runWorkerScript(
   let outcome: ExecuteOutcome;
   try {
     await recordStart(deps, id, kind, content);
-    outcome = await executeJob({
-      jobId: id,
-      language: "bash",
-      content,
-      args: {},
-      argOrder: [],
-      env: { WM_WORKER_GROUP: deps.group, WM_WORKER_NAME: deps.workerName, WM_JOB_ID: id },
-      workRoot: deps.jobDir,
-      timeoutMs: TIMEOUT_SECS * 1000,
-      // The group's own setup (installing tools on the machine), written by a superadmin.
-      sandbox: false,
-      signal,
-      onLog: (chunk) => {
-        pending += chunk;
-      },
+    outcome = await runOnHost(deps, id, content, signal, (chunk) => {
+      pending += chunk;
     });
   } catch (error) {
     outcome = { status: "failure", error: { name: "WorkerError", message: (error as Error).message } };
