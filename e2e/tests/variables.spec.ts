@@ -127,3 +127,80 @@ export async function main() {
   expect(run.status(), await run.text()).toBe(200);
   expect(await run.json()).toEqual({ same: true, host: "db.internal", length: SECRET.length });
 });
+
+test("variables and resources over REST: who may do what, and bad input refused with the field", async ({
+  request,
+}) => {
+  const workspace = uniqueWorkspace("vars-api");
+  await createWorkspace(request, workspace);
+  // Before any sign-in: the request context keeps the `token` cookie that /api/auth/login sets.
+  const anonymous = await request.get(`/api/w/${workspace}/variables/list`);
+  expect(anonymous.status()).toBe(401);
+  const stamp = Date.now().toString(36);
+  const tokenOf = async (role: "operator" | "developer" | null) => {
+    const email = `${role ?? "outsider"}-${stamp}@example.com`;
+    const created = await request.post("/api/users/create", {
+      headers: superadmin,
+      data: { email, password: "password-123456" },
+    });
+    expect(created.status(), await created.text()).toBe(201);
+    if (role) {
+      const added = await request.post(`/api/w/${workspace}/users/add`, {
+        headers: superadmin,
+        data: { email, role },
+      });
+      expect(added.status(), await added.text()).toBe(201);
+    }
+    const login = await request.post("/api/auth/login", { data: { email, password: "password-123456" } });
+    const headers = { Authorization: `Bearer ${await login.text()}` };
+    const { username } = (await (await request.get("/api/users/whoami", { headers })).json()) as {
+      username: string;
+    };
+    return { headers, username };
+  };
+  const op = await tokenOf("operator");
+  const dev = await tokenOf("developer");
+  const [operator, developer, outsider] = [op.headers, dev.headers, (await tokenOf(null)).headers];
+  const base = `/api/w/${workspace}`;
+  const create = (headers: Record<string, string>, path: string) =>
+    request.post(`${base}/variables/create`, {
+      headers,
+      data: { path, value: "v", is_secret: true, description: "" },
+    });
+
+  expect((await request.get(`${base}/variables/list`, { headers: outsider })).status()).toBe(404);
+  expect((await create(developer, `u/${dev.username}/token`)).status()).toBe(201);
+  expect((await create(operator, `u/${op.username}/other`)).status()).toBe(403);
+  expect((await request.get(`${base}/variables/list`, { headers: operator })).status()).toBe(200);
+  expect(
+    (
+      await request.delete(`${base}/variables/delete/u/${dev.username}/token`, { headers: operator })
+    ).status(),
+  ).toBe(403);
+  expect(
+    (await request.get(`${base}/variables/exists/u/${dev.username}/token`, { headers: developer })).ok(),
+  ).toBe(true);
+
+  const bad = await request.post(`${base}/resources/create`, {
+    headers: superadmin,
+    data: { path: "f/shared/db", resource_type: "smtp", value: { host: "mail", port: "25" } },
+  });
+  expect(bad.status()).toBe(400);
+  expect(bad.headers()["x-error-field"]).toBe("value.port");
+  expect(await bad.text()).toContain("value.port: must be integer");
+  const badPath = await request.post(`${base}/resources/create`, {
+    headers: superadmin,
+    data: { path: "f/shared/../db", resource_type: "smtp", value: { host: "mail", port: 25 } },
+  });
+  expect(badPath.status()).toBe(400);
+  expect(badPath.headers()["x-error-field"]).toBe("path");
+  expect(await (await request.get(`${base}/resources/list`, { headers: superadmin })).json()).toEqual([]);
+
+  const type = await request.post(`${base}/resources/type/create`, {
+    headers: developer,
+    data: { name: "c_bucket", schema: { type: "object", properties: { name: { type: "string" } } } },
+  });
+  expect(type.status(), await type.text()).toBe(201);
+  const names = await (await request.get(`${base}/resources/type/listnames`, { headers: operator })).json();
+  expect(names).toEqual(expect.arrayContaining(["postgresql", "state", "c_bucket"]));
+});

@@ -45,14 +45,15 @@ export function ResourceForm({ workspace, path: existingPath }: { workspace: str
     if (!existingPath && me.data && !path) setPath(`u/${me.data.username}/`);
   }, [existingPath, me.data, path]);
 
-  // A new resource starts from its type's template once the types are known (not after the user
-  // cleared the field).
+  // A new resource starts from its type's template once the types are known, unless the user
+  // has typed a value already.
+  const [valueEdited, setValueEdited] = useState(false);
   const [templated, setTemplated] = useState(false);
   useEffect(() => {
-    if (existingPath || templated || !types.data) return;
+    if (existingPath || templated || valueEdited || !types.data) return;
     setValueText(template(schema));
     setTemplated(true);
-  }, [existingPath, templated, types.data, schema]);
+  }, [existingPath, templated, valueEdited, types.data, schema]);
 
   useEffect(() => {
     const resource = existing.data;
@@ -170,7 +171,7 @@ export function ResourceForm({ workspace, path: existingPath }: { workspace: str
             style={{ fontFamily: "var(--mono, monospace)" }}
             value={valueText}
             aria-invalid={!!valueFieldError}
-            onChange={(e) => setValueText(e.target.value)}
+            onChange={(e) => (setValueText(e.target.value), setValueEdited(true))}
           />
           {valueFieldError && (
             <span className="field-error" data-testid="value-error">
