@@ -3,6 +3,7 @@
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { dedicatedBench } from "./bench/dedicated.ts";
 import { startBenchInstance } from "./bench/instance.ts";
 import { rawPgBossLatency } from "./bench/pgboss-raw.ts";
 import { pipelineRun, rawPgBossDrain } from "./bench/pipeline.ts";
@@ -126,6 +127,19 @@ try {
   );
 
   printLanguageBench(await languageBench(instance), "4");
+
+  console.log("\n5. Dedicated worker (DEDICATED_WORKER, warm process), trivial script returning its argument");
+  for (const language of ["bun", "python3"] as const) {
+    const d = await dedicatedBench(instance, language, RUNS);
+    console.log(
+      `   ${language}: submit-to-result (run_wait_result, HTTP) p50 ${ms(d.submitToResult.p50)} p95 ${ms(d.submitToResult.p95)}; ` +
+        `worker claim-to-completion p50 ${ms(d.workerTime.p50)} p95 ${ms(d.workerTime.p95)}; ` +
+        `in-process round trip p50 ${d.warmRoundTrip.p50.toFixed(2)} ms`,
+    );
+    console.log(
+      `   ${language}: dedicated worker overhead per job p50 ${ms(d.overheadP50)} (target <= 3 ms) -> ${d.overheadP50 <= 3 ? "met" : "NOT met"}`,
+    );
+  }
 } finally {
   await instance.stop();
 }
