@@ -128,7 +128,9 @@ try {
 
   printLanguageBench(await languageBench(instance), "4");
 
-  console.log("\n5. Dedicated worker (DEDICATED_WORKER, warm process), trivial script returning its argument");
+  console.log(
+    "\n5. Dedicated worker (DEDICATED_WORKER, warm process), trivial script returning its argument",
+  );
   for (const language of ["bun", "python3"] as const) {
     const d = await dedicatedBench(instance, language, RUNS);
     console.log(
