@@ -1,13 +1,4 @@
-import {
-  chmodSync,
-  chownSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Language } from "../languages.ts";
@@ -17,6 +8,7 @@ import type { JobLimits } from "./limits.ts";
 import { executePostgresql } from "./postgresql.ts";
 import { runProcess } from "./process.ts";
 import type { RunResult } from "./process.ts";
+import { createJobDir, removeJobDir } from "./job-dir.ts";
 import { bwrapArgs, detectSandbox, jobUser } from "./sandbox.ts";
 import {
   ARGS_FILE,
@@ -69,59 +61,10 @@ interface Plan {
   wrapped: boolean;
 }
 
-// Job ids become folder names: no separators, no leading dot (which also keeps them apart from the
-// shared .deno-cache), so a crafted id cannot escape or clobber workRoot.
-const JOB_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 const TAIL_LINES = 20;
-const preparedRoots = new Set<string>();
 
 function failure(name: string, message: string, stack?: string): ExecuteOutcome {
   return { status: "failure", error: stack === undefined ? { name, message } : { name, message, stack } };
-}
-
-function createJobDir(workRoot: string, jobId: string): string {
-  if (!JOB_ID.test(jobId)) throw new TypeError(`invalid job id for a folder name: ${JSON.stringify(jobId)}`);
-  const root = path.resolve(workRoot);
-  const dir = path.join(root, jobId);
-  const user = jobUser();
-  if (!preparedRoots.has(root)) {
-    mkdirSync(root, { recursive: true, mode: 0o700 });
-    // A job running as another user must reach its own folder, without listing its siblings.
-    if (user) chmodSync(root, 0o711);
-    preparedRoots.add(root);
-  }
-  try {
-    mkdirSync(dir, { mode: 0o700 });
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "EEXIST") removeJobDir(dir);
-    else if (code === "ENOENT") mkdirSync(root, { recursive: true, mode: user ? 0o711 : 0o700 });
-    else throw err;
-    mkdirSync(dir, { mode: 0o700 });
-  }
-  if (user) chownSync(dir, user.uid, user.gid);
-  return dir;
-}
-
-function removeJobDir(dir: string): void {
-  try {
-    rmSync(dir, { recursive: true, force: true });
-  } catch {
-    // A script may have removed permissions on its own folders: restore them and try once more.
-    try {
-      restorePermissions(dir);
-      rmSync(dir, { recursive: true, force: true });
-    } catch {
-      // Leave it: the next run with this id starts by removing it again.
-    }
-  }
-}
-
-function restorePermissions(dir: string): void {
-  chmodSync(dir, 0o700);
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.isDirectory()) restorePermissions(path.join(dir, entry.name));
-  }
 }
 
 function shellArg(value: unknown): string {

@@ -1,0 +1,54 @@
+import { chmodSync, chownSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import path from "node:path";
+import { jobUser } from "./sandbox.ts";
+
+// Job ids become folder names: no separators, no leading dot (which keeps them apart from the
+// worker's own dot-folders), so a crafted id cannot escape or clobber workRoot.
+const JOB_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+const preparedRoots = new Set<string>();
+
+/** A fresh folder for the job, owned by the job user, its siblings out of its reach. */
+export function createJobDir(workRoot: string, jobId: string): string {
+  if (!JOB_ID.test(jobId)) throw new TypeError(`invalid job id for a folder name: ${JSON.stringify(jobId)}`);
+  const root = path.resolve(workRoot);
+  const dir = path.join(root, jobId);
+  const user = jobUser();
+  if (!preparedRoots.has(root)) {
+    mkdirSync(root, { recursive: true, mode: 0o700 });
+    // A job running as another user must reach its own folder, without listing its siblings.
+    if (user) chmodSync(root, 0o711);
+    preparedRoots.add(root);
+  }
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") removeJobDir(dir);
+    else if (code === "ENOENT") mkdirSync(root, { recursive: true, mode: user ? 0o711 : 0o700 });
+    else throw err;
+    mkdirSync(dir, { mode: 0o700 });
+  }
+  if (user) chownSync(dir, user.uid, user.gid);
+  return dir;
+}
+
+export function removeJobDir(dir: string): void {
+  try {
+    rmSync(dir, { recursive: true, force: true });
+  } catch {
+    // A script may have removed permissions on its own folders: restore them and try once more.
+    try {
+      restorePermissions(dir);
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // Leave it: the next run with this id starts by removing it again.
+    }
+  }
+}
+
+function restorePermissions(dir: string): void {
+  chmodSync(dir, 0o700);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.isDirectory()) restorePermissions(path.join(dir, entry.name));
+  }
+}
