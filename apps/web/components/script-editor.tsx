@@ -101,6 +101,7 @@ export function ScriptEditor({ workspace, path: existingPath }: { workspace: str
       <div className="toolbar">
         <h1>{existingPath ? existingPath : "New script"}</h1>
         <div className="row">
+          {existingPath && <a href={`/w/${workspace}/scripts/webhooks/${existingPath}`}>Webhooks</a>}
           {deployedHash && (
             <span className="muted" data-testid="deployed-hash">
               deployed version <code>{deployedHash}</code>

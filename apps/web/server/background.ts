@@ -4,6 +4,7 @@ import {
   handleZombieJobs,
   repairOrphanedJobs,
   startLeaderLoop,
+  startScheduleTicker,
 } from "@millrace/core";
 import { serverEnv } from "./env.ts";
 import { getServices } from "./services.ts";
@@ -59,6 +60,11 @@ export function startBackgroundTasks(): Promise<void> {
       ],
       log,
     );
+    // Not a leader task: every server ticks, and a compare-and-set lets exactly one of them run
+    // each tick, so a dead server costs no failover delay.
+    startScheduleTicker(services, env.DATABASE_URL, {
+      log: (message) => console.log(`[schedules] ${message}`),
+    });
   })();
   return holder.__millraceBackground;
 }

@@ -10,6 +10,8 @@ const serverEnvSchema = z.object({
   MILLRACE_SECRET_KEY: secretKeyVar,
   // Seconds run_wait_result waits for a job before answering with a timeout.
   TIMEOUT_WAIT_RESULT: positiveIntVar(60),
+  // Request bodies larger than this many MB are refused with 413 (run args are capped at 5 MB).
+  REQUEST_BODY_LIMIT_MB: positiveIntVar(6),
   // Job timeout when a script sets none, and the instance-wide cap on any job's timeout.
   JOB_DEFAULT_TIMEOUT: positiveIntVar(900),
   JOB_MAX_TIMEOUT: positiveIntVar(86400),

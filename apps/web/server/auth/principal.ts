@@ -1,5 +1,11 @@
 import { getServerSession } from "next-auth";
-import { AppError, getUserPrincipal, principalFromBearer, type Principal } from "@millrace/core";
+import {
+  AppError,
+  assertCallAllowed,
+  getUserPrincipal,
+  principalFromBearer,
+  type Principal,
+} from "@millrace/core";
 import { getServices } from "../services.ts";
 import { getAuthOptions } from "./options.ts";
 
@@ -35,7 +41,12 @@ export async function principalFromRequest(request: Request): Promise<Principal 
   const token = bearerToken(request.headers) ?? url.searchParams.get("token") ?? tokenCookie(request.headers);
   const ip = requestIp(request.headers);
   const withIp = (principal: Principal | null) => (principal && ip ? { ...principal, ip } : principal);
-  if (token) return withIp(await principalFromBearer(services, token, services.superadminSecret));
+  if (token) {
+    const principal = await principalFromBearer(services, token, services.superadminSecret);
+    // A webhook token runs its one script and calls nothing else, REST or tRPC.
+    assertCallAllowed(principal, request.method, url.pathname);
+    return withIp(principal);
+  }
   const session = (await getServerSession(await getAuthOptions())) as { userId?: string } | null;
   if (!session?.userId) return null;
   return withIp(await getUserPrincipal(services, session.userId));

@@ -7,6 +7,7 @@ import { workspaceRouter } from "./routers/workspace.ts";
 import { variableRouter } from "./routers/variable.ts";
 import { resourceRouter } from "./routers/resource.ts";
 import { scheduleRouter } from "./routers/schedule.ts";
+import { webhookRouter } from "./routers/webhook.ts";
 import { peopleRouter } from "./routers/people.ts";
 import { auditRouter } from "./routers/audit.ts";
 import { governanceRouter } from "./routers/governance.ts";
@@ -24,6 +25,7 @@ export const appRouter = router({
   variable: variableRouter,
   resource: resourceRouter,
   schedule: scheduleRouter,
+  webhook: webhookRouter,
   people: peopleRouter,
   audit: auditRouter,
   governance: governanceRouter,

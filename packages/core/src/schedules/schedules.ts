@@ -30,6 +30,8 @@ export interface ScheduleView {
   error: string | null;
   createdBy: string;
   permissionedAs: string;
+  /** The email of the user the jobs run as (Windmill's `email`), null if they are gone. */
+  email: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -49,6 +51,7 @@ interface ScheduleRow {
   error: string | null;
   created_by: string;
   permissioned_as: string;
+  email: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -58,7 +61,8 @@ interface ScheduleRow {
 export const SCHEDULE_COLUMNS = `workspace_id, path, schedule, timezone, script_path, is_flow, args, enabled,
   summary, next_run_at AT TIME ZONE 'UTC' AS next_run_at, last_run_at AT TIME ZONE 'UTC' AS last_run_at, error,
   created_by, permissioned_as, created_at AT TIME ZONE 'UTC' AS created_at,
-  updated_at AT TIME ZONE 'UTC' AS updated_at`;
+  updated_at AT TIME ZONE 'UTC' AS updated_at,
+  (SELECT u.email FROM "user" u WHERE 'u/' || u.username = schedule.permissioned_as) AS email`;
 
 function view(row: ScheduleRow): ScheduleView {
   return {
@@ -76,6 +80,7 @@ function view(row: ScheduleRow): ScheduleView {
     error: row.error,
     createdBy: row.created_by,
     permissionedAs: row.permissioned_as,
+    email: row.email,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

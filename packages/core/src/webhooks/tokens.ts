@@ -101,28 +101,28 @@ export async function listWebhookTokens(
   }));
 }
 
-/** Revokes a webhook token of the script by its prefix (the caller's own, or any for an admin). */
+/**
+ * Revokes a webhook token of the workspace by its prefix: the caller's own, or any for an admin
+ * (whether or not its script still exists).
+ */
 export async function revokeWebhookToken(
   ctx: CoreContext,
   membership: Membership,
-  path: string,
   tokenPrefix: string,
 ): Promise<void> {
-  await getScriptByPath(ctx, membership, path);
-  const { count } = await ctx.db.apiToken.deleteMany({
-    where: {
-      kind: "webhook",
-      workspaceId: membership.workspace.id,
-      scopePath: path,
-      tokenPrefix,
-      ...(membership.role === "admin" ? {} : { userId: membership.principal.userId }),
-    },
-  });
-  if (count === 0) throw notFound(`webhook token ${tokenPrefix}`);
+  const where = {
+    kind: "webhook",
+    workspaceId: membership.workspace.id,
+    tokenPrefix,
+    ...(membership.role === "admin" ? {} : { userId: membership.principal.userId }),
+  };
+  const token = await ctx.db.apiToken.findFirst({ where, select: { scopePath: true } });
+  if (!token) throw notFound(`webhook token ${tokenPrefix}`);
+  await ctx.db.apiToken.deleteMany({ where });
   await recordAudit(ctx.pool, membership.principal, {
     workspaceId: membership.workspace.id,
     operation: "webhooks.token.delete",
-    resource: path,
+    resource: token.scopePath,
     parameters: { token_prefix: tokenPrefix },
   });
 }

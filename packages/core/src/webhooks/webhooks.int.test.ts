@@ -66,12 +66,9 @@ describe("webhook tokens", () => {
       [[token.slice(0, 10), "ci"]],
     );
     assert.ok(!JSON.stringify(listed).includes(token), "lists never show the token");
-    await revokeWebhookToken(services, membership, `u/${me}/other`, token.slice(0, 10));
+    await revokeWebhookToken(services, membership, token.slice(0, 10));
     await rejectsWith(principalFromBearer(services, token, undefined), "UNAUTHORIZED");
-    await rejectsWith(
-      revokeWebhookToken(services, membership, `u/${me}/other`, token.slice(0, 10)),
-      "NOT_FOUND",
-    );
+    await rejectsWith(revokeWebhookToken(services, membership, token.slice(0, 10)), "NOT_FOUND");
     const { rows } = await services.pool.query<{ operation: string }>(
       "SELECT operation FROM audit_log WHERE workspace_id = 'hooks' AND resource = $1 AND operation LIKE 'webhooks.%' ORDER BY id",
       [`u/${me}/other`],

@@ -4,12 +4,15 @@ import {
   invalidInput,
   principalOf,
   RateLimitedError,
+  requireMembership,
+  scopePathOf,
   signIn,
 } from "@millrace/core";
 import { requestIp } from "../../auth/principal.ts";
 import { readJson, readObject, text } from "../../http.ts";
 import type { Route } from "../router.ts";
 import { MILLRACE_VERSION, optionalString, requiredString } from "./params.ts";
+import { createWebhookTokenFromBody } from "./webhooks.ts";
 
 export const authRoutes: Route[] = [
   { method: "GET", pattern: "/api/version", handler: async () => text(`Millrace v${MILLRACE_VERSION}`) },
@@ -55,6 +58,13 @@ export const authRoutes: Route[] = [
     pattern: "/api/users/tokens/create",
     handler: async (ctx) => {
       const body = readObject(await readJson(ctx.request));
+      // Windmill's webhook tokens: `scopes: ["run:script/<path>"]` with the script's workspace_id.
+      const scopePath = scopePathOf(body.scopes);
+      if (scopePath) {
+        const workspace = requiredString(body, "workspace_id");
+        const membership = await requireMembership(ctx.services, await ctx.principal(), workspace);
+        return createWebhookTokenFromBody(membership, ctx.services, body, scopePath);
+      }
       const expiration = optionalString(body, "expiration");
       const expiresAt = expiration ? new Date(expiration) : null;
       if (expiresAt && Number.isNaN(expiresAt.getTime()))

@@ -1,5 +1,5 @@
-import { invalidInput, type RunOptions } from "@millrace/core";
-import { readJson } from "../../http.ts";
+import { invalidInput, webhookArgs, type RunOptions } from "@millrace/core";
+import { readText } from "../../http.ts";
 import type { RestContext } from "../router.ts";
 
 export const MILLRACE_VERSION = "0.1.0";
@@ -50,7 +50,5 @@ export function runOptions(ctx: RestContext): RunOptions {
 
 /** Run arguments: a JSON object body is the args; any other body is wrapped as `{ body }`. */
 export async function runArgs(ctx: RestContext): Promise<unknown> {
-  const type = ctx.request.headers.get("content-type") ?? "";
-  if (type.includes("application/json") || type === "") return readJson(ctx.request);
-  return { body: await ctx.request.text() };
+  return webhookArgs(ctx.request.headers.get("content-type"), await readText(ctx.request));
 }
