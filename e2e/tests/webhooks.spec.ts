@@ -65,6 +65,7 @@ test.describe("webhooks", () => {
       ["GET", `/api/w/${workspace}/jobs_u/get/${await asyncRun.text()}`],
       ["GET", "/api/users/whoami"],
       ["POST", "/api/users/tokens/create"],
+      ["GET", "/api/trpc/me"],
     ] as const) {
       const response = await request.fetch(`${url}?token=${token}`, {
         method,

@@ -15,6 +15,10 @@ export async function createTrpcContext(request: Request): Promise<TrpcContext> 
   try {
     principal = await principalFromRequest(request);
   } catch (error) {
+    // A webhook token is refused here (it may only run its script over REST).
+    if (error instanceof AppError && error.code === "FORBIDDEN") {
+      throw new TRPCError({ code: "FORBIDDEN", message: error.message, cause: error });
+    }
     if (!(error instanceof AppError && error.code === "UNAUTHORIZED")) throw error;
   }
   return { services, principal };
