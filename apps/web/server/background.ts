@@ -1,5 +1,6 @@
 import {
   deleteExpiredAudit,
+  deleteStaleRateLimits,
   deleteExpiredJobs,
   handleZombieJobs,
   repairOrphanedJobs,
@@ -55,6 +56,7 @@ export function startBackgroundTasks(): Promise<void> {
             if (deleted > 0) log(`retention: deleted ${deleted} completed job(s)`);
             const audit = await deleteExpiredAudit(services, { retentionDays: env.AUDIT_RETENTION_DAYS });
             if (audit > 0) log(`retention: deleted ${audit} audit log row(s)`);
+            await deleteStaleRateLimits(services);
           },
         },
       ],

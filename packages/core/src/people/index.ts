@@ -47,5 +47,12 @@ export {
   type UpdateFolderInput,
 } from "./folders.ts";
 export { createToken, deleteToken, listTokens, type NewTokenInput, type TokenView } from "./tokens.ts";
-export { hitRateLimit, signIn, RateLimitedError, SIGN_IN_LIMITS, type RateLimit } from "./sign-in.ts";
+export {
+  deleteStaleRateLimits,
+  hitRateLimit,
+  signIn,
+  RateLimitedError,
+  SIGN_IN_LIMITS,
+  type RateLimit,
+} from "./sign-in.ts";
 export { canSeeJob, folderLevel, folderLevels, readablePrefixes } from "../access.ts";

@@ -12,7 +12,7 @@ import { requireMembership, type Membership } from "../workspaces.ts";
 import { createFolder, deleteFolder, listFolders, setFolderPermission } from "./folders.ts";
 import { addGroupMember, createGroup, deleteGroup } from "./groups.ts";
 import { addMember, listMembers, removeMember, updateMember } from "./members.ts";
-import { signIn, SIGN_IN_LIMITS } from "./sign-in.ts";
+import { deleteStaleRateLimits, signIn, SIGN_IN_LIMITS } from "./sign-in.ts";
 import { createToken, deleteToken, listTokens } from "./tokens.ts";
 import { principalFromBearer } from "../auth/tokens.ts";
 
@@ -182,6 +182,13 @@ describe("people, folders and path access", () => {
     assert.equal(rows.filter((r) => r.operation === "users.login").length, 3);
     assert.equal(rows.filter((r) => r.operation === "users.login_failure").length, 11);
     assert.equal(rows.at(-1)?.ip, "10.0.0.3");
+    // Old windows are forgotten by the retention task; current ones stay.
+    await services.pool.query(
+      `UPDATE rate_limit SET window_start = now() - interval '2 days' WHERE key LIKE '%10.0.0.1'`,
+    );
+    assert.equal(await deleteStaleRateLimits(services), 1);
+    const { rows: left } = await services.pool.query(`SELECT key FROM rate_limit WHERE key LIKE '%target%'`);
+    assert.equal(left.length, 1);
   });
 
   it("creates, lists and revokes scoped API tokens", async () => {

@@ -104,3 +104,15 @@ export async function signIn(
     throw error;
   }
 }
+
+/** Forgets rate-limit windows that ended long ago (one row per account and address tried). */
+export async function deleteStaleRateLimits(
+  ctx: Pick<CoreContext, "pool">,
+  olderThanSecs = 24 * 3600,
+): Promise<number> {
+  const { rowCount } = await ctx.pool.query(
+    `DELETE FROM rate_limit WHERE window_start < now() - make_interval(secs => $1)`,
+    [olderThanSecs],
+  );
+  return rowCount ?? 0;
+}
