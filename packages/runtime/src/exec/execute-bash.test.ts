@@ -196,3 +196,14 @@ test("postgresql without a database argument fails saying what is missing", asyn
   assert.equal(r.outcome.status, "failure");
   assert.match(JSON.stringify(r.outcome), /needs a `database` argument/);
 });
+
+test("a work root the job user cannot reach is refused with a clear error (root workers)", async () => {
+  const hidden = path.join(root, "hidden");
+  mkdirSync(hidden, { mode: 0o700 });
+  const attempt = run(path.join(hidden, "jobs"), { language: "bash", content: "echo reached" });
+  if (process.getuid?.() === 0) {
+    await assert.rejects(attempt, /cannot reach .*hidden\/jobs: .*hidden is not searchable by others/);
+  } else {
+    assert.deepEqual((await attempt).outcome, { status: "success", result: "reached" });
+  }
+});

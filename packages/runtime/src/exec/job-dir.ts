@@ -1,4 +1,4 @@
-import { chmodSync, chownSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { jobUser } from "./sandbox.ts";
 
@@ -16,7 +16,10 @@ export function createJobDir(workRoot: string, jobId: string): string {
   if (!preparedRoots.has(root)) {
     mkdirSync(root, { recursive: true, mode: 0o700 });
     // A job running as another user must reach its own folder, without listing its siblings.
-    if (user) chmodSync(root, 0o711);
+    if (user) {
+      chmodSync(root, 0o711);
+      assertReachable(path.dirname(root), root);
+    }
     preparedRoots.add(root);
   }
   try {
@@ -50,5 +53,17 @@ function restorePermissions(dir: string): void {
   chmodSync(dir, 0o700);
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     if (entry.isDirectory()) restorePermissions(path.join(dir, entry.name));
+  }
+}
+
+/** Every folder above the work root must let others through, or no job could reach its folder. */
+function assertReachable(dir: string, root: string): void {
+  for (let current = dir; ; current = path.dirname(current)) {
+    if ((statSync(current).mode & 0o001) === 0) {
+      throw new Error(
+        `jobs run as an unprivileged user and cannot reach ${root}: ${current} is not searchable by others (chmod o+x, or choose another JOB_DIR)`,
+      );
+    }
+    if (path.dirname(current) === current) return;
   }
 }
