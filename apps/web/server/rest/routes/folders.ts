@@ -87,13 +87,13 @@ export const folderRoutes: Route[] = [
     method: "GET",
     pattern: "/api/w/:workspace/folders/exists/:name",
     handler: async (ctx) => {
+      // Membership first: a non-member gets 404, a member "false" for a folder they cannot see.
+      const membership = await ctx.membership();
       try {
-        await getFolder(ctx.services, await ctx.membership(), ctx.params.name ?? "");
+        await getFolder(ctx.services, membership, ctx.params.name ?? "");
         return json(true);
       } catch (error) {
-        if (error instanceof AppError && error.code === "NOT_FOUND" && !/workspace/.test(error.message)) {
-          return json(false);
-        }
+        if (error instanceof AppError && error.code === "NOT_FOUND") return json(false);
         throw error;
       }
     },
