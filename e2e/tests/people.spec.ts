@@ -1,4 +1,5 @@
 import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
+import { E2E_ADMIN } from "../instance.ts";
 import { addMember, createAccount, deployScript } from "../fixtures/people.ts";
 import { createWorkspace, superadmin, uniqueWorkspace } from "./helpers.ts";
 
@@ -402,4 +403,37 @@ test("the people pages: members, folders, tokens, audit and governance in the br
   expect((await get(request, `/api/w/${ws}/scripts/list`, { Authorization: `Bearer ${token}` })).status).toBe(
     401,
   );
+});
+
+test("superadmin pages: every workspace's governance, creating and disabling accounts", async ({
+  page,
+  request,
+}) => {
+  const ws = uniqueWorkspace("ui-admin");
+  await createWorkspace(request, ws);
+  await signInBrowser(page, E2E_ADMIN.email, E2E_ADMIN.password);
+  await page.goto("/admin/governance");
+  await expect(page.locator(`[data-workspace="${ws}"]`)).toContainText("No admin");
+
+  await page.getByRole("link", { name: "Users" }).click();
+  await page.getByLabel("Email").fill("not-an-email");
+  await page.getByLabel("Password").fill("password-123");
+  await page.getByRole("button", { name: "Create user" }).click();
+  await expect(page.locator(".field-error")).toContainText("email: not a valid email address");
+  const email = `ui-created-${Date.now().toString(36)}@example.com`;
+  await page.getByLabel("Email").fill(email);
+  await page.getByRole("button", { name: "Create user" }).click();
+  const row = page.locator(`[data-email="${email}"]`);
+  await expect(row).toContainText("active");
+  await row.getByRole("button", { name: "Disable" }).click();
+  await expect(row).toContainText("disabled");
+  const login = await request.post("/api/auth/login", { data: { email, password: "password-123" } });
+  expect(login.status()).toBe(401);
+});
+
+test("a member who is no superadmin sees why the instance pages refuse them", async ({ page, request }) => {
+  const user = await createAccount(request, "ui-plain");
+  await signInBrowser(page, user.email, user.password);
+  await page.goto("/admin/governance");
+  await expect(page.locator(".error")).toContainText("only a superadmin may read the governance report");
 });
