@@ -2,6 +2,7 @@ import type { AuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import { getInstanceSecret, signIn } from "@millrace/core";
 import { getServices } from "../services.ts";
+import { lastHop } from "./ip.ts";
 
 // JWT sessions signed with a secret kept in the database: any server sharing the database
 // verifies any session, with no sticky sessions and no extra configuration.
@@ -25,8 +26,7 @@ async function buildAuthOptions(): Promise<AuthOptions> {
           if (!credentials?.email || !credentials.password) return null;
           try {
             // Same rate limits and audit rows as POST /api/auth/login.
-            const forwarded = request?.headers?.["x-forwarded-for"] as string | undefined;
-            const ip = forwarded?.split(",")[0]?.trim() || null;
+            const ip = lastHop(request?.headers?.["x-forwarded-for"] as string | undefined);
             const user = await signIn(services, {
               email: credentials.email,
               password: credentials.password,

@@ -7,6 +7,7 @@ import {
   type Principal,
 } from "@millrace/core";
 import { getServices } from "../services.ts";
+import { requestIp } from "./ip.ts";
 import { getAuthOptions } from "./options.ts";
 
 function bearerToken(headers: Headers): string | null {
@@ -22,14 +23,7 @@ function tokenCookie(headers: Headers): string | null {
   return match?.[1] ? decodeURIComponent(match[1]) : null;
 }
 
-/**
- * The caller's address as the proxy in front reports it (first X-Forwarded-For hop, else
- * X-Real-IP), for the audit log and sign-in rate limits.
- */
-export function requestIp(headers: Headers): string | null {
-  const forwarded = headers.get("x-forwarded-for")?.split(",")[0]?.trim();
-  return forwarded || headers.get("x-real-ip")?.trim() || null;
-}
+export { requestIp } from "./ip.ts";
 
 /**
  * Resolves the caller of a request: a bearer token (API token, `?token=` for webhooks), the
