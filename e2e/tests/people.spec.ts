@@ -1,5 +1,6 @@
 import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
-import { E2E_ADMIN } from "../instance.ts";
+import * as wmill from "windmill-client";
+import { E2E_ADMIN, E2E_SUPERADMIN_SECRET } from "../instance.ts";
 import { addMember, createAccount, deployScript } from "../fixtures/people.ts";
 import { createWorkspace, superadmin, uniqueWorkspace } from "./helpers.ts";
 
@@ -436,4 +437,80 @@ test("a member who is no superadmin sees why the instance pages refuse them", as
   await signInBrowser(page, user.email, user.password);
   await page.goto("/admin/governance");
   await expect(page.locator(".error")).toContainText("only a superadmin may read the governance report");
+});
+
+// Windmill's own TypeScript client (Apache-2.0): its services for users, groups, folders, tokens
+// and the audit log must read Millrace's answers as they are.
+test("windmill-client manages users, groups, folders, tokens and reads the audit log", async ({
+  request,
+  baseURL,
+}) => {
+  const workspace = uniqueWorkspace("wmill-people");
+  await createWorkspace(request, workspace);
+  const lead = await createAccount(request, "wmill-lead");
+  wmill.setClient(E2E_SUPERADMIN_SECRET, baseURL);
+
+  await wmill.WorkspaceService.addUser({
+    workspace,
+    requestBody: { email: lead.email, is_admin: true, operator: false },
+  });
+  const users = await wmill.UserService.listUsers({ workspace });
+  expect(users.map((u) => [u.email, u.is_admin, u.operator])).toEqual([[lead.email, true, false]]);
+  await wmill.UserService.updateUser({
+    workspace,
+    username: lead.username,
+    requestBody: { operator: false },
+  });
+
+  await wmill.GroupService.createGroup({ workspace, requestBody: { name: "ops", summary: "on call" } });
+  await wmill.GroupService.addUserToGroup({
+    workspace,
+    name: "ops",
+    requestBody: { username: lead.username },
+  });
+  expect(await wmill.GroupService.getGroup({ workspace, name: "ops" })).toMatchObject({
+    name: "ops",
+    summary: "on call",
+    members: [lead.username],
+  });
+  expect(await wmill.GroupService.listGroupNames({ workspace })).toEqual(["ops"]);
+
+  await wmill.FolderService.createFolder({
+    workspace,
+    requestBody: {
+      name: "billing",
+      summary: "invoices",
+      owners: [`u/${lead.username}`],
+      extra_perms: { "g/ops": false },
+    },
+  });
+  const folder = await wmill.FolderService.getFolder({ workspace, name: "billing" });
+  expect(folder).toMatchObject({ owners: [`u/${lead.username}`], extra_perms: { "g/ops": false } });
+  expect(await wmill.FolderService.existsFolder({ workspace, name: "billing" })).toBe(true);
+  await wmill.FolderService.removeOwnerToFolder({
+    workspace,
+    name: "billing",
+    requestBody: { owner: `u/${lead.username}` },
+  });
+  expect((await wmill.FolderService.getFolder({ workspace, name: "billing" })).owners).toEqual([]);
+
+  const logs = await wmill.AuditService.listAuditLogs({ workspace, operation: "folder.", perPage: 10 });
+  expect(logs.map((l) => l.operation)).toEqual(["folder.remove_owner", "folder.create"]);
+  expect(logs[0]).toMatchObject({
+    username: "superadmin_secret",
+    action_kind: "Delete",
+    resource: "billing",
+  });
+
+  // Tokens belong to users: the lead's own token, listed and revoked through the client.
+  wmill.setClient(lead.token, baseURL);
+  const token = await wmill.UserService.createToken({
+    requestBody: { label: "wmill", workspace_id: workspace },
+  });
+  const listed = await wmill.UserService.listTokens({ excludeEphemeral: true });
+  expect(listed.map((t) => [t.label, t.token_prefix, t.workspace_id])).toEqual([
+    ["wmill", token.slice(0, 10), workspace],
+  ]);
+  await wmill.UserService.deleteToken({ tokenPrefix: token.slice(0, 10) });
+  expect(await wmill.UserService.listTokens({ excludeEphemeral: true })).toEqual([]);
 });
