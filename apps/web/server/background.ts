@@ -1,6 +1,7 @@
 import {
   deleteExpiredAudit,
   deleteStaleRateLimits,
+  deleteExpiredTokens,
   deleteExpiredJobs,
   handleZombieJobs,
   repairOrphanedJobs,
@@ -57,6 +58,7 @@ export function startBackgroundTasks(): Promise<void> {
             const audit = await deleteExpiredAudit(services, { retentionDays: env.AUDIT_RETENTION_DAYS });
             if (audit > 0) log(`retention: deleted ${audit} audit log row(s)`);
             await deleteStaleRateLimits(services);
+            await deleteExpiredTokens(services);
           },
         },
       ],

@@ -46,7 +46,14 @@ export {
   type FolderView,
   type UpdateFolderInput,
 } from "./folders.ts";
-export { createToken, deleteToken, listTokens, type NewTokenInput, type TokenView } from "./tokens.ts";
+export {
+  createToken,
+  deleteExpiredTokens,
+  deleteToken,
+  listTokens,
+  type NewTokenInput,
+  type TokenView,
+} from "./tokens.ts";
 export {
   deleteStaleRateLimits,
   hitRateLimit,

@@ -13,7 +13,7 @@ import { createFolder, deleteFolder, listFolders, setFolderPermission } from "./
 import { addGroupMember, createGroup, deleteGroup } from "./groups.ts";
 import { addMember, listMembers, removeMember, updateMember } from "./members.ts";
 import { deleteStaleRateLimits, signIn, SIGN_IN_LIMITS } from "./sign-in.ts";
-import { createToken, deleteToken, listTokens } from "./tokens.ts";
+import { createToken, deleteExpiredTokens, deleteToken, listTokens } from "./tokens.ts";
 import { principalFromBearer } from "../auth/tokens.ts";
 
 let services: TestServices;
@@ -205,6 +205,13 @@ describe("people, folders and path access", () => {
     await deleteToken(services, devA, listed[0]!.tokenPrefix);
     await rejectsWith(principalFromBearer(services, token, undefined), "UNAUTHORIZED");
     await rejectsWith(deleteToken(services, people.op!.principal, listed[0]!.tokenPrefix), "NOT_FOUND");
+    // Expired tokens are dropped by retention a day after they expire.
+    const old = await createToken(services, devA, { label: "old" });
+    await services.pool.query(
+      `UPDATE api_token SET expires_at = now() - interval '2 days' WHERE token_prefix = $1`,
+      [old.slice(0, 10)],
+    );
+    assert.equal(await deleteExpiredTokens(services), 1);
   });
 
   it("shows admins the whole audit log and everyone else their own rows", async () => {

@@ -107,3 +107,11 @@ export async function deleteToken(
     resource: tokenPrefix,
   });
 }
+
+/** Drops tokens that expired more than a day ago (every sign-in leaves a session token behind). */
+export async function deleteExpiredTokens(ctx: Pick<CoreContext, "pool">): Promise<number> {
+  const { rowCount } = await ctx.pool.query(
+    `DELETE FROM api_token WHERE expires_at < (now() AT TIME ZONE 'UTC') - interval '1 day'`,
+  );
+  return rowCount ?? 0;
+}

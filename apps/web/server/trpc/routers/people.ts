@@ -109,14 +109,19 @@ export const peopleRouter = router({
     return { ok: true };
   }),
 
-  tokens: authedProcedure.query(async ({ ctx }) =>
-    (await listTokens(ctx.services, ctx.principal)).map((t) => ({
-      ...t,
-      expiresAt: t.expiresAt?.toISOString() ?? null,
-      lastUsedAt: t.lastUsedAt?.toISOString() ?? null,
-      createdAt: t.createdAt.toISOString(),
-    })),
-  ),
+  /** API tokens; sign-in sessions too when asked (every sign-in makes one). */
+  tokens: authedProcedure
+    .input(z.object({ includeSessions: z.boolean().default(false) }).default({ includeSessions: false }))
+    .query(async ({ ctx, input }) =>
+      (await listTokens(ctx.services, ctx.principal, { excludeEphemeral: !input.includeSessions })).map(
+        (t) => ({
+          ...t,
+          expiresAt: t.expiresAt?.toISOString() ?? null,
+          lastUsedAt: t.lastUsedAt?.toISOString() ?? null,
+          createdAt: t.createdAt.toISOString(),
+        }),
+      ),
+    ),
   createToken: authedProcedure
     .input(
       z.object({

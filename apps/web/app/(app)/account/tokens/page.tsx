@@ -8,7 +8,8 @@ import { useTRPC } from "@/lib/trpc";
 export default function TokensPage() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const tokens = useQuery(trpc.people.tokens.queryOptions());
+  const [includeSessions, setIncludeSessions] = useState(false);
+  const tokens = useQuery(trpc.people.tokens.queryOptions({ includeSessions }));
   const workspaces = useQuery(trpc.workspace.list.queryOptions());
   const refresh = () => queryClient.invalidateQueries(trpc.people.tokens.queryFilter());
   const [label, setLabel] = useState("");
@@ -93,6 +94,15 @@ export default function TokensPage() {
         {create.error && !field && <div className="error">{errorMessage(create.error)}</div>}
       </form>
       <h2>Your tokens</h2>
+      <label className="row" style={{ alignItems: "center", flexDirection: "row" }}>
+        <input
+          type="checkbox"
+          name="include_sessions"
+          checked={includeSessions}
+          onChange={(e) => setIncludeSessions(e.target.checked)}
+        />
+        Show sign-in sessions too
+      </label>
       {tokens.error && <div className="error">{errorMessage(tokens.error)}</div>}
       {revoke.error && <div className="error">{errorMessage(revoke.error)}</div>}
       {tokens.data?.length === 0 && <div className="panel empty">No tokens yet.</div>}
