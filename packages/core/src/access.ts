@@ -40,11 +40,25 @@ export async function authorizePath(
     return;
   }
   if (level !== "owner" && level !== "writer") {
+    if (!level && !(await folderExists(ctx, membership.workspace.id, parsed.owner))) {
+      throw new AppError(
+        "FORBIDDEN",
+        `folder ${parsed.owner} does not exist: create it first, then write in it`,
+      );
+    }
     throw new AppError(
       "FORBIDDEN",
       `you may not write in folder f/${parsed.owner}/ (ask one of its owners for writer access)`,
     );
   }
+}
+
+async function folderExists(ctx: CoreContext, workspaceId: string, name: string): Promise<boolean> {
+  const { rowCount } = await ctx.pool.query(`SELECT 1 FROM folder WHERE workspace_id = $1 AND name = $2`, [
+    workspaceId,
+    name,
+  ]);
+  return (rowCount ?? 0) > 0;
 }
 
 const RANK: Record<PermissionLevel, number> = { viewer: 1, writer: 2, owner: 3 };

@@ -69,6 +69,14 @@ describe("people, folders and path access", () => {
     await rejectsWith(
       deployScript(services, devB, { path: "f/ops/new", language: "bash", content: "echo" }),
       "FORBIDDEN",
+      undefined,
+      /ask one of its owners/,
+    );
+    await rejectsWith(
+      deployScript(services, devB, { path: "f/nowhere/new", language: "bash", content: "echo" }),
+      "FORBIDDEN",
+      undefined,
+      /folder nowhere does not exist/,
     );
   });
 
