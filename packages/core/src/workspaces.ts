@@ -57,8 +57,10 @@ export interface CreateWorkspaceInput {
   name: string;
   /**
    * Windmill's `username`. Millrace usernames are instance-wide, so it cannot rename the creator;
-   * when it names another account (by username or email), that account becomes an admin too,
-   * which is how provisioning scripts hand a new workspace to its team lead.
+   * when it names another account (by username or email), that account becomes the workspace's
+   * admin, which is how provisioning scripts hand a new workspace to its team lead. A superadmin
+   * creator then stays out of the members (they administer every workspace anyway); any other
+   * creator stays an admin beside it.
    */
   username?: string | null;
 }
@@ -81,6 +83,7 @@ export async function createWorkspace(
       })
     : null;
   const extraAdmin = named && named.id !== principal.userId ? named.id : null;
+  const creatorJoins = !!isRealUser && !(extraAdmin && principal.isSuperAdmin);
   let workspace: Workspace;
   try {
     workspace = await ctx.db.workspace.create({
@@ -91,7 +94,7 @@ export async function createWorkspace(
         // The creator administers the new workspace (the SUPERADMIN_SECRET principal is no user).
         members: {
           create: [
-            ...(isRealUser ? [{ userId: principal.userId, role: "admin" as const }] : []),
+            ...(creatorJoins ? [{ userId: principal.userId, role: "admin" as const }] : []),
             ...(extraAdmin ? [{ userId: extraAdmin, role: "admin" as const }] : []),
           ],
         },

@@ -8,7 +8,7 @@ import { runScriptByPath } from "../jobs/run.ts";
 import { deployScript, getScriptByPath, listScripts } from "../scripts.ts";
 import { createTestMember, createTestServices, rejectsWith, type TestServices } from "../testing.ts";
 import { createUser, principalOf } from "../users.ts";
-import { requireMembership, type Membership } from "../workspaces.ts";
+import { createWorkspace, requireMembership, type Membership } from "../workspaces.ts";
 import { createFolder, deleteFolder, listFolders, setFolderPermission } from "./folders.ts";
 import { addGroupMember, createGroup, deleteGroup } from "./groups.ts";
 import { addMember, listMembers, removeMember, updateMember } from "./members.ts";
@@ -240,6 +240,32 @@ describe("people, folders and path access", () => {
     );
     assert.equal(await deleteExpiredAudit(services, { retentionDays: 365, batchSize: 1 }), 1);
     assert.equal((await listAudit(services, admin, { operation: "group.create" })).length, 0);
+  });
+
+  it("hands a new workspace to the account Windmill's `username` names", async () => {
+    const root = principalOf(
+      await createUser(services, { email: "root@corp.test", password: "password123", superAdmin: true }),
+    );
+    await createWorkspace(services, root, { id: "handed", name: "Handed", username: "dev_a@corp.test" });
+    const handed = await listMembers(services, await requireMembership(services, root, "handed"));
+    assert.deepEqual(
+      handed.map((m) => [m.username, m.role]),
+      [["dev_a", "admin"]],
+    );
+    // A creator who is no superadmin keeps their own access.
+    await createWorkspace(services, people.op!.principal, {
+      id: "shared2",
+      name: "Shared",
+      username: "dev_a",
+    });
+    const shared = await listMembers(
+      services,
+      await requireMembership(services, people.op!.principal, "shared2"),
+    );
+    assert.deepEqual(shared.map((m) => [m.username, m.role]).sort(), [
+      ["dev_a", "admin"],
+      ["op", "admin"],
+    ]);
   });
 
   it("reports governance: counts, single admin, stale scripts and tags", async () => {
