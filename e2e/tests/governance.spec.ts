@@ -30,10 +30,21 @@ test("seed 000's governance script reports counts and flags single admins and st
   const team = uniqueWorkspace("gov-team");
   const empty = uniqueWorkspace("gov-empty");
 
-  // As the seed provisions them: `username` names the team lead, who becomes the admin.
+  // The seed runs with a superadmin's own token, not the instance secret.
+  const login = await request.post("/api/auth/login", { data: E2E_ADMIN });
+  const session = await login.text();
+  const tokenResponse = await request.post("/api/users/tokens/create", {
+    headers: { Authorization: `Bearer ${session}` },
+    data: { label: "governance cron" },
+  });
+  expect(tokenResponse.status()).toBe(201);
+  const token = await tokenResponse.text();
+
+  // As the seed's create_workspace provisions them: `username` names the team lead, who becomes
+  // the workspace's one admin (the superadmin who creates it does not join).
   for (const id of [single, team]) {
     const created = await request.post("/api/workspaces/create", {
-      headers: superadmin,
+      headers: { Authorization: `Bearer ${token}` },
       data: { id, name: `Governance ${id}`, username: lead.email },
     });
     expect(created.status(), await created.text()).toBe(201);
@@ -59,16 +70,6 @@ test("seed 000's governance script reports counts and flags single admins and st
   } finally {
     await db.end();
   }
-
-  // The seed runs with a superadmin's own token, not the instance secret.
-  const login = await request.post("/api/auth/login", { data: E2E_ADMIN });
-  const session = await login.text();
-  const tokenResponse = await request.post("/api/users/tokens/create", {
-    headers: { Authorization: `Bearer ${session}` },
-    data: { label: "governance cron" },
-  });
-  expect(tokenResponse.status()).toBe(201);
-  const token = await tokenResponse.text();
 
   const { stdout } = await promisify(execFile)("/usr/bin/python3", [script], {
     env: { PATH: process.env.PATH, WINDMILL_URL: E2E_BASE_URL, WINDMILL_SUPERADMIN_TOKEN: token },
