@@ -9,6 +9,7 @@ import { E2E_BASE_URL } from "../instance.ts";
 import { ALLOWED, DENIED, buildWorld, type Role, type World } from "../fixtures/authz-world.ts";
 import { REST_MATRIX, fill, type Call } from "../fixtures/rest-matrix.ts";
 import { readSurface } from "../fixtures/surface.ts";
+import { superadmin } from "./helpers.ts";
 import { TRPC_MATRIX, trpcInput } from "../fixtures/trpc-matrix.ts";
 
 // The routes and procedures the server really has, read from its code when this file loads.
@@ -29,7 +30,16 @@ test.beforeAll(async () => {
 });
 
 test.afterAll(async () => {
-  await world?.request.dispose();
+  if (!world) return;
+  // Worker group configs are instance-wide (the Workers page lists them): leave none behind.
+  const groups = await (
+    await world.request.get("/api/configs/list_worker_groups", { headers: superadmin })
+  ).json();
+  for (const { name } of groups as { name: string }[]) {
+    if (name.startsWith("authz_"))
+      await world.request.delete(`/api/configs/delete/worker__${name}`, { headers: superadmin });
+  }
+  await world.request.dispose();
 });
 
 test.beforeEach(async () => {
