@@ -125,10 +125,16 @@ export function detectSandbox(): SandboxStatus {
   return detected;
 }
 
+/**
+ * The probe runs with nothing inherited from the worker. Typed as ProcessEnv because Next's
+ * types (the web app type-checks this package too) make NODE_ENV a required key.
+ */
+const NO_ENV = {} as NodeJS.ProcessEnv;
+
 function probe(): SandboxStatus {
   const bwrap = findBwrap();
   if (!bwrap) return { kind: "none", reason: "bubblewrap not found" };
-  const version = spawnSync(bwrap, ["--version"], { encoding: "utf8", env: {} });
+  const version = spawnSync(bwrap, ["--version"], { encoding: "utf8", env: NO_ENV });
   if (version.status !== 0) return { kind: "none", reason: `${bwrap} --version failed` };
   const dir = mkdtempSync(path.join(os.tmpdir(), "millrace-sandbox-probe-"));
   try {
@@ -142,7 +148,7 @@ function probe(): SandboxStatus {
         "-c",
         ":",
       ],
-      { encoding: "utf8", env: {}, cwd: "/", ...(user ?? {}), timeout: 10_000 },
+      { encoding: "utf8", env: NO_ENV, cwd: "/", ...(user ?? {}), timeout: 10_000 },
     );
     if (trial.status !== 0) {
       const why = (trial.stderr || trial.error?.message || `exit code ${trial.status}`).trim();
