@@ -167,6 +167,24 @@ def main():
     assert.deepEqual(job.result, { secret: SECRET, password: SECRET, before: null, after: { n: 1 } });
   });
 
+  it("a job's token cannot mint a token that outlives the job", async () => {
+    const content = `tokens() {
+  curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $WM_TOKEN" \\
+    -H 'content-type: application/json' -d "$1" "$BASE_INTERNAL_URL$2"
+}
+api=$(tokens '{"label":"escape"}' /api/users/tokens/create)
+hook=$(tokens '{"path":"u/${me}/mint"}' /api/w/acme/webhooks/tokens/create)
+echo "{\\"api\\": $api, \\"webhook\\": $hook}" > result.json
+`;
+    const job = await run(`u/${me}/mint`, "bash", content);
+    assert.equal(job.status, "success", job.logs);
+    assert.deepEqual(job.result, { api: 403, webhook: 403 });
+    const { rowCount } = await services.pool.query(
+      "SELECT 1 FROM api_token WHERE kind IN ('api', 'webhook')",
+    );
+    assert.equal(rowCount, 0, "no token was created");
+  });
+
   it("a job whose argument names a missing resource fails saying which", async () => {
     const job = await run(`u/${me}/missing_arg`, "bash", 'x="$1"\necho "$x"', { x: `$res:u/${me}/nope` });
     assert.equal(job.status, "failure");

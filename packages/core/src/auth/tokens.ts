@@ -91,5 +91,6 @@ export async function principalFromBearer(
     isSuperAdmin: row.user.isSuperAdmin,
     ...(row.workspaceId ? { workspaceScope: row.workspaceId } : {}),
     ...(row.scopePath ? { pathScope: row.scopePath } : {}),
+    tokenKind: row.kind,
   };
 }

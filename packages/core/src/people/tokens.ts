@@ -1,6 +1,6 @@
 import { recordAudit } from "../audit/index.ts";
 import { createApiToken } from "../auth/tokens.ts";
-import type { Principal } from "../auth/principal.ts";
+import { refuseJobCredential, type Principal } from "../auth/principal.ts";
 import type { CoreContext } from "../context.ts";
 import { AppError, invalidInput, notFound } from "../errors.ts";
 import { requireMembership } from "../workspaces.ts";
@@ -68,6 +68,7 @@ export async function createToken(
   input: NewTokenInput,
 ): Promise<string> {
   requireUser(principal);
+  refuseJobCredential(principal, "create tokens");
   if (input.workspaceId) {
     // A token may not reach further than its creator: scope only to a workspace they are in.
     await requireMembership(ctx, principal, input.workspaceId).catch((error: unknown) => {

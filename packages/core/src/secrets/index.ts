@@ -3,7 +3,6 @@ export { createKeyring, isEncrypted, SECRET_PREFIX, type Keyring } from "./keyri
 export {
   createJobToken,
   revokeJobToken,
-  deleteExpiredJobTokens,
   JOB_TOKEN_MARGIN_SECS,
   type JobTokenInput,
 } from "./job-token.ts";

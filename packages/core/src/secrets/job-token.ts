@@ -40,13 +40,10 @@ export async function createJobToken(pool: Pool, input: JobTokenInput): Promise<
   return rowCount ? token : null;
 }
 
-/** Ends a job token as soon as its job is over; expiry is only the backstop. */
+/**
+ * Ends a job token as soon as its job is over; expiry is only the backstop (a dead worker's job
+ * tokens expire, and retention's deleteExpiredTokens drops them).
+ */
 export async function revokeJobToken(pool: Pool, token: string): Promise<void> {
   await pool.query("DELETE FROM api_token WHERE token_hash = $1 AND kind = 'job'", [hashToken(token)]);
-}
-
-/** Job tokens whose worker died before revoking them; run from the retention task. */
-export async function deleteExpiredJobTokens(pool: Pool): Promise<number> {
-  const { rowCount } = await pool.query("DELETE FROM api_token WHERE kind = 'job' AND expires_at < now()");
-  return rowCount ?? 0;
 }

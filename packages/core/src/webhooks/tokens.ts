@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { recordAudit } from "../audit/index.ts";
+import { refuseJobCredential } from "../auth/principal.ts";
 import { hashToken, SUPERADMIN_SECRET_PRINCIPAL } from "../auth/tokens.ts";
 import type { CoreContext } from "../context.ts";
 import { AppError, invalidInput, notFound } from "../errors.ts";
@@ -37,6 +38,7 @@ export async function createWebhookToken(
   const { principal } = membership;
   requirePermission(membership, "job.run");
   if (principal.pathScope) throw new AppError("FORBIDDEN", "a webhook token cannot create tokens");
+  refuseJobCredential(principal, "create tokens");
   if (principal.userId === SUPERADMIN_SECRET_PRINCIPAL.userId) {
     throw new AppError(
       "INVALID_INPUT",

@@ -2,15 +2,11 @@
 // as an argument), never Millrace's.
 // eslint-disable-next-line no-restricted-imports
 import pg from "pg";
-import { inferSqlSchema } from "../schema/sql.ts";
+import { inferSqlSchema, sqlArguments } from "../schema/sql.ts";
 import type { ExecuteOutcome, ExecuteRequest } from "./execute.ts";
 import { splitSqlStatements } from "./sql-statements.ts";
 import type { SqlStatement } from "./sql-statements.ts";
 
-// `-- $1 name (type) = default`, as schema/sql.ts reads it; here the raw PostgreSQL type matters
-// (it becomes a cast), not its JSON-schema mapping.
-const PARAM_COMMENT =
-  /^\s*--\s*\$(\d+)\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(\s*((?:[^()]|\([^()]*\))*?)\s*\))?\s*(?:=\s*(.*?))?\s*$/;
 const JSON_TYPES = /^jsonb?$/i;
 const CONNECT_TIMEOUT_MS = 10_000;
 // Result types returned as text: pg would turn date and timestamp (without zone) into a Date in
@@ -38,15 +34,11 @@ class ScriptError extends Error {
   override name = "ExecutionErr";
 }
 
+/** The declared arguments by position; the raw PostgreSQL type matters here (it becomes a cast). */
 function declaredParams(content: string): Map<number, Param> {
-  const params = new Map<number, Param>();
-  for (const line of content.split(/\r?\n/)) {
-    const m = PARAM_COMMENT.exec(line);
-    if (!m) continue;
-    const position = Number(m[1]);
-    if (!params.has(position)) params.set(position, { name: m[2] as string, type: m[3] || undefined });
-  }
-  return params;
+  return new Map(
+    sqlArguments(content).map((arg) => [arg.position, { name: arg.name, type: arg.type ?? undefined }]),
+  );
 }
 
 function argValue(req: ExecuteRequest, param: Param, defaults: Record<string, unknown>): unknown {
@@ -214,9 +206,9 @@ export async function executePostgresql(req: ExecuteRequest): Promise<ExecuteOut
   let defaults: Record<string, unknown> = {};
   try {
     resource = resourceOf(req);
-    params = declaredParams(req.content);
     statements = splitSqlStatements(req.content);
     try {
+      params = declaredParams(req.content);
       const schema = inferSqlSchema(req.content);
       defaults = Object.fromEntries(
         Object.entries(schema.properties).map(([name, property]) => [name, property.default]),
