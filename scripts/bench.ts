@@ -16,7 +16,7 @@ const WARMUP = 20;
 
 const instance = await startBenchInstance(root, { numWorkers: 1, port: 8140 });
 try {
-  const headers = { Authorization: `Bearer ${instance.secret}`, "content-type": "application/json" };
+  const headers = { Authorization: `Bearer ${instance.userToken}`, "content-type": "application/json" };
   const api = (p: string, body: unknown) =>
     fetch(`${instance.baseUrl}/api${p}`, { method: "POST", headers, body: JSON.stringify(body) });
   await api("/workspaces/create", { id: "bench", name: "Bench" });

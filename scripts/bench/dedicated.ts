@@ -58,7 +58,7 @@ export async function dedicatedBench(
   language: WarmLanguage,
   runs: number,
 ): Promise<DedicatedFigures> {
-  const headers = { Authorization: `Bearer ${instance.secret}`, "content-type": "application/json" };
+  const headers = { Authorization: `Bearer ${instance.userToken}`, "content-type": "application/json" };
   const api = (p: string, body: unknown) =>
     fetch(`${instance.baseUrl}/api${p}`, { method: "POST", headers, body: JSON.stringify(body) });
   const scriptPath = `u/bench/dedicated_${language}`;

@@ -8,6 +8,11 @@ export interface BenchInstance {
   baseUrl: string;
   databaseUrl: string;
   secret: string;
+  /**
+   * A sign-in token of the instance's superadmin user: runs as a user carry a job token, as most
+   * real runs do (SUPERADMIN_SECRET is not a user, so its jobs get none).
+   */
+  userToken: string;
   stop(): Promise<void>;
 }
 
@@ -29,6 +34,21 @@ export async function startBenchInstance(
     });
     adminUrl = server.url;
   }
+  try {
+    return await launch(root, options, adminUrl, server);
+  } catch (error) {
+    // A failed start (build error, port taken) must not leave the embedded PostgreSQL running.
+    await server?.stop();
+    throw error;
+  }
+}
+
+async function launch(
+  root: string,
+  options: { numWorkers: number; port: number },
+  adminUrl: string,
+  server: EmbeddedDatabase | null,
+): Promise<BenchInstance> {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query("DROP DATABASE IF EXISTS millrace_bench WITH (FORCE)");
@@ -60,14 +80,24 @@ export async function startBenchInstance(
   const exited = new Promise<void>((resolve) => launcher.on("exit", () => resolve()));
   const deadline = Date.now() + 300_000;
   while (!output.includes("serving tags")) {
-    if (launcher.exitCode !== null || Date.now() > deadline)
+    if (launcher.exitCode !== null || Date.now() > deadline) {
+      if (launcher.exitCode === null) process.kill(-launcher.pid!, "SIGKILL");
       throw new Error(`Millrace did not start:\n${output}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+  const login = await fetch(`${baseUrl}/api/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: "bench@example.com", password: "bench-password-1" }),
+  });
+  if (!login.ok) throw new Error(`could not sign in as the bench user: ${await login.text()}`);
+  const userToken = await login.text();
   return {
     baseUrl,
     databaseUrl,
     secret,
+    userToken,
     async stop() {
       try {
         process.kill(-launcher.pid!, "SIGINT");

@@ -135,7 +135,7 @@ async function runtimeOnly(c: Case, workRoot: string, sandbox: boolean): Promise
 }
 
 async function submitToResult(instance: BenchInstance, c: Case): Promise<Stats> {
-  const headers = { Authorization: `Bearer ${instance.secret}`, "content-type": "application/json" };
+  const headers = { Authorization: `Bearer ${instance.userToken}`, "content-type": "application/json" };
   const api = (p: string, body: unknown) =>
     fetch(`${instance.baseUrl}/api${p}`, { method: "POST", headers, body: JSON.stringify(body) });
   const scriptPath = `u/bench/lang_${c.language}`;
@@ -212,7 +212,7 @@ if (import.meta.main) {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
   const instance = await startBenchInstance(root, { numWorkers: 1, port: 8140 });
   try {
-    const headers = { Authorization: `Bearer ${instance.secret}`, "content-type": "application/json" };
+    const headers = { Authorization: `Bearer ${instance.userToken}`, "content-type": "application/json" };
     await fetch(`${instance.baseUrl}/api/workspaces/create`, {
       method: "POST",
       headers,

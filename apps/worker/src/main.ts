@@ -13,7 +13,7 @@ import {
 } from "@millrace/core";
 import { assertNodeVersion } from "@millrace/core/config";
 import { createPool } from "@millrace/db";
-import { detectSandbox, interpreterPaths } from "@millrace/runtime";
+import { detectSandbox, interpreterPaths, ProcessLauncher } from "@millrace/runtime";
 import { Dispatcher } from "./dispatcher.ts";
 import { DedicatedRunner, dedicatedTarget } from "./dedicated.ts";
 import { installerEnv, loadWorkerEnv } from "./env.ts";
@@ -49,6 +49,8 @@ const sandbox = env.DISABLE_SANDBOX
   : detectSandbox();
 // Read by every job the worker starts; `network` follows the group config (see setNetwork).
 const isolation: JobIsolation = { sandbox: sandbox.kind !== "none", network: true };
+const launcher = new ProcessLauncher();
+await launcher.start();
 
 function setNetwork(config: { network?: boolean } | null): void {
   const network = config?.network !== false;
@@ -66,6 +68,7 @@ const runDeps = {
   baseUrl: env.BASE_URL,
   baseInternalUrl: env.BASE_INTERNAL_URL ?? env.BASE_URL,
   isolation,
+  launcher,
   secrets: createKeyring(env.MILLRACE_SECRET_KEY),
   dependencies: {
     cacheRoot: env.DEPENDENCY_CACHE_DIR ?? defaultCacheRoot(env.JOB_DIR),
@@ -183,6 +186,7 @@ async function shutdown(signal: string): Promise<void> {
   await dispatcher.stop(env.WORKER_GRACE_PERIOD * 1000);
   await periodic.stop();
   await runDeps.dedicated?.close();
+  await runDeps.launcher.close();
   clearInterval(heartbeat);
   clearInterval(cancelPoll);
   // Last ping with no current job, then the rows age out of the live list.

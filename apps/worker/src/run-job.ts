@@ -6,7 +6,7 @@ import {
   type Keyring,
 } from "@millrace/core";
 import type { Pool } from "@millrace/db";
-import { executeJob, type ExecuteOutcome } from "@millrace/runtime";
+import { executeJob, type ExecuteOutcome, type ProcessLauncher } from "@millrace/runtime";
 import { prepareCallback } from "./job-callback.ts";
 import type { DedicatedRunner } from "./dedicated.ts";
 import { prepareDependencies, runDependencyJob, type DependencySettings } from "./job-dependencies.ts";
@@ -24,6 +24,8 @@ export interface RunJobDeps {
   baseInternalUrl: string;
   /** Sandbox and network for the jobs (the network follows the group config). */
   isolation?: JobIsolation;
+  /** Starts job processes (cheaper than forking the worker itself); null: the worker does. */
+  launcher?: ProcessLauncher | null;
   secrets: Keyring;
   dependencies?: DependencySettings;
   /** Set on a dedicated worker: runs its script's jobs in a warm process. */
@@ -97,6 +99,7 @@ async function runScript(
       network: deps.isolation?.network ?? true,
       signal,
       onLog,
+      launcher: deps.launcher ?? null,
     });
   } finally {
     // The job's token dies with the job, not at its expiry.

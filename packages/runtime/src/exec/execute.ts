@@ -6,6 +6,7 @@ import { jobPath, prlimitPath, resolvedInterpreters } from "./interpreters.ts";
 import { prlimitArgs, resolveLimits } from "./limits.ts";
 import type { JobLimits } from "./limits.ts";
 import { executePostgresql } from "./postgresql.ts";
+import type { ProcessLauncher } from "./launcher.ts";
 import { runProcess } from "./process.ts";
 import type { RunResult } from "./process.ts";
 import { createJobDir, removeJobDir } from "./job-dir.ts";
@@ -45,6 +46,8 @@ export interface ExecuteRequest {
   network?: boolean;
   signal?: AbortSignal;
   onLog(chunk: string): void;
+  /** Start the job's process from this launcher (the worker's), not from the calling process. */
+  launcher?: ProcessLauncher | null;
 }
 
 export type ExecuteOutcome =
@@ -311,6 +314,7 @@ export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
       maxTasks: limits.maxProcesses,
       sampleBy: how.sandboxed ? "tree" : "session",
       maxOutputBytes: limits.maxOutputBytes,
+      launcher: req.launcher ?? null,
       ...(user ?? {}),
     });
     const run: JobRun = { ...processRun, sandboxed: how.sandboxed };

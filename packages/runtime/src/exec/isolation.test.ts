@@ -6,14 +6,16 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { ExecuteRequest } from "./execute.ts";
+import { ProcessLauncher } from "./launcher.ts";
 import { detectSandbox, jobUser } from "./sandbox.ts";
-import { run, scratchDir } from "./testing.ts";
+import { run, run as runHere, scratchDir } from "./testing.ts";
 
 const root = scratchDir();
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..");
 const SECRET = `worker-secret-${randomUUID()}`;
 const bash = (content: string, extra: Partial<ExecuteRequest> = {}) =>
   run(root, { language: "bash", content, ...extra });
+const bashHere = bash;
 
 before(() => {
   // Something only the worker has: no job may see it.
@@ -150,13 +152,22 @@ describe("in the sandbox", () => {
   });
 });
 
+// The worker starts jobs through a ProcessLauncher: the limits must hold there too.
+const launcher = new ProcessLauncher();
+after(() => launcher.close());
+
 const modes = [
-  { name: "in the sandbox", sandbox: true },
-  { name: "without the sandbox", sandbox: false },
+  { name: "in the sandbox", sandbox: true, launcher: null },
+  { name: "without the sandbox", sandbox: false, launcher: null },
+  { name: "in the sandbox, started by the process launcher", sandbox: true, launcher },
 ];
 
 for (const mode of modes) {
   describe(`limits ${mode.name}`, () => {
+    const bash = (content: string, options: Partial<ExecuteRequest> = {}) =>
+      bashHere(content, { launcher: mode.launcher, ...options });
+    const run = (workRoot: string, request: Parameters<typeof runHere>[1]) =>
+      runHere(workRoot, { launcher: mode.launcher, ...request });
     const ok = async () => {
       const r = await bash('echo "still fine"\n', { sandbox: mode.sandbox });
       assert.deepEqual(r.outcome, { status: "success", result: "still fine" });

@@ -1,7 +1,6 @@
-import { spawn } from "node:child_process";
-import type { ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
+import { spawnHere, type JobProcess, type ProcessLauncher } from "./launcher.ts";
 import { sampleSession, sampleTree } from "./memory.ts";
 
 export const MAX_LOG_BYTES = 2 * 1024 * 1024;
@@ -35,6 +34,8 @@ export interface RunOptions {
   /** Run as this user (the worker must be root). */
   uid?: number;
   gid?: number;
+  /** Start the process from this launcher rather than from the calling process. */
+  launcher?: ProcessLauncher | null;
 }
 
 // How often the process tree is sampled; a fast allocator can overshoot the memory limit by what it
@@ -125,26 +126,24 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       outputTail: "",
       stdoutTail: "",
     };
-    let child: ChildProcess;
-    try {
-      child = spawn(options.command, options.args, {
-        cwd: options.cwd,
-        // Exactly the job's variables: nothing of the worker's environment is inherited.
-        env: options.env as NodeJS.ProcessEnv,
-        detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
-        ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.gid ?? options.uid }),
-      });
-    } catch (err) {
-      result.spawnError = err instanceof Error ? err : new Error(String(err));
-      resolve(result);
-      return;
-    }
+    const request = {
+      command: options.command,
+      args: options.args,
+      cwd: options.cwd,
+      env: options.env,
+      ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.gid ?? options.uid }),
+    };
+    const child: JobProcess = options.launcher ? options.launcher.spawn(request) : spawnHere(request);
 
     let settled = false;
     let exited = false;
+    let killRequested = false;
     let drainTimer: NodeJS.Timeout | undefined;
+    let sampler: NodeJS.Timeout | undefined;
+    // Before the pid is known (the launcher replies asynchronously) a kill is remembered and sent
+    // as soon as it is.
     const killGroup = (): void => {
+      killRequested = true;
       if (child.pid === undefined) return;
       try {
         process.kill(-child.pid, "SIGKILL");
@@ -159,25 +158,26 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       },
       Number.isNaN(options.timeoutMs) ? MAX_TIMER_MS : Math.max(0, Math.min(options.timeoutMs, MAX_TIMER_MS)),
     );
-    if (child.pid !== undefined) preferForOomKill(child.pid);
     // detached: the child leads a new session whose id is its pid.
     const bySession = options.sampleBy === "session";
     const sampleEvery = bySession ? SESSION_SAMPLE_MS : TREE_SAMPLE_MS;
-    const sampler =
-      child.pid !== undefined
-        ? setInterval(() => {
-            const sample = bySession ? sampleSession(child.pid!) : sampleTree(child.pid!);
-            result.memoryPeakBytes = Math.max(result.memoryPeakBytes, sample.residentBytes);
-            if (result.outOfMemory || result.processLimit) return;
-            if (options.memoryLimitBytes && sample.residentBytes > options.memoryLimitBytes) {
-              result.outOfMemory = true;
-              killGroup();
-            } else if (options.maxTasks && sample.tasks >= options.maxTasks) {
-              result.processLimit = true;
-              killGroup();
-            }
-          }, sampleEvery)
-        : undefined;
+    void child.ready.then((pid) => {
+      if (pid === undefined || settled) return;
+      if (killRequested) killGroup();
+      preferForOomKill(pid);
+      sampler = setInterval(() => {
+        const sample = bySession ? sampleSession(pid) : sampleTree(pid);
+        result.memoryPeakBytes = Math.max(result.memoryPeakBytes, sample.residentBytes);
+        if (result.outOfMemory || result.processLimit) return;
+        if (options.memoryLimitBytes && sample.residentBytes > options.memoryLimitBytes) {
+          result.outOfMemory = true;
+          killGroup();
+        } else if (options.maxTasks && sample.tasks >= options.maxTasks) {
+          result.processLimit = true;
+          killGroup();
+        }
+      }, sampleEvery);
+    });
     const onAbort = (): void => {
       result.canceled = true;
       killGroup();
@@ -199,13 +199,9 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       if (isStdout) stdoutTail?.push(text);
       sink.write(text, bytes);
     };
-    child.stdout?.on("data", (buf: Buffer) => {
+    child.on("data", (buf, isStdout) => {
       count(buf.length);
-      take(decoders.out.write(buf), buf.length, true);
-    });
-    child.stderr?.on("data", (buf: Buffer) => {
-      count(buf.length);
-      take(decoders.err.write(buf), buf.length, false);
+      take((isStdout ? decoders.out : decoders.err).write(buf), buf.length, isStdout);
     });
 
     const finish = (): void => {
@@ -233,8 +229,7 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       result.exitSignal = signal;
       killGroup();
       drainTimer = setTimeout(() => {
-        child.stdout?.destroy();
-        child.stderr?.destroy();
+        child.releasePipes();
         finish();
       }, PIPE_DRAIN_GRACE_MS);
     });
