@@ -1,16 +1,17 @@
 // Per-language submit-to-result of a trivial script through the whole pipeline (REST
 // run_wait_result), beside the bare start of the same interpreter on an equivalent program,
 // measured in the same run. `node scripts/bench/languages.ts` runs this section alone.
-import { spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { detectSandbox, executeJob, interpreterPaths } from "@millrace/runtime";
+import { detectSandbox, executeJob, interpreterPaths, ProcessLauncher } from "@millrace/runtime";
 import { startBenchInstance, type BenchInstance } from "./instance.ts";
 import { ms, summary } from "./stats.ts";
 
 const RUNS = 30;
+const BARE_START = fileURLToPath(new URL("./bare-start.ts", import.meta.url));
 const WARMUP = 5;
 // Target of issue 4 (2-core machine): submit-to-result minus bare start, p50.
 const OVERHEAD_TARGET_MS = 15;
@@ -68,26 +69,6 @@ export interface LanguageRow {
   runtime: { sandbox: Stats; none: Stats };
 }
 
-function spawnOnce(
-  command: string,
-  args: string[],
-  env: Record<string, string>,
-  cwd: string,
-): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let err = "";
-    child.stdout.resume();
-    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      if (code === 0) resolve(performance.now() - started);
-      else reject(new Error(`${command} exited with ${code}: ${err}`));
-    });
-  });
-}
-
 async function bareStart(c: Case, dir: string): Promise<Stats> {
   const bin = interpreterPaths() as unknown as Record<string, string>;
   const file = path.join(dir, c.bareFile);
@@ -102,16 +83,22 @@ async function bareStart(c: Case, dir: string): Promise<Stats> {
     DENO_NO_UPDATE_CHECK: "1",
   };
   const [command, args] = c.bareArgs(bin, file);
-  const samples: number[] = [];
-  for (let i = 0; i < WARMUP + RUNS; i++) {
-    const elapsed = await spawnOnce(command, args, env, dir);
-    if (i >= WARMUP) samples.push(elapsed);
-  }
+  const output = execFileSync(
+    process.execPath,
+    [BARE_START, JSON.stringify({ command, args, env, cwd: dir, runs: RUNS, warmup: WARMUP })],
+    { encoding: "utf8" },
+  );
+  const samples = JSON.parse(output) as number[];
   return summary(samples);
 }
 
-/** The runtime's share: executeJob in this process, with and without the sandbox. */
-async function runtimeOnly(c: Case, workRoot: string, sandbox: boolean): Promise<Stats> {
+/** The runtime's share: executeJob through a process launcher as the worker runs it, with and without the sandbox. */
+async function runtimeOnly(
+  c: Case,
+  workRoot: string,
+  sandbox: boolean,
+  launcher: ProcessLauncher,
+): Promise<Stats> {
   const samples: number[] = [];
   for (let i = 0; i < WARMUP + RUNS; i++) {
     const started = performance.now();
@@ -125,6 +112,7 @@ async function runtimeOnly(c: Case, workRoot: string, sandbox: boolean): Promise
       workRoot,
       timeoutMs: 30_000,
       sandbox,
+      launcher,
       onLog: () => {},
     });
     const elapsed = performance.now() - started;
@@ -164,6 +152,8 @@ export async function languageBench(instance: BenchInstance): Promise<LanguageRo
   const dir = mkdtempSync(path.join(os.tmpdir(), "millrace-bench-bare-"));
   // Jobs of a root worker run as nobody: their work root must be reachable.
   chmodSync(dir, 0o711);
+  const launcher = new ProcessLauncher();
+  await launcher.start();
   try {
     const rows: LanguageRow[] = [];
     for (const c of CASES) {
@@ -172,13 +162,14 @@ export async function languageBench(instance: BenchInstance): Promise<LanguageRo
       const bare = await bareStart(c, caseDir);
       const millrace = await submitToResult(instance, c);
       const runtime = {
-        sandbox: await runtimeOnly(c, path.join(caseDir, "jobs"), true),
-        none: await runtimeOnly(c, path.join(caseDir, "jobs"), false),
+        sandbox: await runtimeOnly(c, path.join(caseDir, "jobs"), true, launcher),
+        none: await runtimeOnly(c, path.join(caseDir, "jobs"), false, launcher),
       };
       rows.push({ language: c.language, bare, millrace, overheadP50: millrace.p50 - bare.p50, runtime });
     }
     return rows;
   } finally {
+    await launcher.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -194,7 +185,7 @@ export function printLanguageBench(rows: LanguageRow[], section: string): void {
       `beside the bare interpreter start, ${RUNS} runs each`,
   );
   console.log(
-    "   language   bare start p50   Millrace p50   Millrace p95   overhead p50 | executeJob alone p50: bwrap / no sandbox",
+    "   language   bare start p50   Millrace p50   Millrace p95   overhead p50 | executeJob alone (via launcher) p50: bwrap / none",
   );
   for (const row of rows) {
     const target = TARGETED.has(row.language)
