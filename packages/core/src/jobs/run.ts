@@ -7,7 +7,7 @@ import {
   type ArgSchema,
   type Language,
 } from "@millrace/runtime";
-import type { PoolClient } from "@millrace/db";
+import { withTransaction, type PoolClient } from "@millrace/db";
 import type { CoreContext } from "../context.ts";
 import { recordAudit } from "../audit/index.ts";
 import { AppError, invalidInput } from "../errors.ts";
@@ -77,44 +77,50 @@ export async function runScriptByPath(
   const workspaceId = membership.workspace.id;
   const tag = resolveTag(tagForRunnable(script.tag, language), workspaceId, runArgs);
   await assertTagAllowed(ctx.pool, workspaceId, tag, "tag");
-  const id = await enqueueJob(
-    ctx.pool,
-    ctx.boss,
-    {
+  // The job and its audit entry commit together: one commit on the run_wait_result hot path.
+  const enqueueAndAudit = async (client: PoolClient) => {
+    const id = await enqueueJob(
+      ctx.pool,
+      ctx.boss,
+      {
+        workspaceId,
+        kind: "script",
+        scriptPath: script.path,
+        scriptHash: script.hash,
+        language,
+        content: script.content,
+        args: runArgs,
+        argOrder: schema.order,
+        tag,
+        priority: checkedPriority(options.priority) ?? script.priority ?? 0,
+        scheduledFor: options.scheduledFor ?? null,
+        timeoutSecs: timeoutFor(ctx, script.timeoutSecs),
+        memoryLimitMb: script.memoryLimitMb ?? ctx.limits.defaultMemoryLimitMb ?? null,
+        concurrency: script.concurrentLimit
+          ? {
+              key: resolveConcurrencyKey(script.concurrencyKey ?? script.path, workspaceId, runArgs),
+              limit: script.concurrentLimit,
+              windowSecs: script.concurrencyTimeWindowS ?? 0,
+            }
+          : null,
+        retry: (script.retry as RetryPolicy | null) ?? null,
+        createdBy: principal.username,
+        permissionedAs: `u/${principal.username}`,
+        schedulePath: options.schedulePath ?? null,
+      },
+      client,
+    );
+    await recordAudit(client, principal, {
       workspaceId,
-      kind: "script",
-      scriptPath: script.path,
-      scriptHash: script.hash,
-      language,
-      content: script.content,
-      args: runArgs,
-      argOrder: schema.order,
-      tag,
-      priority: checkedPriority(options.priority) ?? script.priority ?? 0,
-      scheduledFor: options.scheduledFor ?? null,
-      timeoutSecs: timeoutFor(ctx, script.timeoutSecs),
-      memoryLimitMb: script.memoryLimitMb ?? ctx.limits.defaultMemoryLimitMb ?? null,
-      concurrency: script.concurrentLimit
-        ? {
-            key: resolveConcurrencyKey(script.concurrencyKey ?? script.path, workspaceId, runArgs),
-            limit: script.concurrentLimit,
-            windowSecs: script.concurrencyTimeWindowS ?? 0,
-          }
-        : null,
-      retry: (script.retry as RetryPolicy | null) ?? null,
-      createdBy: principal.username,
-      permissionedAs: `u/${principal.username}`,
-      schedulePath: options.schedulePath ?? null,
-    },
-    options.transaction,
-  );
-  await recordAudit(options.transaction ?? ctx.pool, principal, {
-    workspaceId,
-    operation: "jobs.run.script",
-    resource: script.path,
-    parameters: { job_id: id, hash: script.hash },
-  });
-  return id;
+      operation: "jobs.run.script",
+      resource: script.path,
+      parameters: { job_id: id, hash: script.hash },
+    });
+    return id;
+  };
+  return options.transaction
+    ? enqueueAndAudit(options.transaction)
+    : withTransaction(ctx.pool, enqueueAndAudit);
 }
 
 export interface PreviewInput {

@@ -1,16 +1,17 @@
 // Messages between the worker (launcher.ts) and its process launcher (launcher-process.ts).
 
+export interface SpawnRequest {
+  command: string;
+  args: string[];
+  cwd: string;
+  /** Exactly the process's variables: nothing of the worker's environment is inherited. */
+  env: Record<string, string>;
+  uid?: number;
+  gid?: number;
+}
+
 export type LauncherRequest =
-  | {
-      type: "spawn";
-      id: number;
-      command: string;
-      args: string[];
-      cwd: string;
-      env: Record<string, string>;
-      uid?: number;
-      gid?: number;
-    }
+  | ({ type: "spawn"; id: number } & SpawnRequest)
   /** Stop reading a process's pipes (they are held open by something that escaped its group). */
   | { type: "release"; id: number };
 

@@ -1,17 +1,9 @@
 import { fork, spawn, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { fileURLToPath } from "node:url";
-import type { LauncherReply, LauncherRequest } from "./launcher-protocol.ts";
+import type { LauncherReply, LauncherRequest, SpawnRequest } from "./launcher-protocol.ts";
 
-export interface SpawnRequest {
-  command: string;
-  args: string[];
-  cwd: string;
-  /** Exactly the process's variables: nothing of the worker's environment is inherited. */
-  env: Record<string, string>;
-  uid?: number;
-  gid?: number;
-}
+export type { SpawnRequest };
 
 interface JobProcessEvents {
   /** Output, `stdout` false for stderr. */
