@@ -334,15 +334,25 @@ describe("schedules", () => {
     await setNextRun(path, hourAgo);
     const before = Date.now();
     const outcomes = await runDueSchedules(services);
-    assert.equal(outcomes.length, 1, "one run, not a storm");
+    // One catch-up run, not a storm. On a slow machine the call may cross the next 2-s boundary,
+    // and then that (on time) tick runs too, right after.
+    assert.ok(outcomes.length === 1 || outcomes.length === 2, `${outcomes.length} runs`);
     const [outcome] = outcomes;
     assert.ok(outcome!.skipped >= 1000, `skipped ${outcome!.skipped}`);
     // The run is for the latest tick at or before now, which is at most one period old.
     assert.ok(outcome!.tick.getTime() <= Date.now() && outcome!.tick.getTime() > before - 2000 - 100);
     assert.equal(outcome!.tick.getUTCSeconds() % 2, 0);
-    assert.deepEqual(await jobTicks(path), [outcome!.tick.getTime()]);
+    if (outcomes[1]) {
+      assert.equal(outcomes[1].tick.getTime(), outcome!.tick.getTime() + 2000);
+      assert.equal(outcomes[1].skipped, 0);
+    }
+    const last = outcomes.at(-1)!.tick.getTime();
+    assert.deepEqual(
+      await jobTicks(path),
+      outcomes.map((o) => o.tick.getTime()),
+    );
     const schedule = await getSchedule(services, membership, path);
-    assert.equal(schedule.nextRunAt!.getTime(), outcome!.tick.getTime() + 2000);
+    assert.equal(schedule.nextRunAt!.getTime(), last + 2000);
     assert.ok(MISSED_TICK_GRACE_MS >= 2000);
   });
 
