@@ -149,8 +149,8 @@ async function main(): Promise<void> {
     const server = startManaged(
       "server",
       process.execPath,
-      [require.resolve("next/dist/bin/next"), "start", "-p", String(env.PORT)],
-      { cwd: path.join(root, "apps/web"), env: childEnv },
+      [path.join(root, "apps/web/serve.ts")],
+      { cwd: path.join(root, "apps/web"), env: { ...childEnv, PORT: String(env.PORT) } },
     );
     children.push(server);
     await waitForHttp(

@@ -3,6 +3,8 @@ import { databaseUrlVar, parseEnv, positiveIntVar, secretKeyVar } from "@millrac
 
 const serverEnvSchema = z.object({
   DATABASE_URL: databaseUrlVar,
+  // The port the web server listens on (all interfaces).
+  PORT: positiveIntVar(3000),
   BASE_URL: z.url().default("http://localhost:8000"),
   // A bearer token accepted as superadmin on the API, as in Windmill.
   SUPERADMIN_SECRET: z.string().min(16, "must be at least 16 characters").optional(),

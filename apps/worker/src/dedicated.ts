@@ -88,30 +88,26 @@ export class DedicatedRunner {
 
   async run(job: ClaimedJob, signal: AbortSignal, onLog: (chunk: string) => void): Promise<ExecuteOutcome> {
     const callback = await prepareCallback(this.deps, job);
+    const key = versionKey(job);
+    let proc: WarmProcess;
     try {
-      const key = versionKey(job);
-      let proc: WarmProcess;
-      try {
-        proc = await this.acquire(key, job, onLog, signal);
-      } catch (error) {
-        return { status: "failure", error: { name: "ExecutionErr", message: (error as Error).message } };
-      }
-      try {
-        if (proc.loadError) return proc.loadError;
-        const { execMs: _, ...outcome } = await proc.run({
-          args: callback.args,
-          argOrder: job.argOrder,
-          env: callback.env,
-          timeoutMs: job.timeoutSecs * 1000,
-          signal,
-          onLog,
-        });
-        return outcome as ExecuteOutcome;
-      } finally {
-        this.release(key, proc);
-      }
+      proc = await this.acquire(key, job, onLog, signal);
+    } catch (error) {
+      return { status: "failure", error: { name: "ExecutionErr", message: (error as Error).message } };
+    }
+    try {
+      if (proc.loadError) return proc.loadError;
+      const { execMs: _, ...outcome } = await proc.run({
+        args: callback.args,
+        argOrder: job.argOrder,
+        env: callback.env,
+        timeoutMs: job.timeoutSecs * 1000,
+        signal,
+        onLog,
+      });
+      return outcome as ExecuteOutcome;
     } finally {
-      await callback.release();
+      this.release(key, proc);
     }
   }
 

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createJobToken, resolveJobArgs, revokeJobToken, type ClaimedJob } from "@millrace/core";
+import { resolveJobArgs, type ClaimedJob } from "@millrace/core";
 import { createDb, type Db, type Pool } from "@millrace/db";
 import type { RunJobDeps } from "./run-job.ts";
 
@@ -11,8 +11,6 @@ export interface JobCallback {
   args: Record<string, unknown>;
   /** Host paths the sandbox must expose read-only (the bundled clients). */
   readOnlyPaths: string[];
-  /** Revokes the job's token; call once the job is over. */
-  release(): Promise<void>;
 }
 
 /**
@@ -53,32 +51,19 @@ export function statePath(job: Pick<ClaimedJob, "permissionedAs" | "scriptPath">
 }
 
 /**
- * What a job needs to call Millrace back: a short-lived token acting as the user the job is
- * permissioned as, in the job's workspace only, and its arguments with references resolved.
+ * What a job needs to call Millrace back: its token (issued with its claim, revoked with its
+ * completion: a short-lived token acting as the user the job is permissioned as, in the job's
+ * workspace only), and its arguments with references resolved.
  */
 export async function prepareCallback(deps: RunJobDeps, job: ClaimedJob): Promise<JobCallback> {
   clients ??= bundledClients();
-  const token = await createJobToken(deps.pool, {
-    jobId: job.id,
-    workspaceId: job.workspaceId,
-    permissionedAs: job.permissionedAs,
-    timeoutSecs: job.timeoutSecs,
-  });
-  const release = async () => {
-    if (token) await revokeJobToken(deps.pool, token).catch(() => {});
-  };
-  let args: Record<string, unknown>;
-  try {
-    args = await resolveJobArgs(
-      { pool: deps.pool, db: dbFor(deps.pool), secrets: deps.secrets },
-      job.workspaceId,
-      job.permissionedAs,
-      job.args,
-    );
-  } catch (error) {
-    await release();
-    throw error;
-  }
+  const token = job.callbackToken;
+  const args = await resolveJobArgs(
+    { pool: deps.pool, db: dbFor(deps.pool), secrets: deps.secrets },
+    job.workspaceId,
+    job.permissionedAs,
+    job.args,
+  );
   const state = statePath(job);
   return {
     env: {
@@ -97,6 +82,5 @@ export async function prepareCallback(deps: RunJobDeps, job: ClaimedJob): Promis
     },
     args,
     readOnlyPaths: [clients.nodeClient, clients.pythonPath],
-    release,
   };
 }

@@ -13,7 +13,7 @@ import {
 } from "@millrace/core";
 import { assertNodeVersion } from "@millrace/core/config";
 import { createPool } from "@millrace/db";
-import { detectSandbox, interpreterPaths, ProcessLauncher } from "@millrace/runtime";
+import { detectSandbox, interpreterPaths, ProcessLauncher, WarmSandboxes } from "@millrace/runtime";
 import { Dispatcher } from "./dispatcher.ts";
 import { DedicatedRunner, dedicatedTarget } from "./dedicated.ts";
 import { installerEnv, loadWorkerEnv } from "./env.ts";
@@ -51,6 +51,16 @@ const sandbox = env.DISABLE_SANDBOX
 const isolation: JobIsolation = { sandbox: sandbox.kind !== "none", network: true };
 const launcher = new ProcessLauncher();
 await launcher.start();
+// Sandboxes set up ahead of their jobs (see WarmSandboxes); a slot or two's worth per kind of job.
+const warmSandboxes =
+  sandbox.kind === "bubblewrap"
+    ? new WarmSandboxes({
+        workRoot: env.JOB_DIR,
+        bwrap: sandbox.path,
+        launcher,
+        perSpec: Math.min(env.NUM_WORKERS, 2),
+      })
+    : null;
 
 function setNetwork(config: { network?: boolean } | null): void {
   const network = config?.network !== false;
@@ -69,6 +79,7 @@ const runDeps = {
   baseInternalUrl: env.BASE_INTERNAL_URL ?? env.BASE_URL,
   isolation,
   launcher,
+  warmSandboxes,
   secrets: createKeyring(env.MILLRACE_SECRET_KEY),
   dependencies: {
     cacheRoot: env.DEPENDENCY_CACHE_DIR ?? defaultCacheRoot(env.JOB_DIR),
@@ -186,6 +197,7 @@ async function shutdown(signal: string): Promise<void> {
   await dispatcher.stop(env.WORKER_GRACE_PERIOD * 1000);
   await periodic.stop();
   await runDeps.dedicated?.close();
+  warmSandboxes?.close();
   await runDeps.launcher.close();
   clearInterval(heartbeat);
   clearInterval(cancelPoll);

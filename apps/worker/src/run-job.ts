@@ -6,7 +6,7 @@ import {
   type Keyring,
 } from "@millrace/core";
 import type { Pool } from "@millrace/db";
-import { executeJob, type ExecuteOutcome, type ProcessLauncher } from "@millrace/runtime";
+import { executeJob, type ExecuteOutcome, type ProcessLauncher, type WarmSandboxes } from "@millrace/runtime";
 import { prepareCallback } from "./job-callback.ts";
 import type { DedicatedRunner } from "./dedicated.ts";
 import { prepareDependencies, runDependencyJob, type DependencySettings } from "./job-dependencies.ts";
@@ -26,6 +26,8 @@ export interface RunJobDeps {
   isolation?: JobIsolation;
   /** Starts job processes (cheaper than forking the worker itself); null: the worker does. */
   launcher?: ProcessLauncher | null;
+  /** Sandboxes set up ahead of their jobs; null: every job's sandbox is set up when it starts. */
+  warmSandboxes?: WarmSandboxes | null;
   secrets: Keyring;
   dependencies?: DependencySettings;
   /** Set on a dedicated worker: runs its script's jobs in a warm process. */
@@ -82,29 +84,25 @@ async function runScript(
     prepareCallback(deps, job),
     prepareDependencies(deps, job, onLog, signal),
   ]);
-  try {
-    return await executeJob({
-      jobId: job.id,
-      language: job.language,
-      content: job.content,
-      args: callback.args,
-      argOrder: job.argOrder,
-      env: { ...callback.env, ...dependencies.env, ...searchPaths(dependencies.env, callback.env) },
-      readOnlyPaths: [...dependencies.readOnlyPaths, ...callback.readOnlyPaths],
-      nodeModulesDir: dependencies.nodeModulesDir,
-      workRoot: deps.jobDir,
-      timeoutMs: job.timeoutSecs * 1000,
-      memoryLimitMb: job.memoryLimitMb,
-      sandbox: deps.isolation?.sandbox ?? true,
-      network: deps.isolation?.network ?? true,
-      signal,
-      onLog,
-      launcher: deps.launcher ?? null,
-    });
-  } finally {
-    // The job's token dies with the job, not at its expiry.
-    await callback.release();
-  }
+  return executeJob({
+    jobId: job.id,
+    language: job.language,
+    content: job.content,
+    args: callback.args,
+    argOrder: job.argOrder,
+    env: { ...callback.env, ...dependencies.env, ...searchPaths(dependencies.env, callback.env) },
+    readOnlyPaths: [...dependencies.readOnlyPaths, ...callback.readOnlyPaths],
+    nodeModulesDir: dependencies.nodeModulesDir,
+    workRoot: deps.jobDir,
+    timeoutMs: job.timeoutSecs * 1000,
+    memoryLimitMb: job.memoryLimitMb,
+    sandbox: deps.isolation?.sandbox ?? true,
+    network: deps.isolation?.network ?? true,
+    signal,
+    onLog,
+    launcher: deps.launcher ?? null,
+    warmSandboxes: deps.warmSandboxes ?? null,
+  });
 }
 
 /**

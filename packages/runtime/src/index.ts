@@ -9,6 +9,7 @@ export type { ExecuteRequest, ExecuteOutcome } from "./exec/execute.ts";
 export { interpreterPaths } from "./exec/interpreters.ts";
 export { detectSandbox } from "./exec/sandbox.ts";
 export { ProcessLauncher } from "./exec/launcher.ts";
+export { WarmSandboxes } from "./exec/warm-sandbox.ts";
 export type { SandboxStatus } from "./exec/sandbox.ts";
 export { DEFAULT_LIMITS } from "./exec/limits.ts";
 export type { JobLimits } from "./exec/limits.ts";

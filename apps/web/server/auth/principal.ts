@@ -25,6 +25,11 @@ function tokenCookie(headers: Headers): string | null {
 
 export { requestIp } from "./ip.ts";
 
+/** The API token a request carries (bearer header, `?token=`, or Windmill's `token` cookie), if any. */
+export function requestToken(headers: Headers, url: URL): string | null {
+  return bearerToken(headers) ?? url.searchParams.get("token") ?? tokenCookie(headers);
+}
+
 /**
  * Resolves the caller of a request: a bearer token (API token, `?token=` for webhooks), the
  * `token` cookie, or a next-auth session. Returns null when the request carries none.
@@ -32,7 +37,7 @@ export { requestIp } from "./ip.ts";
 export async function principalFromRequest(request: Request): Promise<Principal | null> {
   const services = await getServices();
   const url = new URL(request.url);
-  const token = bearerToken(request.headers) ?? url.searchParams.get("token") ?? tokenCookie(request.headers);
+  const token = requestToken(request.headers, url);
   const ip = requestIp(request.headers);
   const withIp = (principal: Principal | null) => (principal && ip ? { ...principal, ip } : principal);
   if (token) {

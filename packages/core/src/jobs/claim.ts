@@ -3,6 +3,7 @@ import type { Language } from "@millrace/runtime";
 import type { Boss } from "./boss.ts";
 import { bossDb, redispatchJob, type JobKind, type RetryPolicy } from "./enqueue.ts";
 import { JOB_LOG_CHANNEL, NOTIFY_CHUNKS } from "./events.ts";
+import { issueJobTokensSql, newJobToken, revokeJobTokens } from "../secrets/job-token.ts";
 
 /** What a worker needs to run a claimed job: ids, code and limits, no user rows. */
 export interface ClaimedJob {
@@ -28,6 +29,11 @@ export interface ClaimedJob {
   permissionedAs: string;
   createdBy: string;
   workerName: string;
+  /**
+   * The job's WM_TOKEN, issued with its claim (null: the job runs no user code, or not as a user).
+   * Revoked when the job completes or goes back to the queue.
+   */
+  callbackToken: string | null;
 }
 
 const CLAIMED_COLUMNS = `id, boss_job_id, workspace_id, kind, script_path, language, content, args, arg_order, tag,
@@ -35,7 +41,7 @@ const CLAIMED_COLUMNS = `id, boss_job_id, workspace_id, kind, script_path, langu
   script_hash, lock`;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-function toClaimed(row: any): ClaimedJob {
+function toClaimed(row: any, callbackToken: string | null): ClaimedJob {
   return {
     id: row.id,
     bossJobId: row.boss_job_id,
@@ -57,6 +63,7 @@ function toClaimed(row: any): ClaimedJob {
     permissionedAs: row.permissioned_as,
     createdBy: row.created_by,
     workerName: row.worker_name,
+    callbackToken,
   };
 }
 
@@ -104,20 +111,33 @@ export async function claimJobs(
     bossJobId: bossJob.id,
     name: workerNames[i]!,
   }));
-  // Jobs without a concurrency limit: one statement for the whole batch.
+  const tokens = claims.map(() => newJobToken());
+  // Jobs without a concurrency limit: one statement for the whole batch, their WM_TOKENs included.
   // Should this fail (connection lost), the fetched pg-boss jobs are handed back, so no job is
   // left in limbo; the leader's orphan repair covers the case where even that fails. (No NOTIFY
   // per started job: at thousands of jobs a second it costs more than run pages gain.)
   const { rows } = await claimPool
     .query(
-      `UPDATE job SET status = 'running', started_at = now(), worker_name = c.name
-         FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS c(job_id, boss_job_id, name)
-        WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status = 'queued'
-          AND job.concurrency_key IS NULL
-        RETURNING ${CLAIMED_COLUMNS.split(",")
-          .map((column) => `job.${column.trim()}`)
-          .join(", ")}`,
-      [claims.map((c) => c.jobId), claims.map((c) => c.bossJobId), claims.map((c) => c.name)],
+      `WITH claimed AS (
+         UPDATE job SET status = 'running', started_at = now(), worker_name = c.name
+           FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS c(job_id, boss_job_id, name)
+          WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status = 'queued'
+            AND job.concurrency_key IS NULL
+          RETURNING ${CLAIMED_COLUMNS.split(",")
+            .map((column) => `job.${column.trim()}`)
+            .join(", ")}
+       ), issued AS (
+         ${issueJobTokensSql("claimed", "unnest($1::uuid[], $4::text[], $5::text[]) AS t(job_id, hash, prefix)")}
+       )
+       SELECT claimed.*, EXISTS (SELECT 1 FROM issued WHERE issued.label = 'job ' || claimed.id) AS has_token
+         FROM claimed`,
+      [
+        claims.map((c) => c.jobId),
+        claims.map((c) => c.bossJobId),
+        claims.map((c) => c.name),
+        tokens.map((t) => t.hash),
+        tokens.map((t) => t.prefix),
+      ],
     )
     .catch(async (error: unknown) => {
       const ids = claims.map((c) => c.bossJobId);
@@ -127,7 +147,8 @@ export async function claimJobs(
         .catch(() => {});
       throw error;
     });
-  const claimed = rows.map(toClaimed);
+  const tokenOf = new Map(claims.map((c, i) => [c.jobId, tokens[i]!.token]));
+  const claimed = rows.map((row) => toClaimed(row, row.has_token ? tokenOf.get(row.id)! : null));
   const done = new Set(claimed.map((job) => job.bossJobId));
   const stale: string[] = [];
   for (const claim of claims) {
@@ -149,10 +170,12 @@ export async function claimJobs(
 export async function releaseClaimedJobs(
   pool: Pool,
   boss: Boss,
-  jobs: Pick<ClaimedJob, "id" | "bossJobId" | "tag" | "priority" | "timeoutSecs">[],
+  jobs: Pick<ClaimedJob, "id" | "bossJobId" | "tag" | "priority" | "timeoutSecs" | "callbackToken">[],
 ): Promise<void> {
   for (const job of jobs) {
     await withTransaction(pool, async (client) => {
+      // Its next claim issues a new token; this one must not outlive the claim it came with.
+      await revokeJobTokens(client, [job.callbackToken]);
       const { rows } = await client.query<{ scheduled_for: Date }>(
         `SELECT scheduled_for FROM job
           WHERE id = $1 AND boss_job_id = $2 AND status = 'running' AND canceled_by IS NULL FOR UPDATE`,
@@ -198,12 +221,18 @@ async function claimLimited(
     );
     const { count = 0, next_free } = counted[0] ?? {};
     if (count < job.concurrent_limit) {
+      const token = newJobToken();
       const { rows: running } = await client.query(
-        `UPDATE job SET status = 'running', started_at = now(), worker_name = $2 WHERE id = $1
-          RETURNING ${CLAIMED_COLUMNS}`,
-        [job.id, claim.name],
+        `WITH claimed AS (
+           UPDATE job SET status = 'running', started_at = now(), worker_name = $2 WHERE id = $1
+            RETURNING ${CLAIMED_COLUMNS}
+         ), issued AS (
+           ${issueJobTokensSql("claimed", "(VALUES ($1::uuid, $3::text, $4::text)) AS t(job_id, hash, prefix)")}
+         )
+         SELECT claimed.*, EXISTS (SELECT 1 FROM issued) AS has_token FROM claimed`,
+        [job.id, claim.name, token.hash, token.prefix],
       );
-      return toClaimed(running[0]);
+      return toClaimed(running[0], running[0].has_token ? token.token : null);
     }
     const soonest = Date.now() + CONCURRENCY_RECHECK_MS;
     const startAfter = new Date(window > 0 && next_free ? Math.max(soonest, next_free.getTime()) : soonest);

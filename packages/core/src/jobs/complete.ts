@@ -5,6 +5,7 @@ import { NOTIFY_CHUNKS } from "./events.ts";
 import { bossDb, redispatchJob, type RetryPolicy } from "./enqueue.ts";
 import { JOB_DONE_CHANNEL } from "./events.ts";
 import { settleDependencyJobs } from "../dependencies/settle.ts";
+import { hashToken } from "../auth/tokens.ts";
 
 export interface JobError {
   name: string;
@@ -19,7 +20,7 @@ export type JobOutcome =
 
 export interface Completion {
   job: Pick<ClaimedJob, "id" | "bossJobId" | "tag" | "priority" | "timeoutSecs" | "retry" | "retryAttempt"> &
-    Partial<Pick<ClaimedJob, "kind">>;
+    Partial<Pick<ClaimedJob, "kind" | "callbackToken">>;
   outcome: JobOutcome;
   /** Output not yet flushed to the log. */
   pendingLog: string;
@@ -43,53 +44,91 @@ export function retryDelaySecs(policy: RetryPolicy | null, attempt: number): num
 }
 
 /**
- * Records the outcomes of many jobs, their last output, and settles their pg-boss jobs in one
- * transaction: either all of it is durable or none. Only the dispatch that was claimed can
- * complete a job (`boss_job_id`), so a job canceled, restarted or re-dispatched meanwhile is never
- * completed twice. A failed job with retries left goes back to the queue instead.
+ * One statement: the last output of every completion, the final state of those that are over
+ * (only the dispatch that was claimed can complete a job: `boss_job_id`), their WM_TOKENs revoked,
+ * and one NOTIFY per chunk of completed jobs (delivered at commit).
+ */
+const RECORD_OUTCOMES = `WITH logs AS (
+     INSERT INTO job_log (job_id, logs)
+       SELECT job_id, left(chunk, ${MAX_JOB_LOG_CHARS})
+         FROM unnest($1::uuid[], $2::text[]) AS e(job_id, chunk) WHERE chunk <> ''
+     ON CONFLICT (job_id) DO UPDATE SET logs = ${CAPPED_APPEND}
+   ), revoked AS (
+     DELETE FROM api_token WHERE token_hash = ANY($9::text[]) AND kind = 'job'
+   ), done AS (
+     UPDATE job SET status = c.status::job_status, result = c.result, completed_at = now(),
+            started_at = COALESCE(c.started_at, job.started_at)
+       FROM unnest($3::uuid[], $4::uuid[], $5::text[], $6::jsonb[], $8::timestamptz[])
+            AS c(job_id, boss_job_id, status, result, started_at)
+      WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status = 'running'
+      RETURNING job.id)
+   SELECT pg_notify($7, string_agg(id::text, ',')) FROM ${NOTIFY_CHUNKS("done")}`;
+
+function willRetry(c: Completion): boolean {
+  return c.outcome.status === "failure" && retryDelaySecs(c.job.retry, c.job.retryAttempt + 1) !== null;
+}
+
+function recordOutcomesValues(completions: Completion[], retries: Completion[]): unknown[] {
+  const finals = completions.filter((c) => !retries.includes(c));
+  const logged = completions.map((c) => ({
+    jobId: c.job.id,
+    chunk: c.pendingLog + (retries.includes(c) ? retryNote(c) : ""),
+  }));
+  return [
+    logged.map((entry) => entry.jobId),
+    logged.map((entry) => entry.chunk),
+    finals.map((c) => c.job.id),
+    finals.map((c) => c.job.bossJobId),
+    finals.map((c) => c.outcome.status),
+    finals.map((c) => JSON.stringify(c.outcome.result ?? null)),
+    JOB_DONE_CHANNEL,
+    finals.map((c) => c.startedAt ?? null),
+    // A retried job's next claim issues a new token.
+    completions.flatMap((c) => (c.job.callbackToken ? [hashToken(c.job.callbackToken)] : [])),
+  ];
+}
+
+async function settleBossJobs(
+  client: Pool | PoolClient,
+  boss: Boss,
+  completions: Completion[],
+): Promise<void> {
+  const byTag = new Map<string, string[]>();
+  for (const c of completions) byTag.set(c.job.tag, [...(byTag.get(c.job.tag) ?? []), c.job.bossJobId]);
+  for (const [tag, ids] of byTag) {
+    await boss.complete(tag, ids, null, { db: bossDb(client) });
+  }
+}
+
+/**
+ * Records the outcomes of many jobs, their last output, and settles their pg-boss jobs. Only the
+ * dispatch that was claimed can complete a job (`boss_job_id`), so a job canceled, restarted or
+ * re-dispatched meanwhile is never completed twice. A failed job with retries left goes back to
+ * the queue instead.
+ *
+ * The common case (every job over, none a dependency job) is one autocommitted statement, and the
+ * pg-boss jobs are settled after it: whoever waits for the result is woken one commit earlier.
+ * Should the worker die in between, the pg-boss jobs stay active until they expire, which is
+ * harmless: their rows are final, and a claim only takes a queued row. Retries and dependency
+ * jobs need more than one statement and keep everything in one transaction.
  */
 export async function completeJobs(pool: Pool, boss: Boss, completions: Completion[]): Promise<void> {
   if (completions.length === 0) return;
+  const retries = completions.filter(willRetry);
+  if (retries.length === 0 && completions.every((c) => c.job.kind !== "dependency")) {
+    await pool.query(RECORD_OUTCOMES, recordOutcomesValues(completions, []));
+    await settleBossJobs(pool, boss, completions);
+    return;
+  }
   await withTransaction(pool, async (client) => {
-    const retries = completions.filter(
-      (c) => c.outcome.status === "failure" && retryDelaySecs(c.job.retry, c.job.retryAttempt + 1) !== null,
-    );
-    const finals = completions.filter((c) => !retries.includes(c));
-    // Last output and final states in one statement (one round trip for the whole batch).
-    const logged = completions.map((c) => ({
-      jobId: c.job.id,
-      chunk: c.pendingLog + (retries.includes(c) ? retryNote(c) : ""),
-    }));
-    await client.query(
-      `WITH logs AS (
-         INSERT INTO job_log (job_id, logs)
-           SELECT job_id, left(chunk, ${MAX_JOB_LOG_CHARS})
-             FROM unnest($1::uuid[], $2::text[]) AS e(job_id, chunk) WHERE chunk <> ''
-         ON CONFLICT (job_id) DO UPDATE SET logs = ${CAPPED_APPEND}
-       ), done AS (
-         UPDATE job SET status = c.status::job_status, result = c.result, completed_at = now(),
-                started_at = COALESCE(c.started_at, job.started_at)
-           FROM unnest($3::uuid[], $4::uuid[], $5::text[], $6::jsonb[], $8::timestamptz[])
-                AS c(job_id, boss_job_id, status, result, started_at)
-          WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status = 'running'
-          RETURNING job.id)
-       SELECT pg_notify($7, string_agg(id::text, ',')) FROM ${NOTIFY_CHUNKS("done")}`,
-      [
-        logged.map((entry) => entry.jobId),
-        logged.map((entry) => entry.chunk),
-        finals.map((c) => c.job.id),
-        finals.map((c) => c.job.bossJobId),
-        finals.map((c) => c.outcome.status),
-        finals.map((c) => JSON.stringify(c.outcome.result ?? null)),
-        JOB_DONE_CHANNEL,
-        finals.map((c) => c.startedAt ?? null),
-      ],
-    );
+    await client.query(RECORD_OUTCOMES, recordOutcomesValues(completions, retries));
     for (const c of retries) await scheduleRetry(client, boss, c);
-    await settleDependencyJobs(client, boss, finals);
-    const byTag = new Map<string, string[]>();
-    for (const c of completions) byTag.set(c.job.tag, [...(byTag.get(c.job.tag) ?? []), c.job.bossJobId]);
-    for (const [tag, ids] of byTag) await boss.complete(tag, ids, null, { db: bossDb(client) });
+    await settleDependencyJobs(
+      client,
+      boss,
+      completions.filter((c) => !retries.includes(c)),
+    );
+    await settleBossJobs(client, boss, completions);
   });
 }
 

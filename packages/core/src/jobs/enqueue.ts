@@ -46,7 +46,8 @@ export interface EnqueueInput extends JobLimitsInput {
 
 type Sql = (text: string, values?: unknown[]) => Promise<{ rows: unknown[] }>;
 
-export function bossDb(client: PoolClient): { executeSql: Sql } {
+/** Runs pg-boss's statements on our connection: in our transaction when `client` holds one. */
+export function bossDb(client: Pool | PoolClient): { executeSql: Sql } {
   return { executeSql: (text, values) => client.query(text, values) };
 }
 

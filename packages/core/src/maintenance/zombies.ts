@@ -3,6 +3,7 @@ import type { Boss } from "../jobs/boss.ts";
 import { appendLogs } from "../jobs/claim.ts";
 import { bossDb, redispatchJob } from "../jobs/enqueue.ts";
 import { JOB_DONE_CHANNEL } from "../jobs/events.ts";
+import { revokeTokensOfJob } from "../secrets/job-token.ts";
 
 export const MAX_ZOMBIE_RESTARTS = 3;
 
@@ -27,6 +28,7 @@ async function failStuckJob(
   error: { name: string; message: string },
 ): Promise<void> {
   await appendLogs(client, [{ jobId: job.id, chunk: `\n[millrace] ${error.message}\n` }]);
+  await revokeTokensOfJob(client, job.id);
   await client.query(
     `UPDATE job SET status = $2::job_status, result = $3, completed_at = now() WHERE id = $1`,
     [job.id, status, JSON.stringify({ error })],
@@ -43,6 +45,8 @@ async function restartStuckJob(
   countAsZombie: boolean,
 ) {
   await appendLogs(client, [{ jobId: job.id, chunk: `\n[millrace] ${note}\n` }]);
+  // The job's next claim issues it a new token.
+  await revokeTokensOfJob(client, job.id);
   if (countAsZombie)
     await client.query("UPDATE job SET zombie_restarts = zombie_restarts + 1 WHERE id = $1", [job.id]);
   // Settle the dead dispatch so pg-boss never hands it out again; only the new one can complete.

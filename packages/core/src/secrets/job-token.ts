@@ -1,49 +1,58 @@
 import { randomBytes } from "node:crypto";
-import type { Pool } from "@millrace/db";
+import type { Pool, PoolClient } from "@millrace/db";
 import { hashToken } from "../auth/tokens.ts";
 
 /** A job token outlives the job's own timeout by this much (queue-to-start slack, clock skew). */
 export const JOB_TOKEN_MARGIN_SECS = 120;
 
-export interface JobTokenInput {
-  jobId: string;
-  workspaceId: string;
-  /** `u/<username>`: the job calls back with that user's rights, in its workspace only. */
-  permissionedAs: string;
-  timeoutSecs: number;
+/** Jobs that run user code and so get a WM_TOKEN (noop and dependency jobs call nothing back). */
+export const JOB_TOKEN_KINDS = ["script", "preview", "init_script", "periodic_script"] as const;
+
+export interface IssuedJobToken {
+  /** What the job gets as WM_TOKEN; never stored. */
+  token: string;
+  hash: string;
+  prefix: string;
 }
 
-/**
- * Creates the WM_TOKEN of one job: an `api_token` of kind `job`, scoped to the job's workspace,
- * acting as the user the job is permissioned as, expiring shortly after the job's timeout. Null
- * when the job does not run as a user (e.g. started with SUPERADMIN_SECRET): such a job gets no
- * token rather than one with borrowed rights.
- */
-export async function createJobToken(pool: Pool, input: JobTokenInput): Promise<string | null> {
-  const username = /^u\/(.+)$/.exec(input.permissionedAs)?.[1];
-  if (!username) return null;
+export function newJobToken(): IssuedJobToken {
   const token = `jt_${randomBytes(24).toString("base64url")}`;
-  const { rowCount } = await pool.query(
-    `INSERT INTO api_token (id, token_hash, token_prefix, label, kind, user_id, workspace_id, expires_at, created_at)
-     SELECT gen_random_uuid(), $1, $2, $3, 'job', u.id, $4, now() + make_interval(secs => $5), now()
-       FROM "user" u
-      WHERE u.username = $6 AND NOT u.disabled`,
-    [
-      hashToken(token),
-      token.slice(0, 10),
-      `job ${input.jobId}`,
-      input.workspaceId,
-      input.timeoutSecs + JOB_TOKEN_MARGIN_SECS,
-      username,
-    ],
-  );
-  return rowCount ? token : null;
+  return { token, hash: hashToken(token), prefix: token.slice(0, 10) };
 }
 
 /**
- * Ends a job token as soon as its job is over; expiry is only the backstop (a dead worker's job
- * tokens expire, and retention's deleteExpiredTokens drops them).
+ * SQL of a data-modifying CTE issuing the WM_TOKEN of each job of `claimed` (a CTE with the job
+ * columns `id`, `kind`, `workspace_id`, `permissioned_as`, `timeout_secs`) that runs user code
+ * as a user: an `api_token` of kind `job`, scoped to the job's workspace, acting as the user the
+ * job is permissioned as, expiring shortly after the job's timeout. `tokens` is a FROM item
+ * aliased `t` with the columns `(job_id, hash, prefix)`: the tokens made for the claim. A job that does not
+ * run as an enabled user (e.g. started with SUPERADMIN_SECRET) gets none rather than borrowed
+ * rights. Issued in the claim statement itself: one round trip less per job. Returns each issued
+ * token's `label`, `job <id>`.
  */
-export async function revokeJobToken(pool: Pool, token: string): Promise<void> {
-  await pool.query("DELETE FROM api_token WHERE token_hash = $1 AND kind = 'job'", [hashToken(token)]);
+export function issueJobTokensSql(claimed: string, tokens: string): string {
+  return `INSERT INTO api_token (id, token_hash, token_prefix, label, kind, user_id, workspace_id, expires_at, created_at)
+    SELECT gen_random_uuid(), t.hash, t.prefix, 'job ' || c.id, 'job', u.id, c.workspace_id,
+           now() + make_interval(secs => c.timeout_secs + ${JOB_TOKEN_MARGIN_SECS}), now()
+      FROM ${claimed} c
+      JOIN ${tokens} ON t.job_id = c.id
+      JOIN "user" u ON u.username = substr(c.permissioned_as, 3) AND NOT u.disabled
+     WHERE c.permissioned_as LIKE 'u/%'
+       AND c.kind IN (${JOB_TOKEN_KINDS.map((kind) => `'${kind}'`).join(", ")})
+    RETURNING label`;
+}
+
+/**
+ * Ends job tokens as soon as their jobs are over (completion, release, requeue); expiry is only
+ * the backstop (a dead worker's job tokens expire, and retention's deleteExpiredTokens drops them).
+ */
+export async function revokeJobTokens(client: Pool | PoolClient, tokens: (string | null)[]): Promise<void> {
+  const hashes = tokens.filter((token): token is string => !!token).map(hashToken);
+  if (hashes.length === 0) return;
+  await client.query("DELETE FROM api_token WHERE token_hash = ANY($1) AND kind = 'job'", [hashes]);
+}
+
+/** Ends the tokens issued to a job whose worker is gone (zombie or abandoned job), by its label. */
+export async function revokeTokensOfJob(client: Pool | PoolClient, jobId: string): Promise<void> {
+  await client.query("DELETE FROM api_token WHERE kind = 'job' AND label = $1", [`job ${jobId}`]);
 }

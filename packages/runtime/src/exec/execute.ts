@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Language } from "../languages.ts";
 import { jobPath, prlimitPath, resolvedInterpreters } from "./interpreters.ts";
-import { prlimitArgs, resolveLimits } from "./limits.ts";
+import { prlimitArgs, resolveLimits, ulimitArgs } from "./limits.ts";
 import type { JobLimits } from "./limits.ts";
 import { executePostgresql } from "./postgresql.ts";
 import type { ProcessLauncher } from "./launcher.ts";
@@ -11,6 +11,7 @@ import { runProcess } from "./process.ts";
 import type { RunResult } from "./process.ts";
 import { createJobDir, removeJobDir } from "./job-dir.ts";
 import { bwrapArgs, detectSandbox, jobUser } from "./sandbox.ts";
+import type { WarmSandbox, WarmSandboxes, WarmSandboxSpec } from "./warm-sandbox.ts";
 import {
   ARGS_FILE,
   bunWrapperSource,
@@ -48,6 +49,8 @@ export interface ExecuteRequest {
   onLog(chunk: string): void;
   /** Start the job's process from this launcher (the worker's), not from the calling process. */
   launcher?: ProcessLauncher | null;
+  /** Sandboxes set up ahead of their jobs (the worker's); a job takes one when its spec has one. */
+  warmSandboxes?: WarmSandboxes | null;
 }
 
 export type ExecuteOutcome =
@@ -259,20 +262,44 @@ interface Launch {
   command: string;
   args: string[];
   sandboxed: boolean;
+  /** The warm sandbox it runs in, already told to go (command and args are then unused). */
+  started?: WarmSandbox["process"];
 }
 
-/** Wraps the interpreter in prlimit (limits) and, when available, bubblewrap (isolation). */
-function launch(req: ExecuteRequest, p: Plan, dir: string, limits: JobLimits): Launch {
-  const prlimit = prlimitPath();
+/** The sandbox of a job: null when it runs without one. */
+function sandboxSpec(req: ExecuteRequest): WarmSandboxSpec | null {
   const sandbox = req.sandbox === false ? null : detectSandbox();
-  if (sandbox?.kind === "bubblewrap") {
+  if (sandbox?.kind !== "bubblewrap") return null;
+  const bin = resolvedInterpreters();
+  return {
+    network: req.network !== false,
+    executables: [bin[req.language as keyof typeof bin], bin.node],
+    readOnlyPaths: req.readOnlyPaths ?? [],
+  };
+}
+
+/**
+ * Wraps the interpreter in prlimit (limits) and, when available, bubblewrap (isolation); or
+ * hands it to a warm sandbox, whose stub sets the same limits with `ulimit`.
+ */
+function launch(
+  req: ExecuteRequest,
+  p: Plan,
+  dir: string,
+  limits: JobLimits,
+  spec: WarmSandboxSpec | null,
+  warm: WarmSandbox | null,
+  env: Record<string, string>,
+): Launch {
+  if (warm && warm.start(env, ulimitArgs(limits, true), [p.command, ...p.args])) {
+    return { command: p.command, args: p.args, sandboxed: true, started: warm.process };
+  }
+  warm?.discard();
+  const prlimit = prlimitPath();
+  const sandbox = spec ? detectSandbox() : null;
+  if (spec && sandbox?.kind === "bubblewrap") {
     const inner = prlimit ? [prlimit, ...prlimitArgs(limits, true), "--"] : [];
-    const sandboxArgs = bwrapArgs({
-      jobDir: dir,
-      network: req.network !== false,
-      executables: [p.command, resolvedInterpreters().node],
-      readOnlyPaths: req.readOnlyPaths ?? [],
-    });
+    const sandboxArgs = bwrapArgs({ ...spec, jobDir: dir });
     return { command: sandbox.path, args: [...sandboxArgs, ...inner, p.command, ...p.args], sandboxed: true };
   }
   if (!prlimit) return { command: p.command, args: p.args, sandboxed: false };
@@ -289,23 +316,27 @@ function launch(req: ExecuteRequest, p: Plan, dir: string, limits: JobLimits): L
 export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
   if (req.signal?.aborted) return { status: "canceled" };
   if (req.language === "postgresql") return executePostgresql(req);
-  const dir = createJobDir(req.workRoot, req.jobId);
+  const spec = sandboxSpec(req);
+  const warm = spec ? (req.warmSandboxes?.take(spec) ?? null) : null;
+  const dir = warm?.dir ?? createJobDir(req.workRoot, req.jobId);
   try {
     let p: Plan;
     try {
       p = plan(req, dir);
     } catch (err) {
+      warm?.discard();
       return failure("ExecutionErr", `could not prepare the job folder: ${(err as Error).message}`);
     }
     const limits = resolveLimits(req.limits, req.timeoutMs);
-    const how = launch(req, p, dir, limits);
+    // Only what the job was given: the worker's own environment (database URLs, tokens) never leaks.
+    const env = { ...req.env, ...p.extraEnv, PATH: jobPath(), HOME: dir, TMPDIR: dir, LANG: "C.UTF-8" };
+    const how = launch(req, p, dir, limits, spec, warm, env);
     const user = jobUser();
     const processRun = await runProcess({
       command: how.command,
       args: how.args,
       cwd: dir,
-      // Only what the job was given: the worker's own environment (database URLs, tokens) never leaks.
-      env: { ...req.env, ...p.extraEnv, PATH: jobPath(), HOME: dir, TMPDIR: dir, LANG: "C.UTF-8" },
+      env,
       timeoutMs: req.timeoutMs,
       signal: req.signal,
       onLog: req.onLog,
@@ -315,6 +346,7 @@ export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
       sampleBy: how.sandboxed ? "tree" : "session",
       maxOutputBytes: limits.maxOutputBytes,
       launcher: req.launcher ?? null,
+      started: how.started ?? null,
       ...(user ?? {}),
     });
     const run: JobRun = { ...processRun, sandboxed: how.sandboxed };
@@ -327,5 +359,7 @@ export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
     return p.wrapped ? wrappedOutcome(run, dir, p.resultFile) : bashOutcome(run, dir, p.resultFile);
   } finally {
     removeJobDir(dir);
+    // The next job of this kind finds its sandbox ready (set up while this one is recorded).
+    if (spec) req.warmSandboxes?.replenish(spec);
   }
 }

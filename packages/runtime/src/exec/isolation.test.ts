@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url";
 import type { ExecuteRequest } from "./execute.ts";
 import { ProcessLauncher } from "./launcher.ts";
 import { detectSandbox, jobUser } from "./sandbox.ts";
-import { run, run as runHere, scratchDir } from "./testing.ts";
+import { plainSpec, run, run as runHere, scratchDir, warmUp } from "./testing.ts";
+import { WarmSandboxes } from "./warm-sandbox.ts";
 
 const root = scratchDir();
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..");
@@ -154,20 +155,35 @@ describe("in the sandbox", () => {
 
 // The worker starts jobs through a ProcessLauncher: the limits must hold there too.
 const launcher = new ProcessLauncher();
-after(() => launcher.close());
+const sandboxPath = detectSandbox();
+const warmSandboxes = new WarmSandboxes({
+  workRoot: root,
+  bwrap: sandboxPath.kind === "bubblewrap" ? sandboxPath.path : "/usr/bin/bwrap",
+  launcher,
+  perSpec: 1,
+});
+after(async () => {
+  warmSandboxes.close();
+  await launcher.close();
+});
 
 const modes = [
-  { name: "in the sandbox", sandbox: true, launcher: null },
-  { name: "without the sandbox", sandbox: false, launcher: null },
-  { name: "in the sandbox, started by the process launcher", sandbox: true, launcher },
+  { name: "in the sandbox", sandbox: true, launcher: null, warm: null },
+  { name: "without the sandbox", sandbox: false, launcher: null, warm: null },
+  { name: "in the sandbox, started by the process launcher", sandbox: true, launcher, warm: null },
+  { name: "in a warm sandbox (set up before the job)", sandbox: true, launcher, warm: warmSandboxes },
 ];
 
 for (const mode of modes) {
   describe(`limits ${mode.name}`, () => {
-    const bash = (content: string, options: Partial<ExecuteRequest> = {}) =>
-      bashHere(content, { launcher: mode.launcher, ...options });
-    const run = (workRoot: string, request: Parameters<typeof runHere>[1]) =>
-      runHere(workRoot, { launcher: mode.launcher, ...request });
+    const bash = async (content: string, options: Partial<ExecuteRequest> = {}) => {
+      if (mode.warm) await warmUp(mode.warm, plainSpec("bash"));
+      return bashHere(content, { launcher: mode.launcher, warmSandboxes: mode.warm, ...options });
+    };
+    const run = async (workRoot: string, request: Parameters<typeof runHere>[1]) => {
+      if (mode.warm) await warmUp(mode.warm, plainSpec(request.language as "python3"));
+      return runHere(workRoot, { launcher: mode.launcher, warmSandboxes: mode.warm, ...request });
+    };
     const ok = async () => {
       const r = await bash('echo "still fine"\n', { sandbox: mode.sandbox });
       assert.deepEqual(r.outcome, { status: "success", result: "still fine" });

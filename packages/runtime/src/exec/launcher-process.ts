@@ -2,7 +2,7 @@
 // relays their output over IPC (see launcher.ts for why). It imports nothing but node: modules on
 // purpose: the smaller this process stays, the cheaper each fork it makes.
 import { spawn, type ChildProcess } from "node:child_process";
-import type { LauncherReply, LauncherRequest } from "./launcher-protocol.ts";
+import { writeControl, type LauncherReply, type LauncherRequest } from "./launcher-protocol.ts";
 
 const children = new Map<number, ChildProcess>();
 
@@ -43,7 +43,7 @@ function start(request: Extract<LauncherRequest, { type: "spawn" }>): void {
       cwd: request.cwd,
       env: request.env,
       detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", request.control ? "pipe" : "ignore"],
       ...(request.uid === undefined ? {} : { uid: request.uid, gid: request.gid ?? request.uid }),
     });
   } catch (error) {
@@ -76,6 +76,7 @@ function start(request: Extract<LauncherRequest, { type: "spawn" }>): void {
 
 process.on("message", (request: LauncherRequest) => {
   if (request.type === "spawn") start(request);
+  else if (request.type === "control") writeControl(children.get(request.id), request.payload);
   else {
     // The worker gave up waiting for pipes held open by an escaped process: stop reading them.
     const child = children.get(request.id);

@@ -1,4 +1,6 @@
 // Messages between the worker (launcher.ts) and its process launcher (launcher-process.ts).
+import type { ChildProcess } from "node:child_process";
+import type { Writable } from "node:stream";
 
 export interface SpawnRequest {
   command: string;
@@ -8,12 +10,19 @@ export interface SpawnRequest {
   env: Record<string, string>;
   uid?: number;
   gid?: number;
+  /**
+   * Open a pipe on the process's fd 3, written once with `control` messages: a warm sandbox
+   * waits there for the job it is to run.
+   */
+  control?: boolean;
 }
 
 export type LauncherRequest =
   | ({ type: "spawn"; id: number } & SpawnRequest)
   /** Stop reading a process's pipes (they are held open by something that escaped its group). */
-  | { type: "release"; id: number };
+  | { type: "release"; id: number }
+  /** Write `payload` to the process's fd 3 and close it (spawned with `control`). */
+  | { type: "control"; id: number; payload: string };
 
 export type LauncherReply =
   /** Sent once, when the launcher's handlers are in place. */
@@ -23,3 +32,11 @@ export type LauncherReply =
   | { type: "error"; id: number; message: string; code?: string | undefined }
   | { type: "exit"; id: number; code: number | null; signal: NodeJS.Signals | null }
   | { type: "close"; id: number };
+
+/** Writes a process's one control message (fd 3) and closes the pipe: the EOF ends its read. */
+export function writeControl(child: ChildProcess | undefined, payload: string): void {
+  const pipe = child?.stdio[3] as Writable | null | undefined;
+  if (!pipe) return;
+  pipe.on("error", () => {});
+  pipe.end(payload);
+}

@@ -1,7 +1,12 @@
 import { fork, spawn, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { fileURLToPath } from "node:url";
-import type { LauncherReply, LauncherRequest, SpawnRequest } from "./launcher-protocol.ts";
+import {
+  writeControl,
+  type LauncherReply,
+  type LauncherRequest,
+  type SpawnRequest,
+} from "./launcher-protocol.ts";
 
 export type { SpawnRequest };
 
@@ -25,10 +30,12 @@ export class JobProcess extends EventEmitter<JobProcessEvents> {
   readonly ready: Promise<number | undefined>;
   private resolveReady!: (pid: number | undefined) => void;
   private readonly release: () => void;
+  private readonly control: (payload: string) => void;
 
-  constructor(release: () => void) {
+  constructor(release: () => void, control: (payload: string) => void = () => {}) {
     super();
     this.release = release;
+    this.control = control;
     this.ready = new Promise((resolve) => (this.resolveReady = resolve));
   }
 
@@ -41,21 +48,29 @@ export class JobProcess extends EventEmitter<JobProcessEvents> {
   releasePipes(): void {
     this.release();
   }
+
+  /** Writes the one message of a process spawned with `control` to its fd 3, and closes it. */
+  sendControl(payload: string): void {
+    this.control(payload);
+  }
 }
 
 /** Starts a process from this process (a fork of it: cheap only while this process is small). */
 export function spawnHere(request: SpawnRequest): JobProcess {
   let child: ChildProcess | undefined;
-  const proc = new JobProcess(() => {
-    child?.stdout?.destroy();
-    child?.stderr?.destroy();
-  });
+  const proc = new JobProcess(
+    () => {
+      child?.stdout?.destroy();
+      child?.stderr?.destroy();
+    },
+    (payload) => writeControl(child, payload),
+  );
   try {
     child = spawn(request.command, request.args, {
       cwd: request.cwd,
       env: request.env as NodeJS.ProcessEnv,
       detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", request.control ? "pipe" : "ignore"],
       ...(request.uid === undefined ? {} : { uid: request.uid, gid: request.gid ?? request.uid }),
     });
   } catch (error) {
@@ -107,7 +122,10 @@ export class ProcessLauncher {
   spawn(request: SpawnRequest): JobProcess {
     const channel = this.channel();
     const id = this.nextId++;
-    const proc = new JobProcess(() => this.send(channel, { type: "release", id }));
+    const proc = new JobProcess(
+      () => this.send(channel, { type: "release", id }),
+      (payload) => this.send(channel, { type: "control", id, payload }),
+    );
     this.running.set(id, proc);
     this.send(channel, { type: "spawn", id, ...request });
     return proc;

@@ -54,3 +54,21 @@ export function prlimitArgs(limits: JobLimits, nproc: boolean): string[] {
   if (nproc) args.push(`--nproc=${limits.maxProcesses + NPROC_SLACK}`);
   return args;
 }
+
+/**
+ * The same limits as `ulimit` arguments for bash (a warm sandbox's stub sets them with the builtin
+ * instead of exec'ing prlimit: one exec less on the job's path). The soft CPU limit comes first:
+ * while the soft limit is still unlimited, lowering the hard one below it is refused.
+ */
+export function ulimitArgs(limits: JobLimits, nproc: boolean): string[] {
+  const cpu = limits.cpuSeconds ?? 1;
+  const args = [
+    `-S -t ${cpu}`,
+    `-H -t ${cpu + 1}`,
+    // bash counts -f in 1024-byte blocks.
+    `-f ${Math.ceil(limits.maxFileBytes / 1024)}`,
+    "-c 0",
+  ];
+  if (nproc) args.push(`-u ${limits.maxProcesses + NPROC_SLACK}`);
+  return args;
+}

@@ -36,6 +36,11 @@ export interface RunOptions {
   gid?: number;
   /** Start the process from this launcher rather than from the calling process. */
   launcher?: ProcessLauncher | null;
+  /**
+   * A process already started and just told to go (a warm sandbox): run this one instead of
+   * starting `command` (which, with `args`, `cwd`, `env` and the user, it was given otherwise).
+   */
+  started?: JobProcess | null;
 }
 
 // How often the process tree is sampled; a fast allocator can overshoot the memory limit by what it
@@ -133,7 +138,8 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       env: options.env,
       ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.gid ?? options.uid }),
     };
-    const child: JobProcess = options.launcher ? options.launcher.spawn(request) : spawnHere(request);
+    const child: JobProcess =
+      options.started ?? (options.launcher ? options.launcher.spawn(request) : spawnHere(request));
 
     let settled = false;
     let exited = false;

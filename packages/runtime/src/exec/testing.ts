@@ -5,6 +5,8 @@ import path from "node:path";
 import { after } from "node:test";
 import { executeJob } from "./execute.ts";
 import type { ExecuteOutcome, ExecuteRequest } from "./execute.ts";
+import { resolvedInterpreters } from "./interpreters.ts";
+import type { WarmSandboxes, WarmSandboxSpec } from "./warm-sandbox.ts";
 
 /** A scratch workRoot removed when the test file ends. */
 export function scratchDir(): string {
@@ -45,4 +47,20 @@ export async function run(
     ms: performance.now() - started,
     jobDir: path.join(workRoot, jobId),
   };
+}
+
+/** The sandbox spec of a job of `language` without dependencies. */
+export function plainSpec(language: "bash" | "python3" | "bun" | "deno", network = true): WarmSandboxSpec {
+  const bin = resolvedInterpreters();
+  return { network, executables: [bin[language], bin.node], readOnlyPaths: [] };
+}
+
+/** Fills the pool for `spec` and waits until a sandbox of it is ready. */
+export async function warmUp(warm: WarmSandboxes, spec: WarmSandboxSpec): Promise<void> {
+  warm.replenish(spec);
+  const deadline = Date.now() + 10_000;
+  while (warm.available(spec) === 0) {
+    if (Date.now() > deadline) throw new Error("no warm sandbox after 10 s");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }

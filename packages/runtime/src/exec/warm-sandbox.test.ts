@@ -1,0 +1,101 @@
+// Warm sandboxes: set up ahead of their jobs, each serving exactly one, indistinguishable from a
+// sandbox set up for the job (environment, limits, isolation).
+import assert from "node:assert/strict";
+import { existsSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { after, test } from "node:test";
+import type { ExecuteRequest } from "./execute.ts";
+import { ProcessLauncher } from "./launcher.ts";
+import { detectSandbox } from "./sandbox.ts";
+import { plainSpec, run, scratchDir, warmUp } from "./testing.ts";
+import { WarmSandboxes } from "./warm-sandbox.ts";
+
+const root = scratchDir();
+const launcher = new ProcessLauncher();
+const sandbox = detectSandbox();
+const pool = new WarmSandboxes({
+  workRoot: root,
+  bwrap: sandbox.kind === "bubblewrap" ? sandbox.path : "/usr/bin/bwrap",
+  launcher,
+  perSpec: 1,
+});
+after(async () => {
+  pool.close();
+  await launcher.close();
+});
+
+const bashSpec = plainSpec("bash");
+
+const PROBE = [
+  'echo "dir=$PWD"',
+  "env | grep -v -E '^(HOME|PWD|TMPDIR|OLDPWD)=' | sort",
+  "ulimit -a",
+  "ls /",
+  "id -u",
+  "ls /proc | grep -E '^[0-9]+$' | wc -l",
+].join("\n");
+
+const bash = (content: string, extra: Partial<ExecuteRequest> = {}) =>
+  run(root, { language: "bash", content, launcher, env: { JOB_VAR: "mine" }, ...extra });
+
+test("a job in a warm sandbox sees what it would see in a sandbox made for it", async () => {
+  assert.equal(sandbox.kind, "bubblewrap");
+  const cold = await bash(PROBE);
+  await warmUp(pool, bashSpec);
+  const warm = await bash(PROBE, { warmSandboxes: pool });
+  assert.equal(cold.outcome.status, "success", cold.logs);
+  assert.equal(warm.outcome.status, "success", warm.logs);
+  const dirOf = (logs: string) => /^dir=(.*)$/m.exec(logs)![1]!;
+  assert.equal(path.dirname(dirOf(cold.logs)), root);
+  assert.match(path.basename(dirOf(warm.logs)), /^warm-/, "the job ran in a warm sandbox");
+  const body = (logs: string) => logs.replace(/^dir=.*\n/, "");
+  assert.equal(body(warm.logs), body(cold.logs), "same environment, limits, filesystem, user, processes");
+  assert.match(warm.logs, /JOB_VAR=mine/);
+});
+
+test("each warm sandbox serves one job, and its folder goes with the job", async () => {
+  await warmUp(pool, bashSpec);
+  const first = await bash('touch left-behind\necho "$PWD"', { warmSandboxes: pool });
+  await warmUp(pool, bashSpec);
+  const second = await bash('ls -A; echo "$PWD"', { warmSandboxes: pool });
+  const dirOf = (r: typeof first) => String(r.outcome.status === "success" && r.outcome.result);
+  assert.notEqual(dirOf(first), dirOf(second));
+  assert.equal(second.logs, `main.sh\n${dirOf(second)}\n`, "nothing of the first job is there");
+  assert.ok(!existsSync(dirOf(first)) && !existsSync(dirOf(second)));
+});
+
+test("the job's limits apply in a warm sandbox, and cancel kills it", async () => {
+  await warmUp(pool, bashSpec);
+  const cpu = await bash("while :; do :; done\n", { warmSandboxes: pool, limits: { cpuSeconds: 1 } });
+  assert.equal(cpu.outcome.status === "failure" && cpu.outcome.error.name, "CpuLimitExceeded");
+  await warmUp(pool, bashSpec);
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 200);
+  const started = performance.now();
+  const canceled = await bash("sleep 30 &\nsleep 30\n", { warmSandboxes: pool, signal: controller.signal });
+  assert.deepEqual(canceled.outcome, { status: "canceled" });
+  assert.ok(performance.now() - started < 1500);
+});
+
+test("a job whose sandbox differs (another network setting) runs cold", async () => {
+  await warmUp(pool, bashSpec);
+  const r = await bash('echo "$PWD"', { warmSandboxes: pool, network: false });
+  assert.equal(path.dirname(String(r.outcome.status === "success" && r.outcome.result)), root);
+  assert.equal(pool.available(bashSpec), 1, "the waiting sandbox was left for a job of its kind");
+});
+
+test("closing the pool ends the waiting sandboxes and removes their folders", async () => {
+  const warmDirs = () => readdirSync(root).filter((name) => name.startsWith("warm-"));
+  const before = new Set(warmDirs());
+  const other = new WarmSandboxes({ workRoot: root, bwrap: "/usr/bin/bwrap", launcher, perSpec: 2 });
+  await warmUp(other, bashSpec);
+  while (other.available(bashSpec) < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+  other.close();
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(other.available(bashSpec), 0);
+  assert.equal(warmDirs().length, before.size, "no folder of the closed pool is left");
+  assert.ok(
+    warmDirs().every((name) => before.has(name)),
+    "only the other pool's folders remain",
+  );
+});

@@ -1,0 +1,192 @@
+import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import { resolvedInterpreters } from "./interpreters.ts";
+import { createJobDir, removeJobDir } from "./job-dir.ts";
+import { spawnHere, type JobProcess, type ProcessLauncher } from "./launcher.ts";
+import { bwrapArgs, jobUser, type SandboxOptions } from "./sandbox.ts";
+
+/** What a sandbox is made of, its job folder aside: jobs with the same spec can share a pool. */
+export type WarmSandboxSpec = Omit<SandboxOptions, "jobDir">;
+
+/**
+ * The sandbox's first process: it waits on fd 3 for the job's environment, rlimits (`ulimit`
+ * arguments) and command line, as NUL-terminated fields (`count, env…, count, ulimit…, argv…`),
+ * sets the limits and execs the command with exactly that environment (`env -i`: bash would
+ * add SHLVL of its own). EOF without fields (the pool is closing) ends it.
+ */
+const stubScript = (env: string) => `set -f
+f=()
+while IFS= read -r -d '' x <&3; do f+=("$x"); done
+exec 3<&-
+(( \${#f[@]} )) || exit 0
+n=\${f[0]}
+e=("\${f[@]:1:n}")
+i=$((n + 1))
+u=\${f[i]}
+for s in "\${f[@]:i+1:u}"; do ulimit $s || exit 126; done
+exec ${env} -i "\${e[@]}" "\${f[@]:i+1+u}"
+`;
+
+const ENV_CANDIDATES = ["/usr/bin/env", "/bin/env"];
+
+interface Warm {
+  dir: string;
+  process: JobProcess;
+  dead: boolean;
+}
+
+/** A sandbox taken from the pool: its folder is the job's; `start` hands it the job. */
+export interface WarmSandbox {
+  dir: string;
+  process: JobProcess;
+  /** False when the fields cannot travel as NUL-terminated strings (the job must run cold). */
+  start(env: Record<string, string>, ulimits: string[], argv: string[]): boolean;
+  /** Ends it unused (the job could not be prepared). */
+  discard(): void;
+}
+
+/**
+ * Sandboxes made ahead of their jobs. Setting up a bubblewrap sandbox (namespaces, a dozen
+ * mounts, its init) costs ~5–7 ms on a 2-core VM, on every job's path; a warm one is already
+ * set up and waits, its folder empty, for the job's files and command line. Each serves exactly
+ * one job: nothing of a job can be left for the next one.
+ *
+ * Pools are per spec (network, bound executables and read-only paths), filled after a job of
+ * that spec ran, up to `perSpec` sandboxes, for the `maxSpecs` most recently used specs. A job
+ * whose spec has no warm sandbox runs cold, as before.
+ */
+export class WarmSandboxes {
+  private readonly pools = new Map<string, Warm[]>();
+  private readonly specs = new Map<string, WarmSandboxSpec>();
+  private readonly starting = new Map<string, number>();
+  private closed = false;
+  private readonly env = ENV_CANDIDATES.find((candidate) => existsSync(candidate));
+  private readonly options: {
+    workRoot: string;
+    bwrap: string;
+    launcher: ProcessLauncher | null;
+    perSpec: number;
+    maxSpecs: number;
+  };
+
+  constructor(options: {
+    workRoot: string;
+    bwrap: string;
+    launcher: ProcessLauncher | null;
+    perSpec?: number;
+    maxSpecs?: number;
+  }) {
+    this.options = { perSpec: 2, maxSpecs: 4, ...options };
+  }
+
+  private static key(spec: WarmSandboxSpec): string {
+    return JSON.stringify([spec.network, [...spec.executables].sort(), [...spec.readOnlyPaths].sort()]);
+  }
+
+  /** A warm sandbox of this spec, or null (run cold, and call `replenish` after). */
+  take(spec: WarmSandboxSpec): WarmSandbox | null {
+    if (this.closed || !this.env) return null;
+    const pool = this.pools.get(WarmSandboxes.key(spec));
+    let warm: Warm | undefined;
+    while ((warm = pool?.shift()) && (warm.dead || warm.process.pid === undefined)) this.dispose(warm);
+    if (!warm) return null;
+    const taken = warm;
+    taken.process.removeAllListeners();
+    return {
+      dir: taken.dir,
+      process: taken.process,
+      start: (env, ulimits, argv) => {
+        const entries = Object.entries(env).map(([name, value]) => `${name}=${value}`);
+        const fields = [String(entries.length), ...entries, String(ulimits.length), ...ulimits, ...argv];
+        if (fields.some((field) => field.includes("\0"))) return false;
+        taken.process.sendControl(fields.map((field) => `${field}\0`).join(""));
+        return true;
+      },
+      discard: () => this.dispose(taken),
+    };
+  }
+
+  /** How many sandboxes of this spec wait, ready to be taken. */
+  available(spec: WarmSandboxSpec): number {
+    return (this.pools.get(WarmSandboxes.key(spec)) ?? []).filter((warm) => !warm.dead).length;
+  }
+
+  /** Tops the spec's pool up in the background (after a job of that spec). */
+  replenish(spec: WarmSandboxSpec): void {
+    if (this.closed || !this.env) return;
+    const key = WarmSandboxes.key(spec);
+    // Most recently used last; the least recently used spec beyond maxSpecs is dropped.
+    this.specs.delete(key);
+    this.specs.set(key, spec);
+    while (this.specs.size > this.options.maxSpecs) {
+      const oldest = this.specs.keys().next().value!;
+      this.specs.delete(oldest);
+      for (const warm of this.pools.get(oldest) ?? []) this.dispose(warm);
+      this.pools.delete(oldest);
+    }
+    const have = (this.pools.get(key)?.length ?? 0) + (this.starting.get(key) ?? 0);
+    for (let i = have; i < this.options.perSpec; i++) this.spawn(key, spec);
+  }
+
+  private spawn(key: string, spec: WarmSandboxSpec): void {
+    let dir: string;
+    try {
+      dir = createJobDir(this.options.workRoot, `warm-${randomUUID()}`);
+    } catch {
+      return;
+    }
+    const user = jobUser();
+    const request = {
+      command: this.options.bwrap,
+      args: [
+        ...bwrapArgs({ ...spec, jobDir: dir }),
+        resolvedInterpreters().bash,
+        "--noprofile",
+        "--norc",
+        "-c",
+        stubScript(this.env!),
+      ],
+      cwd: dir,
+      env: {},
+      control: true,
+      ...(user ?? {}),
+    };
+    const process = this.options.launcher ? this.options.launcher.spawn(request) : spawnHere(request);
+    const warm: Warm = { dir, process, dead: false };
+    process.on("error", () => {});
+    process.on("close", () => {
+      warm.dead = true;
+      const pool = this.pools.get(key);
+      const at = pool?.indexOf(warm) ?? -1;
+      if (at >= 0) pool!.splice(at, 1);
+      removeJobDir(dir);
+    });
+    this.starting.set(key, (this.starting.get(key) ?? 0) + 1);
+    void process.ready.then(() => {
+      this.starting.set(key, (this.starting.get(key) ?? 1) - 1);
+      if (this.closed || !this.specs.has(key) || warm.dead) return this.dispose(warm);
+      let pool = this.pools.get(key);
+      if (!pool) this.pools.set(key, (pool = []));
+      pool.push(warm);
+    });
+  }
+
+  private dispose(warm: Warm): void {
+    warm.dead = true;
+    if (warm.process.pid !== undefined) {
+      try {
+        process.kill(-warm.process.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    removeJobDir(warm.dir);
+  }
+
+  /** Ends every waiting sandbox and removes its folder. */
+  close(): void {
+    this.closed = true;
+    for (const pool of this.pools.values()) for (const warm of pool) this.dispose(warm);
+    this.pools.clear();
+  }
+}
