@@ -24,6 +24,10 @@ function headersOf(req: http.IncomingMessage): Headers {
     if (Array.isArray(value)) for (const item of value) headers.append(name, item);
     else if (value !== undefined) headers.set(name, value);
   }
+  // As Next does: the socket's address when no proxy in front said whom it forwards.
+  if (!headers.has("x-forwarded-for") && req.socket.remoteAddress) {
+    headers.set("x-forwarded-for", req.socket.remoteAddress);
+  }
   return headers;
 }
 

@@ -209,11 +209,19 @@ describe("job engine with real worker processes", () => {
     assert.equal(job.zombieRestarts, 1);
     assert.match(job.logs, /has not pinged .*zombie restart 1 of 3/);
     assert.equal(job.logs.match(/^end$/gm)?.length, 1, "the restarted run completed once");
-    const { rows } = await services.pool.query(
-      "SELECT count(*)::int AS n FROM pgboss.job WHERE data->>'jobId' = $1 AND state = 'completed'",
-      [id],
+    // The worker settles the pg-boss job right after committing the result (see completeJobs).
+    const settled = async () =>
+      (
+        await services.pool.query(
+          "SELECT count(*)::int AS n FROM pgboss.job WHERE data->>'jobId' = $1 AND state = 'completed'",
+          [id],
+        )
+      ).rows[0].n;
+    await until(
+      async () => (await settled()) === 2,
+      5_000,
+      "the dead dispatch and the new one to be settled",
     );
-    assert.equal(rows[0].n, 2, "the dead dispatch and the new one are both settled");
   });
 
   it("a job whose workers keep dying is failed after 3 restarts; RESTART_ZOMBIE_JOBS=false fails at once", async () => {

@@ -87,11 +87,44 @@ export async function nextDueTag(pool: Pool, tags: readonly string[]): Promise<s
 const CONCURRENCY_RECHECK_MS = 250;
 
 /**
+ * The claim statement: pg-boss's own fetch statement (`fetchSql`, whose parameters are $1..$`p`)
+ * as its first CTE, then our rows of the fetched jobs marked running (one worker name per job,
+ * `$p+1`), and their WM_TOKENs issued (`$p+2` hashes, `$p+3` prefixes, by the same position).
+ * One statement: fetching the dispatch and starting the job are atomic, in one round trip.
+ * One row per fetched pg-boss job; the job columns are null for a job that was not started here
+ * (it has a concurrency limit, or was canceled or re-dispatched meanwhile).
+ */
+function claimStatement(fetchSql: string, p: number): string {
+  const columns = CLAIMED_COLUMNS.split(",").map((column) => `job.${column.trim()}`);
+  return `WITH fetched AS (${fetchSql}
+     ), numbered AS (
+       SELECT f.id AS boss_job_id, (f.data->>'jobId')::uuid AS job_id, row_number() OVER () AS n
+         FROM fetched f
+     ), claimed AS (
+       UPDATE job SET status = 'running', started_at = now(), worker_name = ($${p + 1}::text[])[c.n]
+         FROM numbered c
+        WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status = 'queued'
+          AND job.concurrency_key IS NULL
+        RETURNING ${columns.join(", ")}
+     ), issued AS (
+       ${issueJobTokensSql(
+         "claimed",
+         `(SELECT c.job_id, ($${p + 2}::text[])[c.n] AS hash, ($${p + 3}::text[])[c.n] AS prefix
+             FROM numbered c) AS t`,
+       )}
+     )
+     SELECT c.boss_job_id AS fetched_boss_job_id, c.job_id AS fetched_job_id, c.n AS fetched_n, claimed.*,
+            EXISTS (SELECT 1 FROM issued WHERE issued.label = 'job ' || c.job_id) AS has_token
+       FROM numbered c LEFT JOIN claimed ON claimed.id = c.job_id`;
+}
+
+/**
  * Claims up to `workerNames.length` jobs of `tag` through pg-boss and marks our rows running, one
  * worker name per job. `claimPool` may use asynchronous commit: a claim acknowledges nothing to
  * anyone, and one lost in a database crash only means the job runs again (zombie and orphan
- * repair), whereas completions, which carry results, always commit synchronously. Jobs canceled in between are settled in pg-boss and skipped; jobs over
- * their concurrency limit are deferred (re-dispatched a little later), never failed.
+ * repair), whereas completions, which carry results, always commit synchronously. Jobs canceled
+ * in between are settled in pg-boss and skipped; jobs over their concurrency limit are deferred
+ * (re-dispatched a little later), never failed.
  */
 export async function claimJobs(
   pool: Pool,
@@ -101,58 +134,40 @@ export async function claimJobs(
   claimPool: Pool = pool,
 ): Promise<ClaimedJob[]> {
   if (workerNames.length === 0) return [];
-  const fetched = await boss.fetch<{ jobId: string }>(tag, {
+  const tokens = workerNames.map(() => newJobToken());
+  // pg-boss builds its fetch (its queue's table and policy) and hands it to this executor, which
+  // runs it inside our claim statement. (No NOTIFY per started job: at thousands of jobs a second
+  // it costs more than run pages gain.)
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  let rows: any[] = [];
+  await boss.fetch<{ jobId: string }>(tag, {
     batchSize: workerNames.length,
-    db: { executeSql: (text, values) => claimPool.query(text, values) },
+    db: {
+      executeSql: async (text, values = []) => {
+        const result = await claimPool.query(claimStatement(text, values.length), [
+          ...values,
+          workerNames,
+          tokens.map((t) => t.hash),
+          tokens.map((t) => t.prefix),
+        ]);
+        rows = result.rows;
+        return result;
+      },
+    },
   });
-  if (fetched.length === 0) return [];
-  const claims = fetched.map((bossJob, i) => ({
-    jobId: bossJob.data.jobId,
-    bossJobId: bossJob.id,
-    name: workerNames[i]!,
-  }));
-  const tokens = claims.map(() => newJobToken());
-  // Jobs without a concurrency limit: one statement for the whole batch, their WM_TOKENs included.
-  // Should this fail (connection lost), the fetched pg-boss jobs are handed back, so no job is
-  // left in limbo; the leader's orphan repair covers the case where even that fails. (No NOTIFY
-  // per started job: at thousands of jobs a second it costs more than run pages gain.)
-  const { rows } = await claimPool
-    .query(
-      `WITH claimed AS (
-         UPDATE job SET status = 'running', started_at = now(), worker_name = c.name
-           FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS c(job_id, boss_job_id, name)
-          WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status = 'queued'
-            AND job.concurrency_key IS NULL
-          RETURNING ${CLAIMED_COLUMNS.split(",")
-            .map((column) => `job.${column.trim()}`)
-            .join(", ")}
-       ), issued AS (
-         ${issueJobTokensSql("claimed", "unnest($1::uuid[], $4::text[], $5::text[]) AS t(job_id, hash, prefix)")}
-       )
-       SELECT claimed.*, EXISTS (SELECT 1 FROM issued WHERE issued.label = 'job ' || claimed.id) AS has_token
-         FROM claimed`,
-      [
-        claims.map((c) => c.jobId),
-        claims.map((c) => c.bossJobId),
-        claims.map((c) => c.name),
-        tokens.map((t) => t.hash),
-        tokens.map((t) => t.prefix),
-      ],
-    )
-    .catch(async (error: unknown) => {
-      const ids = claims.map((c) => c.bossJobId);
-      await boss
-        .cancel(tag, ids)
-        .then(() => boss.resume(tag, ids))
-        .catch(() => {});
-      throw error;
-    });
-  const tokenOf = new Map(claims.map((c, i) => [c.jobId, tokens[i]!.token]));
-  const claimed = rows.map((row) => toClaimed(row, row.has_token ? tokenOf.get(row.id)! : null));
-  const done = new Set(claimed.map((job) => job.bossJobId));
+  const claimed: ClaimedJob[] = [];
   const stale: string[] = [];
-  for (const claim of claims) {
-    if (done.has(claim.bossJobId)) continue;
+  for (const row of rows) {
+    const position = Number(row.fetched_n) - 1;
+    if (row.id) {
+      claimed.push(toClaimed(row, row.has_token ? tokens[position]!.token : null));
+      continue;
+    }
+    const claim = {
+      jobId: row.fetched_job_id,
+      bossJobId: row.fetched_boss_job_id,
+      name: workerNames[position]!,
+    };
     const limited = await claimLimited(pool, boss, tag, claim);
     if (limited === "stale") stale.push(claim.bossJobId);
     else if (limited) claimed.push(limited);

@@ -12,11 +12,11 @@ export type WarmSandboxSpec = Omit<SandboxOptions, "jobDir">;
  * The sandbox's first process: it waits on fd 3 for the job's environment, rlimits (`ulimit`
  * arguments) and command line, as NUL-terminated fields (`count, env…, count, ulimit…, argv…`),
  * sets the limits and execs the command with exactly that environment (`env -i`: bash would
- * add SHLVL of its own). EOF without fields (the pool is closing) ends it.
+ * add SHLVL of its own). EOF without fields (the pool is closing) ends it. (`mapfile` reads the
+ * pipe in blocks; a `read` loop would read it one byte per system call.)
  */
 const stubScript = (env: string) => `set -f
-f=()
-while IFS= read -r -d '' x <&3; do f+=("$x"); done
+mapfile -t -d '' f <&3
 exec 3<&-
 (( \${#f[@]} )) || exit 0
 n=\${f[0]}
