@@ -146,12 +146,10 @@ async function main(): Promise<void> {
   };
 
   if (runsServer) {
-    const server = startManaged(
-      "server",
-      process.execPath,
-      [path.join(root, "apps/web/serve.ts")],
-      { cwd: path.join(root, "apps/web"), env: { ...childEnv, PORT: String(env.PORT) } },
-    );
+    const server = startManaged("server", process.execPath, [path.join(root, "apps/web/serve.ts")], {
+      cwd: path.join(root, "apps/web"),
+      env: { ...childEnv, PORT: String(env.PORT) },
+    });
     children.push(server);
     await waitForHttp(
       `http://127.0.0.1:${env.PORT}/api/version`,

@@ -1,4 +1,4 @@
-import { isUniqueViolation, type Workspace, type WorkspaceRole } from "@millrace/db";
+import { isUniqueViolation, prepared, type Workspace, type WorkspaceRole } from "@millrace/db";
 import { recordAudit } from "./audit/index.ts";
 import type { Principal } from "./auth/principal.ts";
 import type { CoreContext } from "./context.ts";
@@ -32,11 +32,13 @@ export async function requireMembership(
     created_at: Date;
     role: WorkspaceRole | null;
   }>(
-    `SELECT w.id, w.name, w.created_by, w.created_at, m.role
-       FROM workspace w
-       LEFT JOIN workspace_member m ON m.workspace_id = w.id AND m.user_id = $2 AND NOT m.disabled
-      WHERE w.id = $1 AND NOT w.deleted`,
-    [workspaceId, principal.userId],
+    prepared(
+      `SELECT w.id, w.name, w.created_by, w.created_at, m.role
+         FROM workspace w
+         LEFT JOIN workspace_member m ON m.workspace_id = w.id AND m.user_id = $2 AND NOT m.disabled
+        WHERE w.id = $1 AND NOT w.deleted`,
+      [workspaceId, principal.userId],
+    ),
   );
   const row = rows[0];
   if (!row) throw missing;

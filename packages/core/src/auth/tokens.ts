@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { prepared } from "@millrace/db";
 import type { CoreContext } from "../context.ts";
 import { AppError, invalidInput } from "../errors.ts";
 import type { Principal } from "./principal.ts";
@@ -87,15 +88,17 @@ export async function principalFromBearer(
     is_super_admin: boolean;
     disabled: boolean;
   }>(
-    // Times compared in SQL: the columns hold UTC without a zone (the session's zone is UTC), which
-    // node-postgres would read in the process's local zone.
-    `SELECT t.id, t.kind, t.workspace_id, t.scope_path,
+    prepared(
+      // Times compared in SQL: the columns hold UTC without a zone (the session's zone is UTC), which
+      // node-postgres would read in the process's local zone.
+      `SELECT t.id, t.kind, t.workspace_id, t.scope_path,
             coalesce(t.expires_at <= localtimestamp, false) AS expired,
             coalesce(t.last_used_at < localtimestamp - interval '1 minute', true) AS touch,
             u.id AS user_id, u.email, u.username, u.is_super_admin, u.disabled
        FROM api_token t JOIN "user" u ON u.id = t.user_id
       WHERE t.token_hash = $1`,
-    [hashToken(token)],
+      [hashToken(token)],
+    ),
   );
   const row = rows[0];
   if (!row || row.disabled || row.expired) {

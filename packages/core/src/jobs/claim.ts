@@ -1,4 +1,4 @@
-import { withTransaction, type Pool, type PoolClient } from "@millrace/db";
+import { prepared, withTransaction, type Pool, type PoolClient } from "@millrace/db";
 import type { Language } from "@millrace/runtime";
 import type { Boss } from "./boss.ts";
 import { bossDb, redispatchJob, type JobKind, type RetryPolicy } from "./enqueue.ts";
@@ -144,12 +144,14 @@ export async function claimJobs(
     batchSize: workerNames.length,
     db: {
       executeSql: async (text, values = []) => {
-        const result = await claimPool.query(claimStatement(text, values.length), [
-          ...values,
-          workerNames,
-          tokens.map((t) => t.hash),
-          tokens.map((t) => t.prefix),
-        ]);
+        const result = await claimPool.query(
+          prepared(claimStatement(text, values.length), [
+            ...values,
+            workerNames,
+            tokens.map((t) => t.hash),
+            tokens.map((t) => t.prefix),
+          ]),
+        );
         rows = result.rows;
         return result;
       },

@@ -1,4 +1,4 @@
-import { withTransaction, type Pool, type PoolClient } from "@millrace/db";
+import { prepared, withTransaction, type Pool, type PoolClient } from "@millrace/db";
 import type { Boss } from "./boss.ts";
 import { CAPPED_APPEND, MAX_JOB_LOG_CHARS, type ClaimedJob } from "./claim.ts";
 import { NOTIFY_CHUNKS } from "./events.ts";
@@ -116,12 +116,12 @@ export async function completeJobs(pool: Pool, boss: Boss, completions: Completi
   if (completions.length === 0) return;
   const retries = completions.filter(willRetry);
   if (retries.length === 0 && completions.every((c) => c.job.kind !== "dependency")) {
-    await pool.query(RECORD_OUTCOMES, recordOutcomesValues(completions, []));
+    await pool.query(prepared(RECORD_OUTCOMES, recordOutcomesValues(completions, [])));
     await settleBossJobs(pool, boss, completions);
     return;
   }
   await withTransaction(pool, async (client) => {
-    await client.query(RECORD_OUTCOMES, recordOutcomesValues(completions, retries));
+    await client.query(prepared(RECORD_OUTCOMES, recordOutcomesValues(completions, retries)));
     for (const c of retries) await scheduleRetry(client, boss, c);
     await settleDependencyJobs(
       client,

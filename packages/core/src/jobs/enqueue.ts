@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { withTransaction, type Pool, type PoolClient } from "@millrace/db";
+import { prepared, withTransaction, type Pool, type PoolClient } from "@millrace/db";
 import type { Language } from "@millrace/runtime";
 import { ensureQueue, type Boss } from "./boss.ts";
 import { attachLocks } from "../dependencies/locks.ts";
@@ -48,7 +48,7 @@ type Sql = (text: string, values?: unknown[]) => Promise<{ rows: unknown[] }>;
 
 /** Runs pg-boss's statements on our connection: in our transaction when `client` holds one. */
 export function bossDb(client: Pool | PoolClient): { executeSql: Sql } {
-  return { executeSql: (text, values) => client.query(text, values) };
+  return { executeSql: (text, values) => client.query(prepared(text, values ?? [])) };
 }
 
 /**
@@ -81,7 +81,8 @@ export async function enqueueJobs(
     inputs = await attachLocks(client, inputs, now);
     // The NOTIFY is only delivered at commit, so it can go out with the insert (one round trip).
     await client.query(
-      `WITH inserted AS (
+      prepared(
+        `WITH inserted AS (
        INSERT INTO job (id, boss_job_id, workspace_id, kind, script_path, script_hash, language, content, args,
          arg_order, tag, priority, created_by, permissioned_as, scheduled_for, timeout_secs, memory_limit_mb,
          concurrency_key, concurrent_limit, concurrency_time_window_s, retry, schedule_path, lock)
@@ -96,35 +97,36 @@ export async function enqueueJobs(
          schedule_path text, lock text)
        RETURNING tag)
        SELECT pg_notify($2, tag) FROM (SELECT DISTINCT tag FROM inserted) AS tags`,
-      [
-        JSON.stringify(
-          inputs.map((input, i) => ({
-            id: ids[i],
-            workspace_id: input.workspaceId,
-            kind: input.kind,
-            script_path: input.scriptPath,
-            script_hash: input.scriptHash,
-            language: input.language,
-            content: input.content,
-            args: input.args,
-            arg_order: input.argOrder,
-            tag: input.tag,
-            priority: input.priority,
-            created_by: input.createdBy,
-            permissioned_as: input.permissionedAs,
-            scheduled_for: (input.scheduledFor ?? now).toISOString(),
-            timeout_secs: input.timeoutSecs,
-            memory_limit_mb: input.memoryLimitMb,
-            concurrency_key: input.concurrency?.key ?? null,
-            concurrent_limit: input.concurrency?.limit ?? null,
-            concurrency_time_window_s: input.concurrency?.windowSecs ?? null,
-            retry: input.retry,
-            schedule_path: input.schedulePath ?? null,
-            lock: input.lock ?? null,
-          })),
-        ),
-        JOB_QUEUED_CHANNEL,
-      ],
+        [
+          JSON.stringify(
+            inputs.map((input, i) => ({
+              id: ids[i],
+              workspace_id: input.workspaceId,
+              kind: input.kind,
+              script_path: input.scriptPath,
+              script_hash: input.scriptHash,
+              language: input.language,
+              content: input.content,
+              args: input.args,
+              arg_order: input.argOrder,
+              tag: input.tag,
+              priority: input.priority,
+              created_by: input.createdBy,
+              permissioned_as: input.permissionedAs,
+              scheduled_for: (input.scheduledFor ?? now).toISOString(),
+              timeout_secs: input.timeoutSecs,
+              memory_limit_mb: input.memoryLimitMb,
+              concurrency_key: input.concurrency?.key ?? null,
+              concurrent_limit: input.concurrency?.limit ?? null,
+              concurrency_time_window_s: input.concurrency?.windowSecs ?? null,
+              retry: input.retry,
+              schedule_path: input.schedulePath ?? null,
+              lock: input.lock ?? null,
+            })),
+          ),
+          JOB_QUEUED_CHANNEL,
+        ],
+      ),
     );
     const byTag = new Map<string, { id: string; data: { jobId: string } }[]>();
     inputs.forEach((input, i) => {

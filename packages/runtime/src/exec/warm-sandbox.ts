@@ -124,8 +124,13 @@ export class WarmSandboxes {
       for (const warm of this.pools.get(oldest) ?? []) this.dispose(warm);
       this.pools.delete(oldest);
     }
-    const have = (this.pools.get(key)?.length ?? 0) + (this.starting.get(key) ?? 0);
-    for (let i = have; i < this.options.perSpec; i++) this.spawn(key, spec);
+    // After the caller's own work of this turn (recording the job that just ended): a sandbox
+    // set up now would only delay it.
+    setImmediate(() => {
+      if (this.closed || !this.specs.has(key)) return;
+      const have = (this.pools.get(key)?.length ?? 0) + (this.starting.get(key) ?? 0);
+      for (let i = have; i < this.options.perSpec; i++) this.spawn(key, spec);
+    });
   }
 
   private spawn(key: string, spec: WarmSandboxSpec): void {
