@@ -6,10 +6,8 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { ExecuteRequest } from "./execute.ts";
-import { ProcessLauncher } from "./launcher.ts";
 import { detectSandbox, jobUser } from "./sandbox.ts";
-import { plainSpec, run, run as runHere, scratchDir, warmUp } from "./testing.ts";
-import { WarmSandboxes } from "./warm-sandbox.ts";
+import { launcherWithWarmPool, plainSpec, run, run as runHere, scratchDir, warmUp } from "./testing.ts";
 
 const root = scratchDir();
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..");
@@ -154,18 +152,7 @@ describe("in the sandbox", () => {
 });
 
 // The worker starts jobs through a ProcessLauncher: the limits must hold there too.
-const launcher = new ProcessLauncher();
-const sandboxPath = detectSandbox();
-const warmSandboxes = new WarmSandboxes({
-  workRoot: root,
-  bwrap: sandboxPath.kind === "bubblewrap" ? sandboxPath.path : "/usr/bin/bwrap",
-  launcher,
-  perSpec: 1,
-});
-after(async () => {
-  warmSandboxes.close();
-  await launcher.close();
-});
+const { launcher, pool: warmSandboxes } = launcherWithWarmPool(root);
 
 const modes = [
   { name: "in the sandbox", sandbox: true, launcher: null, warm: null },

@@ -6,7 +6,9 @@ import { after } from "node:test";
 import { executeJob } from "./execute.ts";
 import type { ExecuteOutcome, ExecuteRequest } from "./execute.ts";
 import { resolvedInterpreters } from "./interpreters.ts";
-import type { WarmSandboxes, WarmSandboxSpec } from "./warm-sandbox.ts";
+import { ProcessLauncher } from "./launcher.ts";
+import { detectSandbox } from "./sandbox.ts";
+import { WarmSandboxes, type WarmSandboxSpec } from "./warm-sandbox.ts";
 
 /** A scratch workRoot removed when the test file ends. */
 export function scratchDir(): string {
@@ -63,4 +65,21 @@ export async function warmUp(warm: WarmSandboxes, spec: WarmSandboxSpec): Promis
     if (Date.now() > deadline) throw new Error("no warm sandbox after 10 s");
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/** A process launcher and a pool of warm sandboxes (one per spec) in `workRoot`, closed after the file. */
+export function launcherWithWarmPool(workRoot: string): { launcher: ProcessLauncher; pool: WarmSandboxes } {
+  const launcher = new ProcessLauncher();
+  const sandbox = detectSandbox();
+  const pool = new WarmSandboxes({
+    workRoot,
+    bwrap: sandbox.kind === "bubblewrap" ? sandbox.path : "/usr/bin/bwrap",
+    launcher,
+    perSpec: 1,
+  });
+  after(async () => {
+    pool.close();
+    await launcher.close();
+  });
+  return { launcher, pool };
 }

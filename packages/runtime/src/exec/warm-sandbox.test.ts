@@ -3,26 +3,15 @@
 import assert from "node:assert/strict";
 import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
-import { after, test } from "node:test";
+import { test } from "node:test";
 import type { ExecuteRequest } from "./execute.ts";
-import { ProcessLauncher } from "./launcher.ts";
 import { detectSandbox } from "./sandbox.ts";
-import { plainSpec, run, scratchDir, warmUp } from "./testing.ts";
+import { launcherWithWarmPool, plainSpec, run, scratchDir, warmUp } from "./testing.ts";
 import { WarmSandboxes } from "./warm-sandbox.ts";
 
 const root = scratchDir();
-const launcher = new ProcessLauncher();
+const { launcher, pool } = launcherWithWarmPool(root);
 const sandbox = detectSandbox();
-const pool = new WarmSandboxes({
-  workRoot: root,
-  bwrap: sandbox.kind === "bubblewrap" ? sandbox.path : "/usr/bin/bwrap",
-  launcher,
-  perSpec: 1,
-});
-after(async () => {
-  pool.close();
-  await launcher.close();
-});
 
 const bashSpec = plainSpec("bash");
 
