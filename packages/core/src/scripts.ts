@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { type Prisma, type Script } from "@millrace/db";
+import { prepared, type Prisma, type Script } from "@millrace/db";
 import { inferSchema, isLanguage, SignatureError, type ArgSchema, type Language } from "@millrace/runtime";
 import type { CoreContext } from "./context.ts";
 import { AppError, invalidInput, notFound } from "./errors.ts";
@@ -78,6 +78,10 @@ function scriptFromRow(row: any): Script {
   };
 }
 
+const SCRIPT_COLUMNS = `workspace_id, hash, path, parent_hash, summary, description, content, language, schema,
+  tag, lock, lock_error, timeout_secs, priority, concurrent_limit, concurrency_time_window_s, concurrency_key,
+  retry, memory_limit_mb, created_by, created_at, archived`;
+
 /** The latest deployed version at `path` (raw SQL: every run by path starts here). */
 export async function latestScript(
   ctx: CoreContext,
@@ -85,8 +89,11 @@ export async function latestScript(
   path: string,
 ): Promise<Script | null> {
   const { rows } = await ctx.pool.query(
-    `SELECT * FROM script WHERE workspace_id = $1 AND path = $2 AND NOT archived ORDER BY created_at DESC LIMIT 1`,
-    [workspaceId, path],
+    prepared(
+      `SELECT ${SCRIPT_COLUMNS} FROM script
+        WHERE workspace_id = $1 AND path = $2 AND NOT archived ORDER BY created_at DESC LIMIT 1`,
+      [workspaceId, path],
+    ),
   );
   return rows[0] ? scriptFromRow(rows[0]) : null;
 }

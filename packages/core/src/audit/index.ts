@@ -1,4 +1,4 @@
-import type { Pool } from "@millrace/db";
+import { prepared, type Pool } from "@millrace/db";
 import { actorName, type Principal } from "../auth/principal.ts";
 
 export interface AuditEntry {
@@ -22,16 +22,18 @@ export async function recordAudit(
   entry: AuditEntry,
 ): Promise<void> {
   await client.query(
-    `INSERT INTO audit_log (workspace_id, actor, operation, resource, parameters, ip, at)
+    prepared(
+      `INSERT INTO audit_log (workspace_id, actor, operation, resource, parameters, ip, at)
      VALUES ($1, $2, $3, $4, $5, $6, now() AT TIME ZONE 'UTC')`,
-    [
-      entry.workspaceId,
-      typeof actor === "string" ? actor : actorName(actor),
-      entry.operation,
-      entry.resource ?? null,
-      entry.parameters === undefined ? null : JSON.stringify(entry.parameters),
-      entry.ip ?? (typeof actor === "string" ? null : (actor.ip ?? null)),
-    ],
+      [
+        entry.workspaceId,
+        typeof actor === "string" ? actor : actorName(actor),
+        entry.operation,
+        entry.resource ?? null,
+        entry.parameters === undefined ? null : JSON.stringify(entry.parameters),
+        entry.ip ?? (typeof actor === "string" ? null : (actor.ip ?? null)),
+      ],
+    ),
   );
 }
 export {

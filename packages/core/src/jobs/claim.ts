@@ -3,7 +3,7 @@ import type { Language } from "@millrace/runtime";
 import type { Boss } from "./boss.ts";
 import { bossDb, redispatchJob, type JobKind, type RetryPolicy } from "./enqueue.ts";
 import { JOB_LOG_CHANNEL, NOTIFY_CHUNKS } from "./events.ts";
-import { issueJobTokensSql, newJobToken, revokeJobTokens } from "../secrets/job-token.ts";
+import { issueJobTokensSql, newJobToken, newJobTokens, revokeJobTokens } from "../secrets/job-token.ts";
 
 /** What a worker needs to run a claimed job: ids, code and limits, no user rows. */
 export interface ClaimedJob {
@@ -86,6 +86,8 @@ export async function nextDueTag(pool: Pool, tags: readonly string[]): Promise<s
 // A job over its concurrency limit is looked at again this long after it was deferred.
 const CONCURRENCY_RECHECK_MS = 250;
 
+const PREPARED_CLAIM_MAX = 16;
+
 /**
  * The claim statement: pg-boss's own fetch statement (`fetchSql`, whose parameters are $1..$`p`)
  * as its first CTE, then our rows of the fetched jobs marked running (one worker name per job,
@@ -134,7 +136,7 @@ export async function claimJobs(
   claimPool: Pool = pool,
 ): Promise<ClaimedJob[]> {
   if (workerNames.length === 0) return [];
-  const tokens = workerNames.map(() => newJobToken());
+  const tokens = newJobTokens(workerNames.length);
   // pg-boss builds its fetch (its queue's table and policy) and hands it to this executor, which
   // runs it inside our claim statement. (No NOTIFY per started job: at thousands of jobs a second
   // it costs more than run pages gain.)
@@ -144,14 +146,14 @@ export async function claimJobs(
     batchSize: workerNames.length,
     db: {
       executeSql: async (text, values = []) => {
-        const result = await claimPool.query(
-          prepared(claimStatement(text, values.length), [
-            ...values,
-            workerNames,
-            tokens.map((t) => t.hash),
-            tokens.map((t) => t.prefix),
-          ]),
-        );
+        const statement = claimStatement(text, values.length);
+        const params = [...values, workerNames, tokens.map((t) => t.hash), tokens.map((t) => t.prefix)];
+        // pg-boss writes the batch size into its statement: only small claims (a worker's few
+        // slots, the latency path) are worth a prepared statement per size.
+        const result =
+          workerNames.length <= PREPARED_CLAIM_MAX
+            ? await claimPool.query(prepared(statement, params))
+            : await claimPool.query(statement, params);
         rows = result.rows;
         return result;
       },

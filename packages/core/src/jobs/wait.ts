@@ -1,3 +1,4 @@
+import { prepared } from "@millrace/db";
 import { AppError, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
 import type { Membership } from "../workspaces.ts";
@@ -57,8 +58,10 @@ export async function waitForResult(
   requirePermission(membership, "job.read");
   return waitUntilFinished(ctx, id, timeoutMs, async () => {
     const { rows } = await ctx.pool.query<{ status: string; result: unknown }>(
-      "SELECT status, result FROM job WHERE id = $1 AND workspace_id = $2",
-      [id, membership.workspace.id],
+      prepared("SELECT status, result FROM job WHERE id = $1 AND workspace_id = $2", [
+        id,
+        membership.workspace.id,
+      ]),
     );
     const row = rows[0];
     if (!row) throw notFound(`job ${id}`);

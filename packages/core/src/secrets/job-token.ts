@@ -16,8 +16,16 @@ export interface IssuedJobToken {
 }
 
 export function newJobToken(): IssuedJobToken {
-  const token = `jt_${randomBytes(24).toString("base64url")}`;
-  return { token, hash: hashToken(token), prefix: token.slice(0, 10) };
+  return newJobTokens(1)[0]!;
+}
+
+/** `count` fresh job tokens, from one read of the random source (a claim takes up to hundreds). */
+export function newJobTokens(count: number): IssuedJobToken[] {
+  const random = randomBytes(24 * count);
+  return Array.from({ length: count }, (_, i) => {
+    const token = `jt_${random.subarray(24 * i, 24 * (i + 1)).toString("base64url")}`;
+    return { token, hash: hashToken(token), prefix: token.slice(0, 10) };
+  });
 }
 
 /**
