@@ -75,7 +75,8 @@ export class Dispatcher {
     this.slotCount = slots.length;
     this.tags = tags;
     this.log = log;
-    this.batcher = new CompletionBatcher(deps.pool, deps.boss);
+    // pg-boss settles go through the claim pool (asynchronous commit): see completeJobs.
+    this.batcher = new CompletionBatcher(deps.pool, deps.boss, deps.claimPool);
   }
 
   get pool(): Pool {

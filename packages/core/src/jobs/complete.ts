@@ -109,15 +109,21 @@ async function settleBossJobs(
  * The common case (every job over, none a dependency job) is one autocommitted statement, and the
  * pg-boss jobs are settled after it: whoever waits for the result is woken one commit earlier.
  * Should the worker die in between, the pg-boss jobs stay active until they expire, which is
- * harmless: their rows are final, and a claim only takes a queued row. Retries and dependency
- * jobs need more than one statement and keep everything in one transaction.
+ * harmless: their rows are final, and a claim only takes a queued row. For the same reason that
+ * settle may go through `settlePool`, a pool with asynchronous commit (one fsync less per batch).
+ * Retries and dependency jobs need more than one statement and keep everything in one transaction.
  */
-export async function completeJobs(pool: Pool, boss: Boss, completions: Completion[]): Promise<void> {
+export async function completeJobs(
+  pool: Pool,
+  boss: Boss,
+  completions: Completion[],
+  settlePool: Pool = pool,
+): Promise<void> {
   if (completions.length === 0) return;
   const retries = completions.filter(willRetry);
   if (retries.length === 0 && completions.every((c) => c.job.kind !== "dependency")) {
     await pool.query(prepared(RECORD_OUTCOMES, recordOutcomesValues(completions, [])));
-    await settleBossJobs(pool, boss, completions);
+    await settleBossJobs(settlePool, boss, completions);
     return;
   }
   await withTransaction(pool, async (client) => {
