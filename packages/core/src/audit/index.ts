@@ -12,6 +12,18 @@ export interface AuditEntry {
   ip?: string | null;
 }
 
+/** The columns of one audit row (`at` aside), as `recordAudit` writes them. */
+export function auditRow(actor: Principal | string, entry: AuditEntry) {
+  return {
+    workspace_id: entry.workspaceId,
+    actor: typeof actor === "string" ? actor : actorName(actor),
+    operation: entry.operation,
+    resource: entry.resource ?? null,
+    parameters: entry.parameters === undefined ? null : entry.parameters,
+    ip: entry.ip ?? (typeof actor === "string" ? null : (actor.ip ?? null)),
+  };
+}
+
 /**
  * One audit row. Pass the transaction's client so the row commits (or rolls back) with the change
  * it records. Parameters must never carry secret values.
@@ -21,17 +33,18 @@ export async function recordAudit(
   actor: Principal | string,
   entry: AuditEntry,
 ): Promise<void> {
+  const row = auditRow(actor, entry);
   await client.query(
     prepared(
       `INSERT INTO audit_log (workspace_id, actor, operation, resource, parameters, ip, at)
-     VALUES ($1, $2, $3, $4, $5, $6, now() AT TIME ZONE 'UTC')`,
+       VALUES ($1, $2, $3, $4, $5, $6, now() AT TIME ZONE 'UTC')`,
       [
-        entry.workspaceId,
-        typeof actor === "string" ? actor : actorName(actor),
-        entry.operation,
-        entry.resource ?? null,
-        entry.parameters === undefined ? null : JSON.stringify(entry.parameters),
-        entry.ip ?? (typeof actor === "string" ? null : (actor.ip ?? null)),
+        row.workspace_id,
+        row.actor,
+        row.operation,
+        row.resource,
+        row.parameters === null ? null : JSON.stringify(row.parameters),
+        row.ip,
       ],
     ),
   );

@@ -4,6 +4,8 @@ import type { Language } from "@millrace/runtime";
 import { ensureQueue, type Boss } from "./boss.ts";
 import { attachLocks } from "../dependencies/locks.ts";
 import { routeToDedicatedWorkers } from "../dependencies/dedicated.ts";
+import { auditRow, type AuditEntry } from "../audit/index.ts";
+import type { Principal } from "../auth/principal.ts";
 
 export const JOB_QUEUED_CHANNEL = "millrace_job_queued";
 
@@ -42,6 +44,11 @@ export interface EnqueueInput extends JobLimitsInput {
   lock?: string | null;
   /** The schedule whose tick created the job (its page lists the schedule's runs). */
   schedulePath?: string | null;
+  /**
+   * The audit entry of the request that created the job, written by the same statement as the
+   * job (its parameters get the job's id as `job_id`).
+   */
+  audit?: { actor: Principal | string; entry: AuditEntry };
 }
 
 type Sql = (text: string, values?: unknown[]) => Promise<{ rows: unknown[] }>;
@@ -95,7 +102,12 @@ export async function enqueueJobs(
          created_by text, permissioned_as text, scheduled_for timestamptz, timeout_secs int, memory_limit_mb int,
          concurrency_key text, concurrent_limit int, concurrency_time_window_s int, retry jsonb,
          schedule_path text, lock text)
-       RETURNING tag)
+       RETURNING tag
+       ), audited AS (
+       INSERT INTO audit_log (workspace_id, actor, operation, resource, parameters, ip, at)
+       SELECT a.workspace_id, a.actor, a.operation, a.resource, a.parameters, a.ip, now() AT TIME ZONE 'UTC'
+         FROM jsonb_to_recordset($3::jsonb)
+           AS a(workspace_id text, actor text, operation text, resource text, parameters jsonb, ip text))
        SELECT pg_notify($2, tag) FROM (SELECT DISTINCT tag FROM inserted) AS tags`,
         [
           JSON.stringify(
@@ -125,6 +137,18 @@ export async function enqueueJobs(
             })),
           ),
           JOB_QUEUED_CHANNEL,
+          JSON.stringify(
+            inputs.flatMap((input, i) =>
+              input.audit
+                ? [
+                    auditRow(input.audit.actor, {
+                      ...input.audit.entry,
+                      parameters: { job_id: ids[i], ...(input.audit.entry.parameters as object) },
+                    }),
+                  ]
+                : [],
+            ),
+          ),
         ],
       ),
     );

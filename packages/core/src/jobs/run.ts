@@ -7,9 +7,8 @@ import {
   type ArgSchema,
   type Language,
 } from "@millrace/runtime";
-import { withTransaction, type PoolClient } from "@millrace/db";
+import type { PoolClient } from "@millrace/db";
 import type { CoreContext } from "../context.ts";
-import { recordAudit } from "../audit/index.ts";
 import { AppError, invalidInput } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
 import { getScriptByPath } from "../scripts.ts";
@@ -77,50 +76,47 @@ export async function runScriptByPath(
   const workspaceId = membership.workspace.id;
   const tag = resolveTag(tagForRunnable(script.tag, language), workspaceId, runArgs);
   await assertTagAllowed(ctx.pool, workspaceId, tag, "tag");
-  // The job and its audit entry commit together: one commit on the run_wait_result hot path.
-  const enqueueAndAudit = async (client: PoolClient) => {
-    const id = await enqueueJob(
-      ctx.pool,
-      ctx.boss,
-      {
-        workspaceId,
-        kind: "script",
-        scriptPath: script.path,
-        scriptHash: script.hash,
-        language,
-        content: script.content,
-        args: runArgs,
-        argOrder: schema.order,
-        tag,
-        priority: checkedPriority(options.priority) ?? script.priority ?? 0,
-        scheduledFor: options.scheduledFor ?? null,
-        timeoutSecs: timeoutFor(ctx, script.timeoutSecs),
-        memoryLimitMb: script.memoryLimitMb ?? ctx.limits.defaultMemoryLimitMb ?? null,
-        concurrency: script.concurrentLimit
-          ? {
-              key: resolveConcurrencyKey(script.concurrencyKey ?? script.path, workspaceId, runArgs),
-              limit: script.concurrentLimit,
-              windowSecs: script.concurrencyTimeWindowS ?? 0,
-            }
-          : null,
-        retry: (script.retry as RetryPolicy | null) ?? null,
-        createdBy: principal.username,
-        permissionedAs: `u/${principal.username}`,
-        schedulePath: options.schedulePath ?? null,
-      },
-      client,
-    );
-    await recordAudit(client, principal, {
+  // The job and its audit entry are written by one statement (the run_wait_result hot path).
+  return enqueueJob(
+    ctx.pool,
+    ctx.boss,
+    {
       workspaceId,
-      operation: "jobs.run.script",
-      resource: script.path,
-      parameters: { job_id: id, hash: script.hash },
-    });
-    return id;
-  };
-  return options.transaction
-    ? enqueueAndAudit(options.transaction)
-    : withTransaction(ctx.pool, enqueueAndAudit);
+      kind: "script",
+      scriptPath: script.path,
+      scriptHash: script.hash,
+      language,
+      content: script.content,
+      args: runArgs,
+      argOrder: schema.order,
+      tag,
+      priority: checkedPriority(options.priority) ?? script.priority ?? 0,
+      scheduledFor: options.scheduledFor ?? null,
+      timeoutSecs: timeoutFor(ctx, script.timeoutSecs),
+      memoryLimitMb: script.memoryLimitMb ?? ctx.limits.defaultMemoryLimitMb ?? null,
+      concurrency: script.concurrentLimit
+        ? {
+            key: resolveConcurrencyKey(script.concurrencyKey ?? script.path, workspaceId, runArgs),
+            limit: script.concurrentLimit,
+            windowSecs: script.concurrencyTimeWindowS ?? 0,
+          }
+        : null,
+      retry: (script.retry as RetryPolicy | null) ?? null,
+      createdBy: principal.username,
+      permissionedAs: `u/${principal.username}`,
+      schedulePath: options.schedulePath ?? null,
+      audit: {
+        actor: principal,
+        entry: {
+          workspaceId,
+          operation: "jobs.run.script",
+          resource: script.path,
+          parameters: { hash: script.hash },
+        },
+      },
+    },
+    options.transaction,
+  );
 }
 
 export interface PreviewInput {
@@ -148,7 +144,7 @@ export async function runPreview(
   const runArgs = checkedArgs(schema, input.args);
   const workspaceId = membership.workspace.id;
   const { principal } = membership;
-  const id = await enqueueJob(ctx.pool, ctx.boss, {
+  return enqueueJob(ctx.pool, ctx.boss, {
     workspaceId,
     kind: "preview",
     scriptPath: input.path ?? null,
@@ -166,12 +162,14 @@ export async function runPreview(
     retry: null,
     createdBy: principal.username,
     permissionedAs: `u/${principal.username}`,
+    audit: {
+      actor: principal,
+      entry: {
+        workspaceId,
+        operation: "jobs.run.preview",
+        resource: input.path ?? null,
+        parameters: { language: input.language },
+      },
+    },
   });
-  await recordAudit(ctx.pool, principal, {
-    workspaceId,
-    operation: "jobs.run.preview",
-    resource: input.path ?? null,
-    parameters: { job_id: id, language: input.language },
-  });
-  return id;
 }
