@@ -116,7 +116,7 @@ function claimStatement(fetchSql: string, p: number): string {
        )}
      )
      SELECT c.boss_job_id AS fetched_boss_job_id, c.job_id AS fetched_job_id, c.n AS fetched_n, claimed.*,
-            EXISTS (SELECT 1 FROM issued WHERE issued.label = 'job ' || c.job_id) AS has_token
+            EXISTS (SELECT 1 FROM issued WHERE issued.job_id = c.job_id) AS has_token
        FROM numbered c LEFT JOIN claimed ON claimed.id = c.job_id`;
 }
 

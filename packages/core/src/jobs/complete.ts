@@ -1,9 +1,8 @@
 import { prepared, withTransaction, type Pool, type PoolClient } from "@millrace/db";
 import type { Boss } from "./boss.ts";
 import { CAPPED_APPEND, MAX_JOB_LOG_CHARS, type ClaimedJob } from "./claim.ts";
-import { NOTIFY_CHUNKS } from "./events.ts";
 import { bossDb, redispatchJob, type RetryPolicy } from "./enqueue.ts";
-import { JOB_DONE_CHANNEL } from "./events.ts";
+import { JOB_DONE_CHANNEL, NOTIFY_CHUNKS } from "./events.ts";
 import { settleDependencyJobs } from "../dependencies/settle.ts";
 import { hashToken } from "../auth/tokens.ts";
 

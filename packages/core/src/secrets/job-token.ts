@@ -35,8 +35,8 @@ export function newJobTokens(count: number): IssuedJobToken[] {
  * job is permissioned as, expiring shortly after the job's timeout. `tokens` is a FROM item
  * aliased `t` with the columns `(job_id, hash, prefix)`: the tokens made for the claim. A job that does not
  * run as an enabled user (e.g. started with SUPERADMIN_SECRET) gets none rather than borrowed
- * rights. Issued in the claim statement itself: one round trip less per job. Returns each issued
- * token's `label`, `job <id>`.
+ * rights. Issued in the claim statement itself: one round trip less per job. Returns the `job_id` of
+ * each job that got a token (the label format stays in this module).
  */
 export function issueJobTokensSql(claimed: string, tokens: string): string {
   return `INSERT INTO api_token (id, token_hash, token_prefix, label, kind, user_id, workspace_id, expires_at, created_at)
@@ -47,7 +47,7 @@ export function issueJobTokensSql(claimed: string, tokens: string): string {
       JOIN "user" u ON u.username = substr(c.permissioned_as, 3) AND NOT u.disabled
      WHERE c.permissioned_as LIKE 'u/%'
        AND c.kind IN (${JOB_TOKEN_KINDS.map((kind) => `'${kind}'`).join(", ")})
-    RETURNING label`;
+    RETURNING substr(label, 5)::uuid AS job_id`;
 }
 
 /**
