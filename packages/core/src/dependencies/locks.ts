@@ -42,18 +42,23 @@ function versionHasRequirements(input: EnqueueInput): boolean {
  * SHARE: the dependency job's completion updates them, so it either commits first (and the lock
  * is seen here) or waits for this transaction (and then releases the jobs held here).
  */
+function needsLock(input: EnqueueInput): boolean {
+  return (
+    input.kind === "script" && !!input.scriptHash && input.lock === undefined && versionHasRequirements(input)
+  );
+}
+
+/** Whether attachLocks will read script rows for these jobs (and so needs a transaction). */
+export function needsLockRead(inputs: EnqueueInput[]): boolean {
+  return inputs.some(needsLock);
+}
+
 export async function attachLocks(
   client: PoolClient,
   inputs: EnqueueInput[],
   now: Date,
 ): Promise<EnqueueInput[]> {
-  const needing = inputs.filter(
-    (input) =>
-      input.kind === "script" &&
-      input.scriptHash &&
-      input.lock === undefined &&
-      versionHasRequirements(input),
-  );
+  const needing = inputs.filter(needsLock);
   if (needing.length === 0) return inputs;
   const keys = [...new Set(needing.map((input) => `${input.workspaceId}\n${input.scriptHash}`))].sort();
   const { rows } = await client.query<{

@@ -2,7 +2,7 @@ import { prepared, withTransaction, type Pool, type PoolClient } from "@millrace
 import type { Boss } from "./boss.ts";
 import { CAPPED_APPEND, MAX_JOB_LOG_CHARS, type ClaimedJob } from "./claim.ts";
 import { bossDb, redispatchJob, type RetryPolicy } from "./enqueue.ts";
-import { JOB_DONE_CHANNEL, NOTIFY_CHUNKS } from "./events.ts";
+import { JOB_DONE_CHANNEL, NOTIFY_OUTCOMES } from "./events.ts";
 import { settleDependencyJobs } from "../dependencies/settle.ts";
 import { hashToken } from "../auth/tokens.ts";
 
@@ -45,7 +45,7 @@ export function retryDelaySecs(policy: RetryPolicy | null, attempt: number): num
 /**
  * One statement: the last output of every completion, the final state of those that are over
  * (only the dispatch that was claimed can complete a job: `boss_job_id`), their WM_TOKENs revoked,
- * and one NOTIFY per chunk of completed jobs (delivered at commit).
+ * and one NOTIFY per chunk of completed jobs, with their small outcomes (delivered at commit).
  */
 const RECORD_OUTCOMES = `WITH logs AS (
      INSERT INTO job_log (job_id, logs)
@@ -60,8 +60,8 @@ const RECORD_OUTCOMES = `WITH logs AS (
        FROM unnest($3::uuid[], $4::uuid[], $5::text[], $6::jsonb[], $8::timestamptz[])
             AS c(job_id, boss_job_id, status, result, started_at)
       WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status = 'running'
-      RETURNING job.id)
-   SELECT pg_notify($7, string_agg(id::text, ',')) FROM ${NOTIFY_CHUNKS("done")}`;
+      RETURNING job.id, job.status, job.result)
+   ${NOTIFY_OUTCOMES("done", "$7")}`;
 
 function willRetry(c: Completion): boolean {
   return c.outcome.status === "failure" && retryDelaySecs(c.job.retry, c.job.retryAttempt + 1) !== null;

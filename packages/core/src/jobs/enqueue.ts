@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { prepared, withTransaction, type Pool, type PoolClient } from "@millrace/db";
 import type { Language } from "@millrace/runtime";
 import { ensureQueue, type Boss } from "./boss.ts";
-import { attachLocks } from "../dependencies/locks.ts";
+import { attachLocks, needsLockRead } from "../dependencies/locks.ts";
 import { routeToDedicatedWorkers } from "../dependencies/dedicated.ts";
 import { auditRow, type AuditEntry } from "../audit/index.ts";
 import type { Principal } from "../auth/principal.ts";
@@ -68,28 +68,14 @@ export function bossJobOptions(job: { priority: number; timeoutSecs: number }, s
 }
 
 /**
- * Writes the job rows and the pg-boss jobs that dispatch them in one transaction, then wakes the
- * workers serving their tags (NOTIFY is delivered on commit, so no worker sees the wake-up before
- * the jobs exist). A job's first pg-boss job shares its id. With `transaction`, the rows are
- * written in the caller's open transaction instead and commit (or roll back) with it: a schedule
- * tick commits its job together with the compare-and-set that claimed the tick.
+ * The statement that writes jobs: `bossInsert` (pg-boss's own insert of their dispatches, whose
+ * parameters are $1..$`p`) as its first CTE, then our rows ($p+1, JSON), the audit entries
+ * ($p+3, JSON), and one NOTIFY per tag ($p+2 is the channel) to wake the workers serving them.
+ * NOTIFY is delivered on commit, so no worker sees the wake-up before the jobs exist.
  */
-export async function enqueueJobs(
-  pool: Pool,
-  boss: Boss,
-  requested: EnqueueInput[],
-  transaction?: PoolClient,
-): Promise<string[]> {
-  let inputs = await routeToDedicatedWorkers(pool, requested);
-  for (const tag of new Set(inputs.map((input) => input.tag))) await ensureQueue(boss, tag);
-  const now = new Date();
-  const ids = inputs.map(() => randomUUID());
-  const write = async (client: PoolClient) => {
-    inputs = await attachLocks(client, inputs, now);
-    // The NOTIFY is only delivered at commit, so it can go out with the insert (one round trip).
-    await client.query(
-      prepared(
-        `WITH inserted AS (
+function enqueueStatement(bossInsert: string, p: number): string {
+  return `WITH dispatched AS (${bossInsert}
+     ), inserted AS (
        INSERT INTO job (id, boss_job_id, workspace_id, kind, script_path, script_hash, language, content, args,
          arg_order, tag, priority, created_by, permissioned_as, scheduled_for, timeout_secs, memory_limit_mb,
          concurrency_key, concurrent_limit, concurrency_time_window_s, retry, schedule_path, lock)
@@ -97,61 +83,86 @@ export async function enqueueJobs(
          ARRAY(SELECT jsonb_array_elements_text(v.arg_order)), v.tag, v.priority, v.created_by, v.permissioned_as,
          v.scheduled_for, v.timeout_secs, v.memory_limit_mb, v.concurrency_key, v.concurrent_limit,
          v.concurrency_time_window_s, v.retry, v.schedule_path, v.lock
-       FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, workspace_id text, kind text, script_path text,
+       FROM jsonb_to_recordset($${p + 1}::jsonb) AS v(id uuid, workspace_id text, kind text, script_path text,
          script_hash text, language text, content text, args jsonb, arg_order jsonb, tag text, priority int,
          created_by text, permissioned_as text, scheduled_for timestamptz, timeout_secs int, memory_limit_mb int,
          concurrency_key text, concurrent_limit int, concurrency_time_window_s int, retry jsonb,
          schedule_path text, lock text)
        RETURNING tag
-       ), audited AS (
+     ), audited AS (
        INSERT INTO audit_log (workspace_id, actor, operation, resource, parameters, ip, at)
        SELECT a.workspace_id, a.actor, a.operation, a.resource, a.parameters, a.ip, now() AT TIME ZONE 'UTC'
-         FROM jsonb_to_recordset($3::jsonb)
+         FROM jsonb_to_recordset($${p + 3}::jsonb)
            AS a(workspace_id text, actor text, operation text, resource text, parameters jsonb, ip text))
-       SELECT pg_notify($2, tag) FROM (SELECT DISTINCT tag FROM inserted) AS tags`,
-        [
-          JSON.stringify(
-            inputs.map((input, i) => ({
-              id: ids[i],
-              workspace_id: input.workspaceId,
-              kind: input.kind,
-              script_path: input.scriptPath,
-              script_hash: input.scriptHash,
-              language: input.language,
-              content: input.content,
-              args: input.args,
-              arg_order: input.argOrder,
-              tag: input.tag,
-              priority: input.priority,
-              created_by: input.createdBy,
-              permissioned_as: input.permissionedAs,
-              scheduled_for: (input.scheduledFor ?? now).toISOString(),
-              timeout_secs: input.timeoutSecs,
-              memory_limit_mb: input.memoryLimitMb,
-              concurrency_key: input.concurrency?.key ?? null,
-              concurrent_limit: input.concurrency?.limit ?? null,
-              concurrency_time_window_s: input.concurrency?.windowSecs ?? null,
-              retry: input.retry,
-              schedule_path: input.schedulePath ?? null,
-              lock: input.lock ?? null,
-            })),
-          ),
-          JOB_QUEUED_CHANNEL,
-          JSON.stringify(
-            inputs.flatMap((input, i) =>
-              input.audit
-                ? [
-                    auditRow(input.audit.actor, {
-                      ...input.audit.entry,
-                      parameters: { job_id: ids[i], ...(input.audit.entry.parameters as object) },
-                    }),
-                  ]
-                : [],
-            ),
-          ),
-        ],
-      ),
-    );
+     SELECT pg_notify($${p + 2}, tag) FROM (SELECT DISTINCT tag FROM inserted) AS tags`;
+}
+
+function jobRows(inputs: EnqueueInput[], ids: string[], now: Date): string {
+  return JSON.stringify(
+    inputs.map((input, i) => ({
+      id: ids[i],
+      workspace_id: input.workspaceId,
+      kind: input.kind,
+      script_path: input.scriptPath,
+      script_hash: input.scriptHash,
+      language: input.language,
+      content: input.content,
+      args: input.args,
+      arg_order: input.argOrder,
+      tag: input.tag,
+      priority: input.priority,
+      created_by: input.createdBy,
+      permissioned_as: input.permissionedAs,
+      scheduled_for: (input.scheduledFor ?? now).toISOString(),
+      timeout_secs: input.timeoutSecs,
+      memory_limit_mb: input.memoryLimitMb,
+      concurrency_key: input.concurrency?.key ?? null,
+      concurrent_limit: input.concurrency?.limit ?? null,
+      concurrency_time_window_s: input.concurrency?.windowSecs ?? null,
+      retry: input.retry,
+      schedule_path: input.schedulePath ?? null,
+      lock: input.lock ?? null,
+    })),
+  );
+}
+
+function auditRows(inputs: EnqueueInput[], ids: string[]): string {
+  return JSON.stringify(
+    inputs.flatMap((input, i) =>
+      input.audit
+        ? [
+            auditRow(input.audit.actor, {
+              ...input.audit.entry,
+              parameters: { job_id: ids[i], ...(input.audit.entry.parameters as object) },
+            }),
+          ]
+        : [],
+    ),
+  );
+}
+
+/**
+ * Writes the job rows and the pg-boss jobs that dispatch them, then wakes the workers serving
+ * their tags. A job's first pg-boss job shares its id. The common case (one tag, no dependency
+ * lock to look up, no caller transaction) is one autocommitted statement: a run is one round
+ * trip. Otherwise the writes go in one transaction: with `transaction`, the caller's, so they
+ * commit (or roll back) with it (a schedule tick commits its job together with the
+ * compare-and-set that claimed the tick).
+ */
+export async function enqueueJobs(
+  pool: Pool,
+  boss: Boss,
+  requested: EnqueueInput[],
+  transaction?: PoolClient,
+): Promise<string[]> {
+  if (requested.length === 0) return [];
+  let inputs = await routeToDedicatedWorkers(pool, requested);
+  const tags = [...new Set(inputs.map((input) => input.tag))];
+  for (const tag of tags) await ensureQueue(boss, tag);
+  const now = new Date();
+  const ids = inputs.map(() => randomUUID());
+  const write = async (client: Pool | PoolClient, lockReader: PoolClient | null) => {
+    if (lockReader) inputs = await attachLocks(lockReader, inputs, now);
     const byTag = new Map<string, { id: string; data: { jobId: string } }[]>();
     inputs.forEach((input, i) => {
       const id = ids[i]!;
@@ -159,10 +170,29 @@ export async function enqueueJobs(
       list.push({ id, data: { jobId: id }, ...bossJobOptions(input, input.scheduledFor ?? now) } as never);
       byTag.set(input.tag, list);
     });
-    for (const [tag, jobs] of byTag) await boss.insert(tag, jobs, { db: bossDb(client) });
+    const groups = [...byTag];
+    // Never empty: enqueueJobs returns early without jobs.
+    const [firstTag, firstJobs] = groups[0]!;
+    const rows = [jobRows(inputs, ids, now), JOB_QUEUED_CHANNEL, auditRows(inputs, ids)];
+    // pg-boss builds the insert of the first tag's dispatches (its queue's table and defaults) and
+    // hands it to this executor, which runs it as the first CTE of our statement.
+    await boss.insert(firstTag, firstJobs, {
+      db: {
+        executeSql: async (text, values = []) => {
+          // A data-modifying WITH cannot nest: pg-boss only wraps its insert so for queues with
+          // its own notifications, which Millrace never creates (workers are woken by our NOTIFY).
+          if (!/^\s*INSERT\b/i.test(text))
+            throw new Error(`cannot combine pg-boss's insert: ${text.slice(0, 80)}`);
+          return client.query(prepared(enqueueStatement(text, values.length), [...values, ...rows]));
+        },
+      },
+    });
+    for (const [tag, jobs] of groups.slice(1)) await boss.insert(tag, jobs, { db: bossDb(client) });
   };
-  if (transaction) await write(transaction);
-  else await withTransaction(pool, write);
+  const readsLocks = needsLockRead(inputs);
+  if (transaction) await write(transaction, readsLocks ? transaction : null);
+  else if (tags.length === 1 && !readsLocks) await write(pool, null);
+  else await withTransaction(pool, (client) => write(client, readsLocks ? client : null));
   return ids;
 }
 

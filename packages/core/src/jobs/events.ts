@@ -3,7 +3,13 @@ import pg from "pg";
 export const JOB_DONE_CHANNEL = "millrace_job_done";
 export const JOB_LOG_CHANNEL = "millrace_job_log";
 
-type Listener = (jobId: string) => void;
+/** A finished job's outcome, carried by its completion's notification when it is small. */
+export interface NotifiedOutcome {
+  status: "success" | "failure" | "canceled";
+  result: unknown;
+}
+
+type Listener = (jobId: string, outcome: NotifiedOutcome | null) => void;
 
 /**
  * Notifications carry one job id or several, comma-separated: a batch of completions sends one
@@ -14,11 +20,49 @@ type Listener = (jobId: string) => void;
 export const NOTIFY_CHUNKS = (cte: string) =>
   `(SELECT id, (row_number() OVER () - 1) / 150 AS chunk FROM ${cte}) AS chunked GROUP BY chunk`;
 
+// Results up to this size (as JSON) travel in the completion's notification, so whoever waits
+// for them answers without reading the row again.
+const NOTIFIED_RESULT_BYTES = 1000;
+
+/**
+ * The NOTIFY of completed jobs (a CTE returning `id`, `status` and `result`): one line per job,
+ * `<id>` or, for a small result, `<id> [status, result]` (the result as stored: jsonb's text).
+ * Lines are grouped into payloads of at most ~7.6 kB: 6500 bytes, plus the line that crosses it.
+ */
+export const NOTIFY_OUTCOMES = (cte: string, channel: string) =>
+  `SELECT pg_notify(${channel}, string_agg(line, E'\\n'))
+     FROM (SELECT line, floor(sum(octet_length(line) + 1) OVER (ORDER BY id ROWS UNBOUNDED PRECEDING) / 6500) AS chunk
+             FROM (SELECT id, id::text || CASE WHEN octet_length(result::text) <= ${NOTIFIED_RESULT_BYTES}
+                                          THEN ' ' || jsonb_build_array(status, result)::text ELSE '' END AS line
+                     FROM ${cte}) AS lines) AS chunked
+    GROUP BY chunk`;
+
+/** The job ids of a notification payload, each with its outcome when the payload carries it. */
+export function parseNotification(payload: string): [string, NotifiedOutcome | null][] {
+  const entries: [string, NotifiedOutcome | null][] = [];
+  for (const line of payload.split("\n")) {
+    const space = line.indexOf(" ");
+    if (space < 0) {
+      for (const id of line.split(",")) if (id) entries.push([id, null]);
+      continue;
+    }
+    try {
+      const [status, result] = JSON.parse(line.slice(space + 1)) as [NotifiedOutcome["status"], unknown];
+      entries.push([line.slice(0, space), { status, result }]);
+    } catch {
+      // Not ours to read: the waiter re-reads the row instead.
+      entries.push([line.slice(0, space), null]);
+    }
+  }
+  return entries;
+}
+
 /**
  * One LISTEN connection per process, fanning Postgres notifications out to in-process waiters
- * (run_wait_result, log streams). Notifications carry only a job id: waiters re-read the row, so
- * a missed or duplicated notification never yields a wrong answer, only a later one. On
- * reconnect, every waiter is poked so it re-reads what it may have missed.
+ * (run_wait_result, log streams). Notifications carry job ids, and completions the small outcomes
+ * they recorded; otherwise waiters re-read the row, so a missed or duplicated notification never
+ * yields a wrong answer, only a later one. On reconnect, every waiter is poked so it re-reads
+ * what it may have missed.
  */
 export class JobEvents {
   private client: pg.Client | null = null;
@@ -40,7 +84,8 @@ export class JobEvents {
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.databaseUrl, application_name: "millrace-events" });
     client.on("notification", (message) => {
-      for (const jobId of message.payload?.split(",") ?? []) if (jobId) this.emit(message.channel, jobId);
+      for (const [jobId, outcome] of parseNotification(message.payload ?? ""))
+        this.emit(message.channel, jobId, outcome);
     });
     client.on("error", () => this.reconnect(client));
     client.on("end", () => this.reconnect(client));
@@ -64,11 +109,11 @@ export class JobEvents {
 
   private pokeAll(): void {
     for (const [channel, byJob] of this.listeners)
-      for (const jobId of byJob.keys()) this.emit(channel, jobId);
+      for (const jobId of byJob.keys()) this.emit(channel, jobId, null);
   }
 
-  private emit(channel: string, jobId: string): void {
-    for (const listener of this.listeners.get(channel)?.get(jobId) ?? []) listener(jobId);
+  private emit(channel: string, jobId: string, outcome: NotifiedOutcome | null): void {
+    for (const listener of this.listeners.get(channel)?.get(jobId) ?? []) listener(jobId, outcome);
   }
 
   /** Calls `listener` whenever the job's channel fires; returns the unsubscribe function. */

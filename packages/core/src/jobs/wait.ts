@@ -2,30 +2,40 @@ import { prepared } from "@millrace/db";
 import { AppError, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
 import type { Membership } from "../workspaces.ts";
-import { JOB_DONE_CHANNEL } from "./events.ts";
+import { JOB_DONE_CHANNEL, type NotifiedOutcome } from "./events.ts";
 import type { JobsContext } from "./run.ts";
 
-export interface FinishedJob {
-  status: "success" | "failure" | "canceled";
-  result: unknown;
-}
+export type FinishedJob = NotifiedOutcome;
 
 /**
  * Calls `read` until it returns a value (the job finished) or the timeout passes: woken by the
  * job's NOTIFY, re-reading every 2 s as a safety net, so a missed notification only delays the
- * answer. `read` returns null while the job is not finished.
+ * answer. `read` returns null while the job is not finished. A notification that carries the
+ * job's outcome is answered with `fromNotification` instead of a read, when given.
  */
 export async function waitUntilFinished<T>(
   ctx: JobsContext,
   id: string,
   timeoutMs: number,
   read: () => Promise<T | null>,
+  fromNotification?: (outcome: NotifiedOutcome) => T,
 ): Promise<T> {
-  let wake: () => void = () => {};
-  const unsubscribe = ctx.events.on(JOB_DONE_CHANNEL, id, () => wake());
+  // A notification that arrives while a read is in flight is kept: that read may have seen the
+  // job still running.
+  const notice: { received: boolean; outcome: NotifiedOutcome | null; wake: (() => void) | null } = {
+    received: false,
+    outcome: null,
+    wake: null,
+  };
+  const unsubscribe = ctx.events.on(JOB_DONE_CHANNEL, id, (_, outcome) => {
+    notice.received = true;
+    notice.outcome = outcome;
+    notice.wake?.();
+  });
   try {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
+      notice.received = false;
       const finished = await read();
       if (finished !== null) return finished;
       const left = deadline - Date.now();
@@ -35,13 +45,18 @@ export async function waitUntilFinished<T>(
           `timed out after ${Math.round(timeoutMs / 1000)} s waiting for job ${id}`,
         );
       }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(left, 2000));
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      if (!notice.received) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(left, 2000));
+          notice.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        notice.wake = null;
+      }
+      // The first read found the job in the caller's workspace: its outcome may be answered as is.
+      if (notice.received && notice.outcome && fromNotification) return fromNotification(notice.outcome);
     }
   } finally {
     unsubscribe();
@@ -56,18 +71,24 @@ export async function waitForResult(
   timeoutMs: number,
 ): Promise<FinishedJob> {
   requirePermission(membership, "job.read");
-  return waitUntilFinished(ctx, id, timeoutMs, async () => {
-    const { rows } = await ctx.pool.query<{ status: string; result: unknown }>(
-      prepared("SELECT status, result FROM job WHERE id = $1 AND workspace_id = $2", [
-        id,
-        membership.workspace.id,
-      ]),
-    );
-    const row = rows[0];
-    if (!row) throw notFound(`job ${id}`);
-    if (row.status === "success" || row.status === "failure" || row.status === "canceled") {
-      return { status: row.status, result: row.result };
-    }
-    return null;
-  });
+  return waitUntilFinished(
+    ctx,
+    id,
+    timeoutMs,
+    async () => {
+      const { rows } = await ctx.pool.query<{ status: string; result: unknown }>(
+        prepared("SELECT status, result FROM job WHERE id = $1 AND workspace_id = $2", [
+          id,
+          membership.workspace.id,
+        ]),
+      );
+      const row = rows[0];
+      if (!row) throw notFound(`job ${id}`);
+      if (row.status === "success" || row.status === "failure" || row.status === "canceled") {
+        return { status: row.status, result: row.result };
+      }
+      return null;
+    },
+    (outcome) => outcome,
+  );
 }

@@ -1,0 +1,159 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { createTestMember, createTestServices, type TestServices } from "../testing.ts";
+import type { Membership } from "../workspaces.ts";
+import { claimJobs } from "./claim.ts";
+import { completeJobs, type JobOutcome } from "./complete.ts";
+import { enqueueJobs, type EnqueueInput } from "./enqueue.ts";
+import { JOB_DONE_CHANNEL, type NotifiedOutcome } from "./events.ts";
+import { waitForResult } from "./wait.ts";
+
+let services: TestServices;
+let member: Membership;
+
+function job(tag: string, args: Record<string, unknown> = {}): EnqueueInput {
+  return {
+    workspaceId: member.workspace.id,
+    kind: "noop",
+    scriptPath: null,
+    scriptHash: null,
+    language: "bash",
+    content: "",
+    args,
+    argOrder: [],
+    tag,
+    priority: 0,
+    scheduledFor: null,
+    createdBy: "alice",
+    permissionedAs: "u/alice",
+    timeoutSecs: 60,
+    memoryLimitMb: null,
+    concurrency: null,
+    retry: null,
+  };
+}
+
+function listen(ids: string[]): Map<string, NotifiedOutcome | null> {
+  const heard = new Map<string, NotifiedOutcome | null>();
+  for (const id of ids) services.events.on(JOB_DONE_CHANNEL, id, (_, outcome) => heard.set(id, outcome));
+  return heard;
+}
+
+async function until(check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe("enqueue and completion", () => {
+  before(async () => {
+    services = await createTestServices();
+    ({ membership: member } = await createTestMember(services, "complete-ws"));
+  });
+  after(() => services.close());
+
+  it("writes a job, its pg-boss dispatch and its audit entry together, on one tag or several", async () => {
+    const [single] = await enqueueJobs(services.pool, services.boss, [
+      {
+        ...job("complete-one"),
+        audit: {
+          actor: member.principal,
+          entry: { workspaceId: member.workspace.id, operation: "jobs.run.test", resource: "x" },
+        },
+      },
+    ]);
+    const several = await enqueueJobs(services.pool, services.boss, [job("complete-a"), job("complete-b")]);
+    for (const id of [single!, ...several]) {
+      const { rows } = await services.pool.query(
+        "SELECT j.status, b.id AS boss_id FROM job j JOIN pgboss.job b ON b.id = j.boss_job_id WHERE j.id = $1",
+        [id],
+      );
+      assert.equal(rows.length, 1, "the job and its dispatch exist");
+      assert.equal(rows[0].status, "queued");
+    }
+    const { rows: audit } = await services.pool.query(
+      "SELECT parameters FROM audit_log WHERE operation = 'jobs.run.test'",
+    );
+    assert.deepEqual(
+      audit.map((row) => row.parameters.job_id),
+      [single],
+    );
+  });
+
+  it("notifies completions with their outcome when it is small, as stored", async () => {
+    const large = "x".repeat(2000);
+    const outcomes: JobOutcome[] = [
+      { status: "success", result: { b: 1, a: [1, 2] } },
+      { status: "failure", result: { error: { name: "Error", message: "boom" } } },
+      { status: "success", result: large },
+    ];
+    const tag = "complete-notify";
+    const ids = await enqueueJobs(
+      services.pool,
+      services.boss,
+      outcomes.map(() => job(tag)),
+    );
+    const heard = listen(ids);
+    const claimed = await claimJobs(services.pool, services.boss, tag, ["w1", "w2", "w3"]);
+    const byId = new Map(claimed.map((c) => [c.id, c]));
+    await completeJobs(
+      services.pool,
+      services.boss,
+      ids.map((id, i) => ({ job: byId.get(id)!, outcome: outcomes[i]!, pendingLog: "" })),
+    );
+    await until(() => heard.size === 3);
+    assert.deepEqual(heard.get(ids[0]!), { status: "success", result: { a: [1, 2], b: 1 } });
+    assert.deepEqual(heard.get(ids[1]!), outcomes[1]);
+    assert.equal(heard.get(ids[2]!), null, "a large result is read from the row instead");
+    // Whatever the notification carried, the waiter answers what the row holds.
+    for (const [i, id] of ids.entries()) {
+      assert.deepEqual(await waitForResult(services, member, id, 1000), {
+        status: outcomes[i]!.status,
+        result: outcomes[i]!.result,
+      });
+    }
+  });
+
+  it("splits many completions into notifications PostgreSQL accepts", async () => {
+    // ~900 bytes per line: a payload of them all would be far over the 8000-byte limit.
+    const outcomes: JobOutcome[] = Array.from({ length: 40 }, (_, i) => ({
+      status: "success",
+      result: `${i}:${"y".repeat(880)}`,
+    }));
+    const tag = "complete-many";
+    const ids = await enqueueJobs(
+      services.pool,
+      services.boss,
+      outcomes.map(() => job(tag)),
+    );
+    const heard = listen(ids);
+    const claimed = await claimJobs(
+      services.pool,
+      services.boss,
+      tag,
+      ids.map((_, i) => `w${i}`),
+    );
+    const byId = new Map(claimed.map((c) => [c.id, c]));
+    await completeJobs(
+      services.pool,
+      services.boss,
+      ids.map((id, i) => ({ job: byId.get(id)!, outcome: outcomes[i]!, pendingLog: "" })),
+    );
+    await until(() => heard.size === ids.length);
+    for (const [i, id] of ids.entries()) assert.deepEqual(heard.get(id), outcomes[i]);
+  });
+
+  it("answers a waiter from the notification of a job that ends while it waits", async () => {
+    const tag = "complete-wait";
+    const [id] = await enqueueJobs(services.pool, services.boss, [job(tag)]);
+    const waiting = waitForResult(services, member, id!, 5000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const [claimed] = await claimJobs(services.pool, services.boss, tag, ["w1"]);
+    await completeJobs(services.pool, services.boss, [
+      { job: claimed!, outcome: { status: "success", result: [1, "two"] }, pendingLog: "" },
+    ]);
+    assert.deepEqual(await waiting, { status: "success", result: [1, "two"] });
+  });
+});
