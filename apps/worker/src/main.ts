@@ -13,7 +13,13 @@ import {
 } from "@millrace/core";
 import { assertNodeVersion } from "@millrace/core/config";
 import { createPool } from "@millrace/db";
-import { detectSandbox, interpreterPaths, ProcessLauncher, WarmSandboxes } from "@millrace/runtime";
+import {
+  detectSandbox,
+  interpreterPaths,
+  jobDirRemoved,
+  ProcessLauncher,
+  WarmSandboxes,
+} from "@millrace/runtime";
 import { Dispatcher } from "./dispatcher.ts";
 import { DedicatedRunner, dedicatedTarget } from "./dedicated.ts";
 import { installerEnv, loadWorkerEnv } from "./env.ts";
@@ -199,6 +205,7 @@ async function shutdown(signal: string): Promise<void> {
   await runDeps.dedicated?.close();
   warmSandboxes?.close();
   await runDeps.launcher.close();
+  await jobDirRemoved();
   clearInterval(heartbeat);
   clearInterval(cancelPoll);
   // Last ping with no current job, then the rows age out of the live list.

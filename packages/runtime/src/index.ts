@@ -8,6 +8,7 @@ export { executeJob } from "./exec/execute.ts";
 export type { ExecuteRequest, ExecuteOutcome } from "./exec/execute.ts";
 export { interpreterPaths } from "./exec/interpreters.ts";
 export { detectSandbox } from "./exec/sandbox.ts";
+export { jobDirRemoved } from "./exec/job-dir.ts";
 export { ProcessLauncher } from "./exec/launcher.ts";
 export { WarmSandboxes } from "./exec/warm-sandbox.ts";
 export type { SandboxStatus } from "./exec/sandbox.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { chmodSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
-import { executeJob } from "../index.ts";
+import { executeJob, jobDirRemoved } from "../index.ts";
 import type { ExecuteRequest } from "../index.ts";
 import { run, scratchDir } from "./testing.ts";
 
@@ -149,6 +149,7 @@ test("bash: the job dir is fresh, private, and removed afterwards", async () => 
   const jobId = "fixed-id";
   const first = await bash('touch leftover\nstat -c %a "$PWD"\n', { jobId });
   assert.deepEqual(first.outcome, { status: "success", result: 700 });
+  await jobDirRemoved();
   assert.equal(existsSync(first.jobDir), false);
   const second = await bash("ls -A\n", { jobId });
   assert.equal(second.logs, "main.sh\n");

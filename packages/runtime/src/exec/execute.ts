@@ -9,7 +9,7 @@ import { executePostgresql } from "./postgresql.ts";
 import type { ProcessLauncher } from "./launcher.ts";
 import { runProcess } from "./process.ts";
 import type { RunResult } from "./process.ts";
-import { createJobDir, removeJobDir } from "./job-dir.ts";
+import { createJobDir, jobDirRemoved, removeJobDirSoon } from "./job-dir.ts";
 import { bwrapArgs, detectSandbox, jobUser } from "./sandbox.ts";
 import type { WarmSandbox, WarmSandboxes, WarmSandboxSpec } from "./warm-sandbox.ts";
 import {
@@ -318,6 +318,7 @@ export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
   if (req.language === "postgresql") return executePostgresql(req);
   const spec = sandboxSpec(req);
   const warm = spec ? (req.warmSandboxes?.take(spec) ?? null) : null;
+  if (!warm) await jobDirRemoved(path.join(path.resolve(req.workRoot), req.jobId));
   const dir = warm?.dir ?? createJobDir(req.workRoot, req.jobId);
   try {
     let p: Plan;
@@ -358,7 +359,7 @@ export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
     }
     return p.wrapped ? wrappedOutcome(run, dir, p.resultFile) : bashOutcome(run, dir, p.resultFile);
   } finally {
-    removeJobDir(dir);
+    removeJobDirSoon(dir);
     // The next job of this kind finds its sandbox ready (set up while this one is recorded).
     if (spec) req.warmSandboxes?.replenish(spec);
   }

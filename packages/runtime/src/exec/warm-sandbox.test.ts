@@ -5,6 +5,7 @@ import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import type { ExecuteRequest } from "./execute.ts";
+import { jobDirRemoved } from "./job-dir.ts";
 import { detectSandbox } from "./sandbox.ts";
 import { launcherWithWarmPool, plainSpec, run, scratchDir, warmUp } from "./testing.ts";
 import { WarmSandboxes } from "./warm-sandbox.ts";
@@ -51,6 +52,7 @@ test("each warm sandbox serves one job, and its folder goes with the job", async
   const dirOf = (r: typeof first) => String(r.outcome.status === "success" && r.outcome.result);
   assert.notEqual(dirOf(first), dirOf(second));
   assert.equal(second.logs, `main.sh\n${dirOf(second)}\n`, "nothing of the first job is there");
+  await jobDirRemoved();
   assert.ok(!existsSync(dirOf(first)) && !existsSync(dirOf(second)));
 });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { resolvedInterpreters } from "./interpreters.ts";
-import { createJobDir, removeJobDir } from "./job-dir.ts";
+import { createJobDir, removeJobDirSoon } from "./job-dir.ts";
 import { spawnHere, type JobProcess, type ProcessLauncher } from "./launcher.ts";
 import { bwrapArgs, jobUser, type SandboxOptions } from "./sandbox.ts";
 
@@ -164,7 +164,7 @@ export class WarmSandboxes {
       const pool = this.pools.get(key);
       const at = pool?.indexOf(warm) ?? -1;
       if (at >= 0) pool!.splice(at, 1);
-      removeJobDir(dir);
+      removeJobDirSoon(dir);
     });
     this.starting.set(key, (this.starting.get(key) ?? 0) + 1);
     void process.ready.then(() => {
@@ -185,7 +185,7 @@ export class WarmSandboxes {
         // already gone
       }
     }
-    removeJobDir(warm.dir);
+    removeJobDirSoon(warm.dir);
   }
 
   /** Ends every waiting sandbox and removes its folder. */
