@@ -21,6 +21,7 @@ export {
 export {
   createWorkspace,
   listWorkspaces,
+  membershipFromBearer,
   requireMembership,
   WORKSPACE_ID,
   type Membership,

@@ -1,6 +1,15 @@
 import { isUniqueViolation, prepared, type Workspace, type WorkspaceRole } from "@millrace/db";
 import { recordAudit } from "./audit/index.ts";
 import type { Principal } from "./auth/principal.ts";
+import {
+  BEARER_COLUMNS,
+  BEARER_FROM,
+  hashToken,
+  principalOfBearerRow,
+  sameSecret,
+  SUPERADMIN_SECRET_PRINCIPAL,
+  type BearerRow,
+} from "./auth/tokens.ts";
 import type { CoreContext } from "./context.ts";
 import { AppError, invalidInput, notFound } from "./errors.ts";
 
@@ -12,46 +21,91 @@ export interface Membership {
   principal: Principal;
 }
 
+const MEMBERSHIP_COLUMNS = `w.id AS workspace_id, w.name AS workspace_name, w.created_by AS workspace_created_by,
+       w.created_at AS workspace_created_at, m.role`;
+
+interface MembershipRow {
+  workspace_id: string | null;
+  workspace_name: string;
+  workspace_created_by: string | null;
+  workspace_created_at: Date;
+  role: WorkspaceRole | null;
+}
+
 /**
- * Loads the caller's membership in one query. A non-member (or a token scoped to another
+ * The membership a row (MEMBERSHIP_COLUMNS) grants. A non-member (or a token scoped to another
  * workspace) gets NOT_FOUND so that a workspace's existence does not leak. A superadmin is admin
  * of every workspace.
  */
+function membershipOfRow(
+  principal: Principal,
+  workspaceId: string,
+  row: MembershipRow | undefined,
+): Membership {
+  const missing = notFound(`workspace ${workspaceId}`);
+  if (principal.workspaceScope && principal.workspaceScope !== workspaceId) throw missing;
+  if (!row?.workspace_id) throw missing;
+  const workspace: Workspace = {
+    id: row.workspace_id,
+    name: row.workspace_name,
+    createdBy: row.workspace_created_by,
+    createdAt: row.workspace_created_at,
+    deleted: false,
+  };
+  if (principal.isSuperAdmin) return { workspace, role: "admin", principal };
+  if (!row.role) throw missing;
+  return { workspace, role: row.role, principal };
+}
+
+/** Loads the caller's membership in one query (see membershipOfRow). */
 export async function requireMembership(
   ctx: CoreContext,
   principal: Principal,
   workspaceId: string,
 ): Promise<Membership> {
-  const missing = notFound(`workspace ${workspaceId}`);
-  if (principal.workspaceScope && principal.workspaceScope !== workspaceId) throw missing;
+  if (principal.workspaceScope && principal.workspaceScope !== workspaceId) {
+    throw notFound(`workspace ${workspaceId}`);
+  }
   // Raw SQL: this runs on every workspace request, including the run_wait_result hot path.
-  const { rows } = await ctx.pool.query<{
-    id: string;
-    name: string;
-    created_by: string | null;
-    created_at: Date;
-    role: WorkspaceRole | null;
-  }>(
+  const { rows } = await ctx.pool.query<MembershipRow>(
     prepared(
-      `SELECT w.id, w.name, w.created_by, w.created_at, m.role
+      `SELECT ${MEMBERSHIP_COLUMNS}
          FROM workspace w
          LEFT JOIN workspace_member m ON m.workspace_id = w.id AND m.user_id = $2 AND NOT m.disabled
         WHERE w.id = $1 AND NOT w.deleted`,
       [workspaceId, principal.userId],
     ),
   );
-  const row = rows[0];
-  if (!row) throw missing;
-  const workspace: Workspace = {
-    id: row.id,
-    name: row.name,
-    createdBy: row.created_by,
-    createdAt: row.created_at,
-    deleted: false,
-  };
-  if (principal.isSuperAdmin) return { workspace, role: "admin", principal };
-  if (!row.role) throw missing;
-  return { workspace, role: row.role, principal };
+  return membershipOfRow(principal, workspaceId, rows[0]);
+}
+
+/**
+ * A bearer token's principal and its membership in `workspaceId`, in one query instead of two:
+ * every workspace call of the REST API starts with both. Refused exactly as principalFromBearer,
+ * then `vet` (the caller's own checks of the principal), then requireMembership would refuse.
+ */
+export async function membershipFromBearer(
+  ctx: CoreContext,
+  token: string,
+  superadminSecret: string | undefined,
+  workspaceId: string,
+  vet: (principal: Principal) => Principal = (principal) => principal,
+): Promise<Membership> {
+  if (superadminSecret && sameSecret(token, superadminSecret)) {
+    return requireMembership(ctx, vet(SUPERADMIN_SECRET_PRINCIPAL), workspaceId);
+  }
+  const { rows } = await ctx.pool.query<BearerRow & MembershipRow>(
+    prepared(
+      `SELECT ${BEARER_COLUMNS}, ${MEMBERSHIP_COLUMNS}
+         FROM ${BEARER_FROM}
+         LEFT JOIN workspace w ON w.id = $2 AND NOT w.deleted
+         LEFT JOIN workspace_member m ON m.workspace_id = w.id AND m.user_id = u.id AND NOT m.disabled
+        WHERE t.token_hash = $1`,
+      [hashToken(token), workspaceId],
+    ),
+  );
+  const principal = vet(principalOfBearerRow(ctx, rows[0]));
+  return membershipOfRow(principal, workspaceId, rows[0]);
 }
 
 export interface CreateWorkspaceInput {

@@ -3,7 +3,10 @@ import {
   AppError,
   assertCallAllowed,
   getUserPrincipal,
+  membershipFromBearer,
   principalFromBearer,
+  requireMembership,
+  type Membership,
   type Principal,
 } from "@millrace/core";
 import { getServices } from "../services.ts";
@@ -31,6 +34,18 @@ export function requestToken(headers: Headers, url: URL): string | null {
 }
 
 /**
+ * What every principal of a request goes through: a webhook token runs its one script and calls
+ * nothing else, REST or tRPC; the caller's IP goes with it (audit entries).
+ */
+function vetFor(request: Request, url: URL): (principal: Principal) => Principal {
+  const ip = requestIp(request.headers);
+  return (principal) => {
+    assertCallAllowed(principal, request.method, url.pathname);
+    return ip ? { ...principal, ip } : principal;
+  };
+}
+
+/**
  * Resolves the caller of a request: a bearer token (API token, `?token=` for webhooks), the
  * `token` cookie, or a next-auth session. Returns null when the request carries none.
  */
@@ -38,21 +53,29 @@ export async function principalFromRequest(request: Request): Promise<Principal 
   const services = await getServices();
   const url = new URL(request.url);
   const token = requestToken(request.headers, url);
-  const ip = requestIp(request.headers);
-  const withIp = (principal: Principal | null) => (principal && ip ? { ...principal, ip } : principal);
-  if (token) {
-    const principal = await principalFromBearer(services, token, services.superadminSecret);
-    // A webhook token runs its one script and calls nothing else, REST or tRPC.
-    assertCallAllowed(principal, request.method, url.pathname);
-    return withIp(principal);
-  }
+  if (token)
+    return vetFor(request, url)(await principalFromBearer(services, token, services.superadminSecret));
   const session = (await getServerSession(await getAuthOptions())) as { userId?: string } | null;
   if (!session?.userId) return null;
-  return withIp(await getUserPrincipal(services, session.userId));
+  const ip = requestIp(request.headers);
+  const principal = await getUserPrincipal(services, session.userId);
+  return principal && ip ? { ...principal, ip } : principal;
 }
 
 export async function requirePrincipal(request: Request): Promise<Principal> {
   const principal = await principalFromRequest(request);
   if (!principal) throw new AppError("UNAUTHORIZED", "sign in or send Authorization: Bearer <token>");
   return principal;
+}
+
+/**
+ * The caller's membership in `workspaceId` (with its principal). A request with a token resolves
+ * both in one query; anything else resolves the principal first.
+ */
+export async function requireMembershipOfRequest(request: Request, workspaceId: string): Promise<Membership> {
+  const url = new URL(request.url);
+  const token = requestToken(request.headers, url);
+  const services = await getServices();
+  if (!token) return requireMembership(services, await requirePrincipal(request), workspaceId);
+  return membershipFromBearer(services, token, services.superadminSecret, workspaceId, vetFor(request, url));
 }

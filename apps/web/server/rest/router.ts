@@ -1,5 +1,5 @@
 import { requireMembership, type Membership, type Principal } from "@millrace/core";
-import { requirePrincipal } from "../auth/principal.ts";
+import { requireMembershipOfRequest, requirePrincipal } from "../auth/principal.ts";
 import { errorResponse, text } from "../http.ts";
 import { getServices, type Services } from "../services.ts";
 
@@ -69,10 +69,14 @@ export function createRestRouter(routes: Route[]): (request: Request) => Promise
           params,
           services,
           principal: () => (principal ??= requirePrincipal(request)),
+          // One query for both when the principal was not needed before (most workspace calls).
           membership: () =>
-            (membership ??= ctx
-              .principal()
-              .then((who) => requireMembership(services, who, params.workspace ?? ""))),
+            (membership ??= principal
+              ? principal.then((who) => requireMembership(services, who, params.workspace ?? ""))
+              : requireMembershipOfRequest(request, params.workspace ?? "").then((found) => {
+                  principal ??= Promise.resolve(found.principal);
+                  return found;
+                })),
         };
         return await route.handler(ctx);
       } catch (error) {

@@ -50,7 +50,7 @@ export async function revokeApiToken(ctx: CoreContext, token: string): Promise<v
   await ctx.db.apiToken.deleteMany({ where: { tokenHash: hashToken(token) } });
 }
 
-function sameSecret(a: string, b: string): boolean {
+export function sameSecret(a: string, b: string): boolean {
   const left = Buffer.from(a);
   const right = Buffer.from(b);
   return left.length === right.length && timingSafeEqual(left, right);
@@ -65,9 +65,57 @@ export const SUPERADMIN_SECRET_PRINCIPAL: Principal = {
 };
 
 /**
- * Resolves `Authorization: Bearer <token>` to a principal, or throws UNAUTHORIZED. Expired tokens,
+ * The columns (and join) that resolve a token to its principal. Times are compared in SQL: the
+ * columns hold UTC without a zone (the session's zone is UTC), which node-postgres would read in
+ * the process's local zone.
+ */
+export const BEARER_COLUMNS = `t.id AS token_id, t.kind AS token_kind, t.workspace_id AS token_workspace_id,
+            t.scope_path AS token_scope_path,
+            coalesce(t.expires_at <= localtimestamp, false) AS token_expired,
+            coalesce(t.last_used_at < localtimestamp - interval '1 minute', true) AS token_touch,
+            u.id AS user_id, u.email, u.username, u.is_super_admin, u.disabled AS user_disabled`;
+export const BEARER_FROM = `api_token t JOIN "user" u ON u.id = t.user_id`;
+
+export interface BearerRow {
+  token_id: string;
+  token_kind: string;
+  token_workspace_id: string | null;
+  token_scope_path: string | null;
+  token_expired: boolean;
+  token_touch: boolean;
+  user_id: string;
+  email: string;
+  username: string;
+  is_super_admin: boolean;
+  user_disabled: boolean;
+}
+
+/**
+ * The principal of a bearer token's row (BEARER_COLUMNS), or UNAUTHORIZED. Expired tokens,
  * tokens of disabled users and unknown tokens are all refused the same way.
  */
+export function principalOfBearerRow(ctx: CoreContext, row: BearerRow | undefined): Principal {
+  if (!row || row.user_disabled || row.token_expired) {
+    throw new AppError("UNAUTHORIZED", "invalid or expired token");
+  }
+  // At most one write a minute per token, off the request's path: the tokens page shows it.
+  if (row.token_touch) {
+    void ctx.pool
+      .query("UPDATE api_token SET last_used_at = now() WHERE id = $1", [row.token_id])
+      .catch(() => {});
+  }
+  return {
+    userId: row.user_id,
+    email: row.email,
+    username: row.username,
+    isSuperAdmin: row.is_super_admin,
+    ...(row.token_workspace_id ? { workspaceScope: row.token_workspace_id } : {}),
+    ...(row.token_scope_path ? { pathScope: row.token_scope_path } : {}),
+    tokenKind: row.token_kind,
+  };
+}
+
+/** Resolves `Authorization: Bearer <token>` to a principal, or throws UNAUTHORIZED. */
 export async function principalFromBearer(
   ctx: CoreContext,
   token: string,
@@ -75,46 +123,8 @@ export async function principalFromBearer(
 ): Promise<Principal> {
   if (superadminSecret && sameSecret(token, superadminSecret)) return SUPERADMIN_SECRET_PRINCIPAL;
   // Raw SQL: every bearer request starts here (Prisma's query engine costs a few ms per query).
-  const { rows } = await ctx.pool.query<{
-    id: string;
-    kind: string;
-    workspace_id: string | null;
-    scope_path: string | null;
-    expired: boolean;
-    touch: boolean;
-    user_id: string;
-    email: string;
-    username: string;
-    is_super_admin: boolean;
-    disabled: boolean;
-  }>(
-    prepared(
-      // Times compared in SQL: the columns hold UTC without a zone (the session's zone is UTC), which
-      // node-postgres would read in the process's local zone.
-      `SELECT t.id, t.kind, t.workspace_id, t.scope_path,
-            coalesce(t.expires_at <= localtimestamp, false) AS expired,
-            coalesce(t.last_used_at < localtimestamp - interval '1 minute', true) AS touch,
-            u.id AS user_id, u.email, u.username, u.is_super_admin, u.disabled
-       FROM api_token t JOIN "user" u ON u.id = t.user_id
-      WHERE t.token_hash = $1`,
-      [hashToken(token)],
-    ),
+  const { rows } = await ctx.pool.query<BearerRow>(
+    prepared(`SELECT ${BEARER_COLUMNS} FROM ${BEARER_FROM} WHERE t.token_hash = $1`, [hashToken(token)]),
   );
-  const row = rows[0];
-  if (!row || row.disabled || row.expired) {
-    throw new AppError("UNAUTHORIZED", "invalid or expired token");
-  }
-  // At most one write a minute per token, off the request's path: the tokens page shows it.
-  if (row.touch) {
-    void ctx.pool.query("UPDATE api_token SET last_used_at = now() WHERE id = $1", [row.id]).catch(() => {});
-  }
-  return {
-    userId: row.user_id,
-    email: row.email,
-    username: row.username,
-    isSuperAdmin: row.is_super_admin,
-    ...(row.workspace_id ? { workspaceScope: row.workspace_id } : {}),
-    ...(row.scope_path ? { pathScope: row.scope_path } : {}),
-    tokenKind: row.kind,
-  };
+  return principalOfBearerRow(ctx, rows[0]);
 }
