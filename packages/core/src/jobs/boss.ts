@@ -23,14 +23,19 @@ export async function startBoss(databaseUrl: string, role: "server" | "worker"):
 
 const knownQueues = new WeakMap<PgBoss, Set<string>>();
 
-/** Each tag is a pg-boss queue; create it the first time this process sees the tag. */
+/**
+ * Each tag is a pg-boss queue; create it the first time this process sees the tag. Each queue
+ * gets a table of its own (`partition`): in pg-boss's shared table, a queue's fetch walks the
+ * finished jobs of every other queue still kept there, and the drain rate of a fresh tag fell
+ * from ~4,500 to ~500 jobs/s here after 20,000 jobs of other tags.
+ */
 export async function ensureQueue(boss: PgBoss, tag: string): Promise<void> {
   let known = knownQueues.get(boss);
   if (!known) knownQueues.set(boss, (known = new Set()));
   if (known.has(tag)) return;
   if (!(await boss.getQueue(tag))) {
     try {
-      await boss.createQueue(tag, { policy: "standard", retryLimit: 0 });
+      await boss.createQueue(tag, { policy: "standard", retryLimit: 0, partition: true });
     } catch (error) {
       // Another process created it between our check and our create.
       if (!(await boss.getQueue(tag))) throw error;
