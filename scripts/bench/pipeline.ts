@@ -1,29 +1,7 @@
-import { enqueueJobs, startBoss, type EnqueueInput } from "@millrace/core";
+import { enqueueJobs, noopJob, startBoss } from "@millrace/core";
 import { createPool } from "@millrace/db";
 import { PgBoss } from "pg-boss";
 import { startTestWorker } from "../../apps/worker/src/testing.ts";
-
-function noopJob(tag: string, args: Record<string, unknown>): EnqueueInput {
-  return {
-    workspaceId: "bench",
-    kind: "noop",
-    scriptPath: null,
-    scriptHash: null,
-    language: "bash",
-    content: "",
-    args,
-    argOrder: [],
-    tag,
-    priority: 0,
-    scheduledFor: null,
-    createdBy: "bench",
-    permissionedAs: "u/bench",
-    timeoutSecs: 60,
-    memoryLimitMb: null,
-    concurrency: null,
-    retry: null,
-  };
-}
 
 /**
  * The whole Millrace pipeline on `count` jobs of a fresh tag: enqueued first (our rows and their
@@ -45,7 +23,7 @@ export async function pipelineRun(
   const pool = createPool(databaseUrl, { max: 4, applicationName: "millrace-bench" });
   const boss = await startBoss(databaseUrl, "worker");
   const inputs = Array.from({ length: options.count }, () => ({
-    ...noopJob(options.tag, options.args),
+    ...noopJob("bench", options.tag, options.args, "bench"),
     ...(options.bash ? { kind: "script" as const, content: options.bash } : {}),
   }));
   const enqueueStarted = performance.now();

@@ -4,33 +4,39 @@ import { createTestMember, createTestServices, type TestServices } from "../test
 import type { Membership } from "../workspaces.ts";
 import { claimJobs } from "./claim.ts";
 import { completeJobs, type JobOutcome } from "./complete.ts";
-import { enqueueJobs, type EnqueueInput } from "./enqueue.ts";
+import { enqueueJobs, noopJob, type EnqueueInput } from "./enqueue.ts";
 import { JOB_DONE_CHANNEL, type NotifiedOutcome } from "./events.ts";
 import { waitForResult } from "./wait.ts";
 
 let services: TestServices;
 let member: Membership;
 
-function job(tag: string, args: Record<string, unknown> = {}): EnqueueInput {
-  return {
-    workspaceId: member.workspace.id,
-    kind: "noop",
-    scriptPath: null,
-    scriptHash: null,
-    language: "bash",
-    content: "",
-    args,
-    argOrder: [],
+function job(tag: string): EnqueueInput {
+  return noopJob(member.workspace.id, tag, {}, "alice");
+}
+
+/** Enqueues jobs on `tag`, listens for their completion, claims and completes them with `outcomes`. */
+async function completeAll(tag: string, outcomes: JobOutcome[]) {
+  const ids = await enqueueJobs(
+    services.pool,
+    services.boss,
+    outcomes.map(() => job(tag)),
+  );
+  const heard = listen(ids);
+  const claimed = await claimJobs(
+    services.pool,
+    services.boss,
     tag,
-    priority: 0,
-    scheduledFor: null,
-    createdBy: "alice",
-    permissionedAs: "u/alice",
-    timeoutSecs: 60,
-    memoryLimitMb: null,
-    concurrency: null,
-    retry: null,
-  };
+    ids.map((_, i) => `w${i}`),
+  );
+  const byId = new Map(claimed.map((c) => [c.id, c]));
+  await completeJobs(
+    services.pool,
+    services.boss,
+    ids.map((id, i) => ({ job: byId.get(id)!, outcome: outcomes[i]!, pendingLog: "" })),
+  );
+  await until(() => heard.size === ids.length);
+  return { ids, heard };
 }
 
 function listen(ids: string[]): Map<string, NotifiedOutcome | null> {
@@ -89,21 +95,7 @@ describe("enqueue and completion", () => {
       { status: "failure", result: { error: { name: "Error", message: "boom" } } },
       { status: "success", result: large },
     ];
-    const tag = "complete-notify";
-    const ids = await enqueueJobs(
-      services.pool,
-      services.boss,
-      outcomes.map(() => job(tag)),
-    );
-    const heard = listen(ids);
-    const claimed = await claimJobs(services.pool, services.boss, tag, ["w1", "w2", "w3"]);
-    const byId = new Map(claimed.map((c) => [c.id, c]));
-    await completeJobs(
-      services.pool,
-      services.boss,
-      ids.map((id, i) => ({ job: byId.get(id)!, outcome: outcomes[i]!, pendingLog: "" })),
-    );
-    await until(() => heard.size === 3);
+    const { ids, heard } = await completeAll("complete-notify", outcomes);
     assert.deepEqual(heard.get(ids[0]!), { status: "success", result: { a: [1, 2], b: 1 } });
     assert.deepEqual(heard.get(ids[1]!), outcomes[1]);
     assert.equal(heard.get(ids[2]!), null, "a large result is read from the row instead");
@@ -122,26 +114,7 @@ describe("enqueue and completion", () => {
       status: "success",
       result: `${i}:${"y".repeat(880)}`,
     }));
-    const tag = "complete-many";
-    const ids = await enqueueJobs(
-      services.pool,
-      services.boss,
-      outcomes.map(() => job(tag)),
-    );
-    const heard = listen(ids);
-    const claimed = await claimJobs(
-      services.pool,
-      services.boss,
-      tag,
-      ids.map((_, i) => `w${i}`),
-    );
-    const byId = new Map(claimed.map((c) => [c.id, c]));
-    await completeJobs(
-      services.pool,
-      services.boss,
-      ids.map((id, i) => ({ job: byId.get(id)!, outcome: outcomes[i]!, pendingLog: "" })),
-    );
-    await until(() => heard.size === ids.length);
+    const { ids, heard } = await completeAll("complete-many", outcomes);
     for (const [i, id] of ids.entries()) assert.deepEqual(heard.get(id), outcomes[i]);
   });
 

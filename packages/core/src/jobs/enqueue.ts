@@ -12,6 +12,34 @@ export const JOB_QUEUED_CHANNEL = "millrace_job_queued";
 /** `noop` jobs run no code: they return their args (after `sleep_ms`), for benchmarks and tests. */
 export type JobKind = "script" | "preview" | "noop" | "dependency" | "init_script" | "periodic_script";
 
+/** A noop job's input: created by `createdBy` (as them), on `tag`, returning `args`. */
+export function noopJob(
+  workspaceId: string,
+  tag: string,
+  args: Record<string, unknown>,
+  createdBy: string,
+): EnqueueInput {
+  return {
+    workspaceId,
+    kind: "noop",
+    scriptPath: null,
+    scriptHash: null,
+    language: "bash",
+    content: "",
+    args,
+    argOrder: [],
+    tag,
+    priority: 0,
+    scheduledFor: null,
+    createdBy,
+    permissionedAs: `u/${createdBy}`,
+    timeoutSecs: 60,
+    memoryLimitMb: null,
+    concurrency: null,
+    retry: null,
+  };
+}
+
 export interface RetryPolicy {
   constant?: { attempts: number; seconds: number };
   exponential?: { attempts: number; multiplier: number; seconds: number; random_factor?: number };

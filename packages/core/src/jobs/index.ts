@@ -2,6 +2,7 @@ export { startBoss, ensureQueue, type Boss } from "./boss.ts";
 export {
   enqueueJob,
   enqueueJobs,
+  noopJob,
   redispatchJob,
   JOB_QUEUED_CHANNEL,
   type EnqueueInput,
