@@ -63,9 +63,6 @@ export async function requireMembership(
   principal: Principal,
   workspaceId: string,
 ): Promise<Membership> {
-  if (principal.workspaceScope && principal.workspaceScope !== workspaceId) {
-    throw notFound(`workspace ${workspaceId}`);
-  }
   // Raw SQL: this runs on every workspace request, including the run_wait_result hot path.
   const { rows } = await ctx.pool.query<MembershipRow>(
     prepared(
