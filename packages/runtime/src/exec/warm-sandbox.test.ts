@@ -44,6 +44,35 @@ test("a job in a warm sandbox sees what it would see in a sandbox made for it", 
   assert.match(warm.logs, /JOB_VAR=mine/);
 });
 
+test("variables bash cannot export itself still reach a job in a warm sandbox", async () => {
+  await warmUp(pool, bashSpec);
+  const env = { JOB_VAR: "mine", "NOT-AN-IDENTIFIER": "a b", _mr_f: "stub-like" };
+  const r = await bash("echo \"${PWD##*/}\" | cut -c1-5\nenv | grep -E '^(JOB_VAR|NOT-AN|_mr_f)' | sort", {
+    warmSandboxes: pool,
+    env,
+  });
+  assert.equal(r.outcome.status, "success", r.logs);
+  assert.equal(r.logs, "warm-\nJOB_VAR=mine\nNOT-AN-IDENTIFIER=a b\n_mr_f=stub-like\n");
+});
+
+for (const language of ["python3", "bun"] as const) {
+  test(`${language}: a job in a warm sandbox gets the environment it would get cold`, async () => {
+    const spec = plainSpec(language);
+    const content =
+      language === "python3"
+        ? "import os\ndef main():\n    return sorted(k for k in os.environ if k not in ('PWD', 'HOME', 'TMPDIR'))\n"
+        : "export function main() {\n  return Object.keys(process.env).filter((k) => !['PWD', 'HOME', 'TMPDIR'].includes(k)).sort();\n}\n";
+    const job = (extra: Partial<ExecuteRequest> = {}) =>
+      run(root, { language, content, launcher, env: { JOB_VAR: "mine" }, ...extra });
+    const cold = await job();
+    await warmUp(pool, spec);
+    const warm = await job({ warmSandboxes: pool });
+    assert.equal(cold.outcome.status, "success", cold.logs);
+    assert.deepEqual(warm.outcome, cold.outcome);
+    assert.ok(cold.outcome.status === "success" && (cold.outcome.result as string[]).includes("JOB_VAR"));
+  });
+}
+
 test("each warm sandbox serves one job, and its folder goes with the job", async () => {
   await warmUp(pool, bashSpec);
   const first = await bash('touch left-behind\necho "$PWD"', { warmSandboxes: pool });

@@ -11,20 +11,31 @@ export type WarmSandboxSpec = Omit<SandboxOptions, "jobDir">;
 /**
  * The sandbox's first process: it waits on fd 3 for the job's environment, rlimits (`ulimit`
  * arguments) and command line, as NUL-terminated fields (`count, env…, count, ulimit…, argv…`),
- * sets the limits and execs the command with exactly that environment (`env -i`: bash would
- * add SHLVL of its own). EOF without fields (the pool is closing) ends it. (`mapfile` reads the
- * pipe in blocks; a `read` loop would read it one byte per system call.)
+ * sets the limits and execs the command with that environment. EOF without fields (the pool is
+ * closing) ends it. (`mapfile` reads the pipe in blocks; a `read` loop would read it one byte per
+ * system call.)
+ *
+ * The stub itself was started with an empty environment, so exporting the job's variables after
+ * unsetting the few bash sets for itself leaves exactly the job's, and saves the exec of `env -i`
+ * (one exec is 1–5 ms on these VMs, on every job's path). Bash's `exec` still adds SHLVL=0: a bash
+ * job counts it like none (its SHLVL is 1 either way) and the wrappers of the other languages drop
+ * it. A variable bash cannot export (a name that is not an identifier, a readonly one) falls back
+ * to `env -i`, which takes any, as does one named like the stub's own variables (`_mr_…`).
  */
 const stubScript = (env: string) => `set -f
-mapfile -t -d '' f <&3
+mapfile -t -d '' _mr_f <&3
 exec 3<&-
-(( \${#f[@]} )) || exit 0
-n=\${f[0]}
-e=("\${f[@]:1:n}")
-i=$((n + 1))
-u=\${f[i]}
-for s in "\${f[@]:i+1:u}"; do ulimit $s || exit 126; done
-exec ${env} -i "\${e[@]}" "\${f[@]:i+1+u}"
+(( \${#_mr_f[@]} )) || exit 0
+_mr_n=\${_mr_f[0]}
+_mr_i=$((_mr_n + 1))
+_mr_u=\${_mr_f[_mr_i]}
+for _mr_s in "\${_mr_f[@]:_mr_i+1:_mr_u}"; do ulimit $_mr_s || exit 126; done
+unset PWD OLDPWD SHLVL _
+for _mr_a in "\${_mr_f[@]:1:_mr_n}"; do
+  [[ $_mr_a != _mr_* ]] && export "$_mr_a" 2>/dev/null ||
+    exec ${env} -i "\${_mr_f[@]:1:_mr_n}" "\${_mr_f[@]:_mr_i+1+_mr_u}"
+done
+exec "\${_mr_f[@]:_mr_i+1+_mr_u}"
 `;
 
 const ENV_CANDIDATES = ["/usr/bin/env", "/bin/env"];

@@ -61,8 +61,13 @@ export function pythonWrapperSource(argsLiteral: string | undefined): string {
   return load + PYTHON_WRAPPER_BODY;
 }
 
-// Only builtin modules at start-up: traceback and asyncio are imported when needed.
-const PYTHON_WRAPPER_BODY = `import sys
+// Only builtin modules at start-up: traceback and asyncio are imported when needed. SHLVL=0 is
+// what a warm sandbox's stub leaves (see warm-sandbox.ts), not part of the job's environment.
+const PYTHON_WRAPPER_BODY = `import os
+import sys
+
+if os.environ.get("SHLVL") == "0":
+    del os.environ["SHLVL"]
 
 _ESCAPES = {i: "\\\\u%04x" % i for i in range(32)}
 _ESCAPES.update({34: '\\\\"', 92: "\\\\\\\\", 8: "\\\\b", 9: "\\\\t", 10: "\\\\n", 12: "\\\\f", 13: "\\\\r"})
@@ -166,10 +171,15 @@ with open(${JSON.stringify(RESULT_FILE)}, "w", encoding="utf-8", errors="surroga
 `;
 
 /** Args are inlined: reading a file in Bun costs an extra `node:fs` load (~1 ms) per job. */
-function tsWrapper(order: string[], args: Record<string, unknown>, write: string, exit: string): string {
+function tsWrapper(
+  order: string[],
+  args: Record<string, unknown>,
+  io: { write: string; exit: string; dropStubShellLevel: string },
+): string {
   // JSON.parse of a string literal, not an object literal: `__proto__` keys in user data must stay data.
   const input = JSON.stringify(JSON.stringify({ order, args }));
-  return `const input = JSON.parse(${input});
+  return `${io.dropStubShellLevel}
+const input = JSON.parse(${input});
 function describe(e: any) {
   if (e instanceof Error) {
     const stack = e.stack?.split("\\n").filter((line) => !line.includes(${JSON.stringify(TS_WRAPPER)})).join("\\n");
@@ -193,17 +203,26 @@ try {
 } catch (e) {
   out = JSON.stringify({ ok: false, error: describe(e) });
 }
-${write}(${JSON.stringify(RESULT_FILE)}, out);
-${exit}(0);
+${io.write}(${JSON.stringify(RESULT_FILE)}, out);
+${io.exit}(0);
 `;
 }
 
-// Exiting explicitly: scripts often leave handles open (clients, timers) that would otherwise keep the
+// SHLVL=0 is what a warm sandbox's stub leaves (see warm-sandbox.ts), not part of the job's
+// environment. Exiting explicitly: scripts often leave handles open (clients, timers) that would otherwise keep the
 // process alive until the timeout.
 export function bunWrapperSource(order: string[], args: Record<string, unknown>): string {
-  return tsWrapper(order, args, "await Bun.write", "process.exit");
+  return tsWrapper(order, args, {
+    write: "await Bun.write",
+    exit: "process.exit",
+    dropStubShellLevel: 'if (process.env.SHLVL === "0") delete process.env.SHLVL;',
+  });
 }
 
 export function denoWrapperSource(order: string[], args: Record<string, unknown>): string {
-  return tsWrapper(order, args, "Deno.writeTextFileSync", "Deno.exit");
+  return tsWrapper(order, args, {
+    write: "Deno.writeTextFileSync",
+    exit: "Deno.exit",
+    dropStubShellLevel: 'if (Deno.env.get("SHLVL") === "0") Deno.env.delete("SHLVL");',
+  });
 }
