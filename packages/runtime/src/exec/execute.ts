@@ -291,7 +291,8 @@ function launch(
   warm: WarmSandbox | null,
   env: Record<string, string>,
 ): Launch {
-  if (warm && warm.start(env, ulimitArgs(limits, true), [p.command, ...p.args])) {
+  const mode = req.language === "bash" ? "source" : "exec";
+  if (warm && warm.start(env, ulimitArgs(limits, true), [p.command, ...p.args], mode)) {
     return { command: p.command, args: p.args, sandboxed: true, started: warm.process };
   }
   warm?.discard();

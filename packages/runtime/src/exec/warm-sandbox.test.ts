@@ -22,6 +22,12 @@ const PROBE = [
   "ulimit -a",
   "ls /",
   "id -u",
+  // A bash job runs in the stub's own bash: the same script name, arguments, options, variables.
+  'echo "$0 $# $* ${BASH_SOURCE[*]}"',
+  "shopt -p",
+  "set +o",
+  "compgen -v | grep -v -E '^(BASHPID|EPOCH|RANDOM|SRANDOM|LINENO|SECONDS|PPID|BASH_LINENO|_)'",
+  "undefined_command_of_the_job",
   // Builtins only: a pipeline's own processes would make the list racy.
   'for p in /proc/[0-9]*; do read -r c < "$p/comm"; echo "process $c"; done',
 ].join("\n");
@@ -31,9 +37,10 @@ const bash = (content: string, extra: Partial<ExecuteRequest> = {}) =>
 
 test("a job in a warm sandbox sees what it would see in a sandbox made for it", async () => {
   assert.equal(sandbox.kind, "bubblewrap");
-  const cold = await bash(PROBE);
+  const withArgs = { args: { a: "x y", b: "" }, argOrder: ["a", "b"] };
+  const cold = await bash(PROBE, withArgs);
   await warmUp(pool, bashSpec);
-  const warm = await bash(PROBE, { warmSandboxes: pool });
+  const warm = await bash(PROBE, { warmSandboxes: pool, ...withArgs });
   assert.equal(cold.outcome.status, "success", cold.logs);
   assert.equal(warm.outcome.status, "success", warm.logs);
   const dirOf = (logs: string) => /^dir=(.*)$/m.exec(logs)![1]!;
@@ -42,6 +49,10 @@ test("a job in a warm sandbox sees what it would see in a sandbox made for it", 
   const body = (logs: string) => logs.replace(/^dir=.*\n/, "");
   assert.equal(body(warm.logs), body(cold.logs), "same environment, limits, filesystem, user, processes");
   assert.match(warm.logs, /JOB_VAR=mine/);
+  // The one trace of a bash job run by the stub's own bash rather than a second one: bash -c's flag.
+  await warmUp(pool, bashSpec);
+  const flags = await bash('echo "$-"', { warmSandboxes: pool });
+  assert.equal(flags.outcome.status === "success" && flags.outcome.result, "hBc");
 });
 
 test("variables bash cannot export itself still reach a job in a warm sandbox", async () => {
