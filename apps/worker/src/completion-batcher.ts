@@ -11,13 +11,10 @@ export class CompletionBatcher {
   private writing: Promise<void> | null = null;
   private readonly pool: Pool;
   private readonly boss: Boss;
-  private readonly settlePool: Pool;
 
-  /** `settlePool` settles pg-boss jobs once results are durable (it may commit asynchronously). */
-  constructor(pool: Pool, boss: Boss, settlePool: Pool = pool) {
+  constructor(pool: Pool, boss: Boss) {
     this.pool = pool;
     this.boss = boss;
-    this.settlePool = settlePool;
   }
 
   add(completion: Completion): Promise<void> {
@@ -35,14 +32,13 @@ export class CompletionBatcher {
           this.pool,
           this.boss,
           batch.map((entry) => entry.completion),
-          this.settlePool,
         );
         for (const entry of batch) entry.resolve();
       } catch {
         // One bad row must not lose the others: retry them one by one.
         for (const entry of batch) {
           try {
-            await completeJobs(this.pool, this.boss, [entry.completion], this.settlePool);
+            await completeJobs(this.pool, this.boss, [entry.completion]);
             entry.resolve();
           } catch (single) {
             entry.reject(single);

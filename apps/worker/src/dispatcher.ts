@@ -75,8 +75,7 @@ export class Dispatcher {
     this.slotCount = slots.length;
     this.tags = tags;
     this.log = log;
-    // pg-boss settles go through the claim pool (asynchronous commit): see completeJobs.
-    this.batcher = new CompletionBatcher(deps.pool, deps.boss, deps.claimPool);
+    this.batcher = new CompletionBatcher(deps.pool, deps.boss);
   }
 
   get pool(): Pool {

@@ -209,7 +209,7 @@ describe("job engine with real worker processes", () => {
     assert.equal(job.zombieRestarts, 1);
     assert.match(job.logs, /has not pinged .*zombie restart 1 of 3/);
     assert.equal(job.logs.match(/^end$/gm)?.length, 1, "the restarted run completed once");
-    // The worker settles the pg-boss job right after committing the result (see completeJobs).
+    // Each claim used up its pg-boss dispatch (see consumingFetch): the dead one and the new one.
     const settled = async () =>
       (
         await services.pool.query(
@@ -220,7 +220,7 @@ describe("job engine with real worker processes", () => {
     await until(
       async () => (await settled()) === 2,
       5_000,
-      "the dead dispatch and the new one to be settled",
+      "the dead dispatch and the new one to be used up",
     );
   });
 

@@ -88,6 +88,28 @@ const CONCURRENCY_RECHECK_MS = 250;
 
 const PREPARED_CLAIM_MAX = 16;
 
+const FETCH_SETS_ACTIVE = /\bstate = 'active',\n(\s*)started_on = (\w+)\.job_now\(\),/;
+
+/**
+ * pg-boss's fetch, changed to complete the pg-boss jobs it takes instead of marking them active.
+ * A pg-boss job is only the dispatch of one of our jobs, and it is used up by the claim: from
+ * then on our job row tracks the job, a worker that dies is noticed by its missing pings (the
+ * zombie monitor re-dispatches the job with a new pg-boss job), and a completion only counts for
+ * the claimed dispatch (`boss_job_id`). Leaving the pg-boss job active until the job ends only
+ * cost a second write of its row and a statement per batch of completions. Fails loudly should a
+ * pg-boss upgrade change the statement's shape.
+ */
+function consumingFetch(fetchSql: string): string {
+  if (!FETCH_SETS_ACTIVE.test(fetchSql)) {
+    throw new Error("pg-boss's fetch statement changed: cannot make it complete the jobs it takes");
+  }
+  return fetchSql.replace(
+    FETCH_SETS_ACTIVE,
+    (_, indent: string, schema: string) =>
+      `state = 'completed',\n${indent}completed_on = ${schema}.job_now(),\n${indent}started_on = ${schema}.job_now(),`,
+  );
+}
+
 /**
  * The claim statement: pg-boss's own fetch statement (`fetchSql`, whose parameters are $1..$`p`)
  * as its first CTE, then our rows of the fetched jobs marked running (one worker name per job,
@@ -103,7 +125,7 @@ const PREPARED_CLAIM_MAX = 16;
  */
 function claimStatement(fetchSql: string, p: number): string {
   const columns = CLAIMED_COLUMNS.split(",").map((column) => `job.${column.trim()}`);
-  return `WITH fetched AS (${fetchSql}
+  return `WITH fetched AS (${consumingFetch(fetchSql)}
      ), numbered AS (
        SELECT f.id AS boss_job_id, (f.data->>'jobId')::uuid AS job_id, row_number() OVER () AS n
          FROM fetched f

@@ -88,6 +88,39 @@ describe("enqueue and completion", () => {
     );
   });
 
+  it("a claim uses up the jobs' pg-boss dispatches: nothing is left to fetch or settle", async () => {
+    const tag = "complete-dispatch";
+    const ids = await enqueueJobs(services.pool, services.boss, [job(tag), job(tag)]);
+    const claimed = await claimJobs(services.pool, services.boss, tag, ["w1", "w2", "w3"]);
+    assert.deepEqual(claimed.map((c) => c.id).sort(), [...ids].sort());
+    const { rows } = await services.pool.query(
+      `SELECT j.status, b.state FROM job j JOIN pgboss.job b ON b.id = j.boss_job_id WHERE j.id = ANY($1)`,
+      [ids],
+    );
+    assert.deepEqual(
+      rows.map((row) => [row.status, row.state]),
+      [
+        ["running", "completed"],
+        ["running", "completed"],
+      ],
+    );
+    assert.deepEqual(
+      await claimJobs(services.pool, services.boss, tag, ["w4"]),
+      [],
+      "nothing to fetch again",
+    );
+    await completeJobs(
+      services.pool,
+      services.boss,
+      claimed.map((c) => ({ job: c, outcome: { status: "success", result: null }, pendingLog: "" })),
+    );
+    const { rows: done } = await services.pool.query("SELECT status FROM job WHERE id = ANY($1)", [ids]);
+    assert.deepEqual(
+      done.map((row) => row.status),
+      ["success", "success"],
+    );
+  });
+
   it("notifies completions with their outcome when it is small, as stored", async () => {
     const large = "x".repeat(2000);
     const outcomes: JobOutcome[] = [

@@ -1,7 +1,7 @@
 import { prepared, withTransaction, type Pool, type PoolClient } from "@millrace/db";
 import type { Boss } from "./boss.ts";
 import { CAPPED_APPEND, MAX_JOB_LOG_CHARS, type ClaimedJob } from "./claim.ts";
-import { bossDb, redispatchJob, type RetryPolicy } from "./enqueue.ts";
+import { redispatchJob, type RetryPolicy } from "./enqueue.ts";
 import { JOB_DONE_CHANNEL, NOTIFY_OUTCOMES } from "./events.ts";
 import { settleDependencyJobs } from "../dependencies/settle.ts";
 import { hashToken } from "../auth/tokens.ts";
@@ -87,42 +87,20 @@ function recordOutcomesValues(completions: Completion[], retries: Completion[]):
   ];
 }
 
-async function settleBossJobs(
-  client: Pool | PoolClient,
-  boss: Boss,
-  completions: Completion[],
-): Promise<void> {
-  const byTag = new Map<string, string[]>();
-  for (const c of completions) byTag.set(c.job.tag, [...(byTag.get(c.job.tag) ?? []), c.job.bossJobId]);
-  for (const [tag, ids] of byTag) {
-    await boss.complete(tag, ids, null, { db: bossDb(client) });
-  }
-}
-
 /**
- * Records the outcomes of many jobs, their last output, and settles their pg-boss jobs. Only the
- * dispatch that was claimed can complete a job (`boss_job_id`), so a job canceled, restarted or
- * re-dispatched meanwhile is never completed twice. A failed job with retries left goes back to
- * the queue instead.
+ * Records the outcomes of many jobs and their last output. Only the dispatch that was claimed
+ * can complete a job (`boss_job_id`), so a job canceled, restarted or re-dispatched meanwhile is
+ * never completed twice. A failed job with retries left goes back to the queue instead. Their
+ * pg-boss jobs need nothing: the claim used them up (see consumingFetch in claim.ts).
  *
- * The common case (every job over, none a dependency job) is one autocommitted statement, and the
- * pg-boss jobs are settled after it: whoever waits for the result is woken one commit earlier.
- * Should the worker die in between, the pg-boss jobs stay active until they expire, which is
- * harmless: their rows are final, and a claim only takes a queued row. For the same reason that
- * settle may go through `settlePool`, a pool with asynchronous commit (one fsync less per batch).
+ * The common case (every job over, none a dependency job) is one autocommitted statement.
  * Retries and dependency jobs need more than one statement and keep everything in one transaction.
  */
-export async function completeJobs(
-  pool: Pool,
-  boss: Boss,
-  completions: Completion[],
-  settlePool: Pool = pool,
-): Promise<void> {
+export async function completeJobs(pool: Pool, boss: Boss, completions: Completion[]): Promise<void> {
   if (completions.length === 0) return;
   const retries = completions.filter(willRetry);
   if (retries.length === 0 && completions.every((c) => c.job.kind !== "dependency")) {
     await pool.query(prepared(RECORD_OUTCOMES, recordOutcomesValues(completions, [])));
-    await settleBossJobs(settlePool, boss, completions);
     return;
   }
   await withTransaction(pool, async (client) => {
@@ -133,7 +111,6 @@ export async function completeJobs(
       boss,
       completions.filter((c) => !retries.includes(c)),
     );
-    await settleBossJobs(client, boss, completions);
   });
 }
 
