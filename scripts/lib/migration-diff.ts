@@ -101,6 +101,8 @@ export async function migrationDrift(root: string): Promise<string[]> {
     const client = new pg.Client({ connectionString: fromSchema });
     await client.connect();
     await client.query(sql);
+    // Indexes the schema cannot express (partial ones) are declared in SQL beside it.
+    await client.query(fs.readFileSync(path.join(root, "prisma/partial-indexes.sql"), "utf8"));
     await client.end();
     const [a, b] = await Promise.all([catalog(fromMigrations), catalog(fromSchema)]);
     const setA = new Set(a);
