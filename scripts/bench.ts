@@ -65,12 +65,11 @@ try {
   );
 
   const NOOP_JOBS = 5000;
-  const pipeline = await pipelineRun(instance.databaseUrl, {
-    count: NOOP_JOBS,
-    slots: 400,
-    tag: "bench-noop",
-    args: {},
-  });
+  // The pipeline runs before and after the raw drains, and the best of each is compared: this VM
+  // drifts between a fast and a slow state within minutes, and either order alone favours one side.
+  const pipelineOnce = (tag: string) =>
+    pipelineRun(instance.databaseUrl, { count: NOOP_JOBS, slots: 400, tag, args: {} });
+  const pipelines = [await pipelineOnce("bench-noop-1")];
   const drainRuns = [
     { batchSize: 1, loops: 1 },
     { batchSize: 50, loops: 1 },
@@ -81,14 +80,18 @@ try {
   const drains = [];
   for (const run of drainRuns)
     drains.push({ ...run, ...(await rawPgBossDrain(instance.databaseUrl, { count: NOOP_JOBS, ...run })) });
+  pipelines.push(await pipelineOnce("bench-noop-2"));
   const best = drains.reduce((a, b) => (b.rate > a.rate ? b : a));
+  const pipeline = pipelines.reduce((a, b) => (b.rate > a.rate ? b : a));
   console.log(
     `\n2. No-op job throughput: ${NOOP_JOBS} queued jobs drained by one worker process with 400 slots`,
   );
-  console.log(
-    `   Millrace pipeline (claim via pg-boss + run + record + settle): ${pipeline.rate.toFixed(0)} jobs/s ` +
-      `(${pipeline.seconds.toFixed(2)} s); enqueue (rows + pg-boss jobs): ${pipeline.enqueueRate.toFixed(0)} jobs/s`,
-  );
+  for (const [i, run] of pipelines.entries()) {
+    console.log(
+      `   Millrace pipeline (claim via pg-boss + run + record), ${i === 0 ? "before" : "after"} the raw drains: ` +
+        `${run.rate.toFixed(0)} jobs/s (${run.seconds.toFixed(2)} s); enqueue (rows + pg-boss jobs): ${run.enqueueRate.toFixed(0)} jobs/s`,
+    );
+  }
   for (const d of drains) {
     console.log(
       `   raw pg-boss drain, fetch batch ${d.batchSize} x ${d.loops} loop(s): ${d.rate.toFixed(0)} jobs/s`,
@@ -96,7 +99,7 @@ try {
   }
   const share = pipeline.rate / best.rate;
   console.log(
-    `   Millrace / best raw pg-boss: ${(share * 100).toFixed(0)} % (target >= 50 %) -> ${share >= 0.5 ? "met" : "NOT met"}`,
+    `   best Millrace / best raw pg-boss: ${(share * 100).toFixed(0)} % (target >= 50 %) -> ${share >= 0.5 ? "met" : "NOT met"}`,
   );
 
   const SLEEP_JOBS = 400;
