@@ -71,8 +71,8 @@ for (const language of ["python3", "bun"] as const) {
     const spec = plainSpec(language);
     const content =
       language === "python3"
-        ? "import os\ndef main():\n    return sorted(k for k in os.environ if k not in ('PWD', 'HOME', 'TMPDIR'))\n"
-        : "export function main() {\n  return Object.keys(process.env).filter((k) => !['PWD', 'HOME', 'TMPDIR'].includes(k)).sort();\n}\n";
+        ? "import os\ndef main():\n    return sorted(k for k in os.environ if k not in ('HOME', 'TMPDIR'))\n"
+        : "export function main() {\n  return Object.keys(process.env).filter((k) => !['HOME', 'TMPDIR'].includes(k)).sort();\n}\n";
     const job = (extra: Partial<ExecuteRequest> = {}) =>
       run(root, { language, content, launcher, env: { JOB_VAR: "mine" }, ...extra });
     const cold = await job();
@@ -83,6 +83,50 @@ for (const language of ["python3", "bun"] as const) {
     assert.ok(cold.outcome.status === "success" && (cold.outcome.result as string[]).includes("JOB_VAR"));
   });
 }
+
+test("python3: a job run by a warm python3 sees what a fresh python3 would", async () => {
+  const spec = plainSpec("python3");
+  const content = [
+    "import os, sys, resource",
+    "def main(x):",
+    "    here = os.getcwd()",
+    "    main_module = sys.modules['__main__']",
+    "    return {",
+    "        'x': x,",
+    "        'argv': sys.argv,",
+    "        'path0': sys.path[0] == here,",
+    "        'pythonpath': sys.path[1] if os.environ.get('PYTHONPATH') else None,",
+    "        'file': main_module.__file__ == os.path.join(here, sys.argv[0]),",
+    "        'flags': list(sys.flags),",
+    "        'encodings': [sys.stdout.encoding, sys.stdout.errors, sys.getfilesystemencoding()],",
+    "        'limits': [resource.getrlimit(r) for r in (resource.RLIMIT_CPU, resource.RLIMIT_FSIZE, resource.RLIMIT_CORE, resource.RLIMIT_NPROC)],",
+    "        'env': sorted(k for k in os.environ if k not in ('HOME', 'TMPDIR')),",
+    "        'stub': '-c' in sys.orig_argv,",
+    "    }",
+    "",
+  ].join("\n");
+  const job = (extra: Partial<ExecuteRequest> = {}) =>
+    run(root, {
+      language: "python3",
+      content,
+      launcher,
+      args: { x: "é" },
+      argOrder: ["x"],
+      env: { JOB_VAR: "mine", PYTHONPATH: "/nonexistent-deps" },
+      ...extra,
+    });
+  const cold = await job();
+  await warmUp(pool, spec);
+  const warm = await job({ warmSandboxes: pool });
+  assert.equal(cold.outcome.status, "success", cold.logs);
+  assert.equal(warm.outcome.status, "success", warm.logs);
+  const coldResult = (cold.outcome as { result: Record<string, unknown> }).result;
+  const warmResult = (warm.outcome as { result: Record<string, unknown> }).result;
+  assert.equal(coldResult.stub, false);
+  assert.equal(warmResult.stub, true, "the job ran in the python3 started ahead");
+  assert.deepEqual({ ...warmResult, stub: false }, coldResult);
+  assert.equal(coldResult.pythonpath, "/nonexistent-deps");
+});
 
 test("each warm sandbox serves one job, and its folder goes with the job", async () => {
   await warmUp(pool, bashSpec);

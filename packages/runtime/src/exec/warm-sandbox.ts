@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { resolvedInterpreters } from "./interpreters.ts";
 import { createJobDir, removeJobDirSoon } from "./job-dir.ts";
+import { pythonStub } from "./python-stub.ts";
 import { spawnHere, type JobProcess, type ProcessLauncher } from "./launcher.ts";
 import { bwrapArgs, jobUser, type SandboxOptions } from "./sandbox.ts";
 
@@ -38,7 +39,7 @@ _mr_c=("\${_mr_f[@]:_mr_i+1+_mr_u}")
 unset OLDPWD SHLVL _
 for _mr_a in "\${_mr_f[@]:2:_mr_n}"; do
   [[ $_mr_a != @(_mr_*|BASH*|ENV|IFS|POSIXLY_CORRECT|SHELLOPTS|PS4|SHLVL|PWD)=* ]] &&
-    export "$_mr_a" 2>/dev/null || exec ${env} -i "\${_mr_f[@]:2:_mr_n}" "\${_mr_c[@]}"
+    export "$_mr_a" 2>/dev/null || exec ${env} -i "PWD=$PWD" "\${_mr_f[@]:2:_mr_n}" "\${_mr_c[@]}"
 done
 if [[ $_mr_m == source && \${_mr_c[0]} == "$BASH" && \${_mr_c[1]} != */* ]]; then
   _mr_p=$PATH:
@@ -48,10 +49,7 @@ if [[ $_mr_m == source && \${_mr_c[0]} == "$BASH" && \${_mr_c[1]} != */* ]]; the
     [[ $_mr_d && $_mr_d != . && -f $_mr_d/\${_mr_c[1]} ]] && _mr_m=exec
   done
 fi
-if [[ $_mr_m != source ]]; then
-  unset PWD
-  exec "\${_mr_c[@]}"
-fi
+[[ $_mr_m == source ]] || exec "\${_mr_c[@]}"
 export SHLVL=1
 BASH_ARGV0=\${_mr_c[1]}
 set -- "\${_mr_c[@]:2}"
@@ -184,18 +182,17 @@ export class WarmSandboxes {
       return;
     }
     const user = jobUser();
+    const bin = resolvedInterpreters();
+    // Python jobs get a python3 started ahead (see python-stub.ts); every other kind the bash stub.
+    const stub =
+      spec.executables[0] === bin.python3
+        ? pythonStub(bin.python3)
+        : { args: [bin.bash, "--noprofile", "--norc", "-c", stubScript(this.env!)], env: {} };
     const request = {
       command: this.options.bwrap,
-      args: [
-        ...bwrapArgs({ ...spec, jobDir: dir }),
-        resolvedInterpreters().bash,
-        "--noprofile",
-        "--norc",
-        "-c",
-        stubScript(this.env!),
-      ],
+      args: [...bwrapArgs({ ...spec, jobDir: dir }), ...stub.args],
       cwd: dir,
-      env: {},
+      env: stub.env,
       control: true,
       ...(user ?? {}),
     };
