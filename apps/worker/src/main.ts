@@ -42,7 +42,7 @@ const log = (message: string) => console.log(`[worker ${prefix}] ${message}`);
 
 fs.mkdirSync(env.JOB_DIR, { recursive: true, mode: 0o700 });
 const pool = createPool(env.DATABASE_URL, { max: 6, applicationName: "millrace-worker" });
-// Claims and pg-boss settles commit asynchronously (see claimJobs, completeJobs); results never do.
+// Claims commit asynchronously (see claimJobs); results never do.
 const claimPool = createPool(env.DATABASE_URL, {
   max: 2,
   applicationName: "millrace-worker-claim",

@@ -1,7 +1,7 @@
 import { prepared, withTransaction, type Pool, type PoolClient } from "@millrace/db";
 import type { Language } from "@millrace/runtime";
 import type { Boss } from "./boss.ts";
-import { bossDb, redispatchJob, type JobKind, type RetryPolicy } from "./enqueue.ts";
+import { redispatchJob, type JobKind, type RetryPolicy } from "./enqueue.ts";
 import { JOB_LOG_CHANNEL, NOTIFY_CHUNKS } from "./events.ts";
 import { issueJobTokensSql, newJobToken, newJobTokens, revokeJobTokens } from "../secrets/job-token.ts";
 
@@ -155,7 +155,7 @@ function claimStatement(fetchSql: string, p: number): string {
  * worker name per job. `claimPool` may use asynchronous commit: a claim acknowledges nothing to
  * anyone, and one lost in a database crash only means the job runs again (zombie and orphan
  * repair), whereas completions, which carry results, always commit synchronously. Jobs canceled
- * in between are settled in pg-boss and skipped; jobs over their concurrency limit are deferred
+ * in between are skipped; jobs over their concurrency limit are deferred
  * (re-dispatched a little later), never failed.
  */
 export async function claimJobs(
@@ -195,8 +195,9 @@ export async function claimJobs(
     if (row.claimed_job) started.set(Number(row.fetched_n), row.claimed_job);
     else if (row.token_job_id) withToken.add(row.token_job_id);
   }
+  // A fetched job that was not started here (canceled, re-dispatched or deleted meanwhile, or over
+  // its concurrency limit) needs nothing more from pg-boss: the fetch already completed its job.
   const claimed: ClaimedJob[] = [];
-  const stale: string[] = [];
   for (const row of rows) {
     if (row.fetched_job_id === null) continue;
     const position = Number(row.fetched_n) - 1;
@@ -211,11 +212,8 @@ export async function claimJobs(
       name: workerNames[position]!,
     };
     const limited = await claimLimited(pool, boss, tag, claim);
-    if (limited === "stale") stale.push(claim.bossJobId);
-    else if (limited) claimed.push(limited);
+    if (limited) claimed.push(limited);
   }
-  // Canceled, already re-dispatched or deleted jobs: settle their pg-boss jobs.
-  if (stale.length > 0) await boss.complete(tag, stale);
   return claimed;
 }
 
@@ -239,7 +237,6 @@ export async function releaseClaimedJobs(
         [job.id, job.bossJobId],
       );
       if (!rows[0]) return;
-      await boss.complete(job.tag, job.bossJobId, null, { db: bossDb(client) });
       // Due at its original time: it keeps its place among deferred jobs.
       await redispatchJob(client, boss, job, rows[0].scheduled_for);
     });
@@ -255,7 +252,7 @@ async function claimLimited(
   boss: Boss,
   tag: string,
   claim: { jobId: string; bossJobId: string; name: string },
-): Promise<ClaimedJob | "stale" | null> {
+): Promise<ClaimedJob | null> {
   return withTransaction(pool, async (client) => {
     const { rows } = await client.query(
       `SELECT id, tag, priority, timeout_secs, concurrency_key, concurrent_limit, concurrency_time_window_s
@@ -263,7 +260,7 @@ async function claimLimited(
       [claim.jobId, claim.bossJobId],
     );
     const job = rows[0];
-    if (!job || !job.concurrency_key) return "stale";
+    if (!job || !job.concurrency_key) return null;
     await client.query("SELECT pg_advisory_xact_lock(hashtext('millrace-concurrency'), hashtext($1))", [
       job.concurrency_key,
     ]);
@@ -293,7 +290,6 @@ async function claimLimited(
     }
     const soonest = Date.now() + CONCURRENCY_RECHECK_MS;
     const startAfter = new Date(window > 0 && next_free ? Math.max(soonest, next_free.getTime()) : soonest);
-    await boss.complete(tag, claim.bossJobId, null, { db: bossDb(client) });
     await redispatchJob(
       client,
       boss,

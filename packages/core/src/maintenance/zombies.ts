@@ -1,7 +1,7 @@
 import { withTransaction, type Pool, type PoolClient } from "@millrace/db";
 import type { Boss } from "../jobs/boss.ts";
 import { appendLogs } from "../jobs/claim.ts";
-import { bossDb, redispatchJob } from "../jobs/enqueue.ts";
+import { redispatchJob } from "../jobs/enqueue.ts";
 import { JOB_DONE_CHANNEL } from "../jobs/events.ts";
 import { revokeTokensOfJob } from "../secrets/job-token.ts";
 
@@ -22,7 +22,6 @@ interface StuckJob {
 
 async function failStuckJob(
   client: PoolClient,
-  boss: Boss,
   job: StuckJob,
   status: "failure" | "canceled",
   error: { name: string; message: string },
@@ -33,7 +32,6 @@ async function failStuckJob(
     `UPDATE job SET status = $2::job_status, result = $3, completed_at = now() WHERE id = $1`,
     [job.id, status, JSON.stringify({ error })],
   );
-  await boss.complete(job.tag, job.boss_job_id, null, { db: bossDb(client) });
   await client.query("SELECT pg_notify($1, $2)", [JOB_DONE_CHANNEL, job.id]);
 }
 
@@ -49,8 +47,7 @@ async function restartStuckJob(
   await revokeTokensOfJob(client, job.id);
   if (countAsZombie)
     await client.query("UPDATE job SET zombie_restarts = zombie_restarts + 1 WHERE id = $1", [job.id]);
-  // Settle the dead dispatch so pg-boss never hands it out again; only the new one can complete.
-  await boss.complete(job.tag, job.boss_job_id, null, { db: bossDb(client) });
+  // The dead dispatch was used up by its claim; only the new one can complete the job.
   await redispatchJob(
     client,
     boss,
@@ -95,7 +92,7 @@ export async function handleZombieJobs(
       const since = job.last_ping_at ? `since ${job.last_ping_at.toISOString()}` : "at all";
       const lost = `worker ${job.worker_name ?? "?"} has not pinged ${since} (ZOMBIE_JOB_TIMEOUT ${options.timeoutSecs} s)`;
       if (job.canceled_by) {
-        await failStuckJob(client, boss, job, "canceled", {
+        await failStuckJob(client, job, "canceled", {
           name: "Canceled",
           message: `canceled by ${job.canceled_by}${job.cancel_reason ? `: ${job.cancel_reason}` : ""} (${lost})`,
         });
@@ -114,7 +111,7 @@ export async function handleZombieJobs(
         const why = options.restart
           ? `restarted ${job.zombie_restarts} times already, giving up`
           : "RESTART_ZOMBIE_JOBS is false";
-        await failStuckJob(client, boss, job, "failure", { name: "ZombieJob", message: `${lost}; ${why}` });
+        await failStuckJob(client, job, "failure", { name: "ZombieJob", message: `${lost}; ${why}` });
         failed.push(job.id);
       }
     }
@@ -142,7 +139,7 @@ export async function requeueAbandonedJobs(
       const job = rows[0];
       if (!job) return;
       if (job.canceled_by) {
-        await failStuckJob(client, boss, job, "canceled", {
+        await failStuckJob(client, job, "canceled", {
           name: "Canceled",
           message: `canceled by ${job.canceled_by}${job.cancel_reason ? `: ${job.cancel_reason}` : ""}`,
         });
