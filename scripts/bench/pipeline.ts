@@ -35,21 +35,27 @@ export async function pipelineRun(
     ),
   );
   try {
+    // Polled through the queue's partial index: a count over the whole job table every 100 ms
+    // cost PostgreSQL ~5 % of the CPU it spent on the drain being measured.
     for (;;) {
-      const { rows } = await pool.query<{ done: number; first: Date | null; last: Date | null }>(
-        `SELECT count(*)::int AS done, min(started_at) AS first, max(completed_at) AS last
-           FROM job WHERE tag = $1 AND status = 'success'`,
+      const { rows } = await pool.query<{ left: number }>(
+        `SELECT count(*)::int AS left FROM job WHERE status IN ('queued', 'running') AND tag = $1`,
         [options.tag],
       );
-      const { done, first, last } = rows[0]!;
-
-      if (process.env.BENCH_VERBOSE) console.log(`  ${done}/${options.count} done`);
-      if (done >= options.count && first && last) {
-        const seconds = (last.getTime() - first.getTime()) / 1000;
-        return { seconds, rate: options.count / seconds, enqueueRate };
-      }
+      if (process.env.BENCH_VERBOSE) console.log(`  ${rows[0]!.left} of ${options.count} left`);
+      if (rows[0]!.left === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    const { rows } = await pool.query<{ done: number; first: Date; last: Date }>(
+      `SELECT count(*)::int AS done, min(started_at) AS first, max(completed_at) AS last
+         FROM job WHERE tag = $1 AND status = 'success'`,
+      [options.tag],
+    );
+    const { done, first, last } = rows[0]!;
+    if (done !== options.count)
+      throw new Error(`${options.count - done} of ${options.count} jobs did not succeed`);
+    const seconds = (last.getTime() - first.getTime()) / 1000;
+    return { seconds, rate: options.count / seconds, enqueueRate };
   } finally {
     await Promise.all(workers.map((worker) => worker.stop()));
     await boss.stop({ graceful: false, timeout: 2000 });
