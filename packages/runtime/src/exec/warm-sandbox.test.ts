@@ -8,7 +8,7 @@ import type { ExecuteRequest } from "./execute.ts";
 import { jobDirRemoved } from "./job-dir.ts";
 import { detectSandbox } from "./sandbox.ts";
 import { launcherWithWarmPool, plainSpec, run, scratchDir, warmUp } from "./testing.ts";
-import { WarmSandboxes } from "./warm-sandbox.ts";
+import { needsCleanExec, WarmSandboxes } from "./warm-sandbox.ts";
 
 const root = scratchDir();
 const { launcher, pool } = launcherWithWarmPool(root);
@@ -64,6 +64,25 @@ test("variables bash cannot export itself still reach a job in a warm sandbox", 
   });
   assert.equal(r.outcome.status, "success", r.logs);
   assert.equal(r.logs, "warm-\nJOB_VAR=mine\nNOT-AN-IDENTIFIER=a b\n_mr_f=stub-like\n");
+
+  // Read-only in bash (export refuses it) and read by bash at its start: as a fresh bash takes them.
+  const script = 'echo "UID=$UID"\nenv | grep -E "^(UID|BASH_ENV)=" | sort';
+  const special = { UID: "12345", BASH_ENV: "/nonexistent-bash-env" };
+  const cold = await bash(script, { env: special });
+  await warmUp(pool, bashSpec);
+  const warm = await bash(script, { warmSandboxes: pool, env: special });
+  assert.equal(warm.outcome.status, "success", warm.logs);
+  assert.match(warm.logs, /BASH_ENV=\/nonexistent-bash-env\nUID=12345\n$/);
+  assert.equal(warm.logs, cold.logs);
+});
+
+test("only names bash would mishandle with export need the env -i way", () => {
+  for (const name of ["JOB_VAR", "WM_TOKEN", "_private", "PATH", "HOME", "x1"]) {
+    assert.equal(needsCleanExec(name), false, name);
+  }
+  for (const name of ["NOT-AN-IDENTIFIER", "1ABC", "", "BASH_ENV", "SHELLOPTS", "IFS", "UID", "_mr_x"]) {
+    assert.equal(needsCleanExec(name), true, name);
+  }
 });
 
 for (const language of ["python3", "bun"] as const) {
