@@ -173,6 +173,22 @@ test("bash: stdout and stderr are both logged", async () => {
   assert.match(r.logs, /err\n/);
 });
 
+// Windmill's workers give jobs pipes; a socket (Node's default for a child's stdio) cannot be
+// opened again by path, and `echo … > /dev/stderr` failed with "No such device or address".
+const VIA_DEV =
+  'readlink /proc/$$/fd/1 | grep -c "^socket:" || true\necho to-stdout > /dev/stdout\necho to-stderr > /dev/stderr\necho "$1"\n';
+
+for (const sandbox of [true, false]) {
+  test(`bash: /dev/stdout and /dev/stderr can be written to (${sandbox ? "sandbox" : "no sandbox"})`, async () => {
+    const r = await bash(VIA_DEV, { sandbox, args: { last: "done" }, argOrder: ["last"] });
+    assert.deepEqual(r.outcome, { status: "success", result: "done" }, r.logs);
+    assert.match(r.logs, /^0\n/, "stdout is not a socket");
+    assert.match(r.logs, /to-stdout\n/);
+    assert.match(r.logs, /to-stderr\n/);
+    assert.doesNotMatch(r.logs, /No such device|Permission denied/);
+  });
+}
+
 test("invalid job ids are rejected before touching the disk", async () => {
   for (const jobId of ["../escape", ".deno-cache", "", "a/b"]) {
     await assert.rejects(

@@ -1,10 +1,10 @@
 // The process launcher: a small Node process that starts job processes on the worker's behalf and
 // relays their output over IPC (see launcher.ts for why). It imports nothing but node: modules on
 // purpose: the smaller this process stays, the cheaper each fork it makes.
-import { spawn, type ChildProcess } from "node:child_process";
 import { writeControl, type LauncherReply, type LauncherRequest } from "./launcher-protocol.ts";
+import { spawnJobProcess, type SpawnedJob } from "./output-pipes.ts";
 
-const children = new Map<number, ChildProcess>();
+const children = new Map<number, SpawnedJob>();
 
 // Backpressure: a job printing as fast as it can must not pile its output up in this process
 // while the IPC channel drains. Past HIGH messages in flight every pipe pauses until LOW.
@@ -20,32 +20,35 @@ function send(reply: LauncherReply): void {
     inFlight--;
     if (paused && inFlight <= LOW) {
       paused = false;
-      for (const child of children.values()) {
-        child.stdout?.resume();
-        child.stderr?.resume();
+      for (const job of children.values()) {
+        job.stdout.resume();
+        job.stderr.resume();
       }
     }
   });
   if (!paused && inFlight >= HIGH) {
     paused = true;
-    for (const child of children.values()) {
-      child.stdout?.pause();
-      child.stderr?.pause();
+    for (const job of children.values()) {
+      job.stdout.pause();
+      job.stderr.pause();
     }
   }
 }
 
 function start(request: Extract<LauncherRequest, { type: "spawn" }>): void {
   const { id } = request;
-  let child: ChildProcess;
+  let job: SpawnedJob;
   try {
-    child = spawn(request.command, request.args, {
-      cwd: request.cwd,
-      env: request.env,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe", request.control ? "pipe" : "ignore"],
-      ...(request.uid === undefined ? {} : { uid: request.uid, gid: request.gid ?? request.uid }),
-    });
+    job = spawnJobProcess(
+      request.command,
+      request.args,
+      {
+        cwd: request.cwd,
+        env: request.env,
+        ...(request.uid === undefined ? {} : { uid: request.uid, gid: request.gid ?? request.uid }),
+      },
+      request.control === true,
+    );
   } catch (error) {
     send({
       type: "error",
@@ -56,19 +59,20 @@ function start(request: Extract<LauncherRequest, { type: "spawn" }>): void {
     send({ type: "close", id });
     return;
   }
-  children.set(id, child);
+  const { child, stdout, stderr } = job;
+  children.set(id, job);
   send({ type: "spawned", id, pid: child.pid });
   if (paused) {
-    child.stdout?.pause();
-    child.stderr?.pause();
+    stdout.pause();
+    stderr.pause();
   }
-  child.stdout?.on("data", (chunk: Buffer) => send({ type: "data", id, fd: 1, chunk }));
-  child.stderr?.on("data", (chunk: Buffer) => send({ type: "data", id, fd: 2, chunk }));
+  stdout.on("data", (chunk: Buffer) => send({ type: "data", id, fd: 1, chunk }));
+  stderr.on("data", (chunk: Buffer) => send({ type: "data", id, fd: 2, chunk }));
   child.on("error", (error: NodeJS.ErrnoException) =>
     send({ type: "error", id, message: error.message, code: error.code }),
   );
   child.on("exit", (code, signal) => send({ type: "exit", id, code, signal }));
-  child.on("close", () => {
+  void job.closed.then(() => {
     children.delete(id);
     send({ type: "close", id });
   });
@@ -76,12 +80,12 @@ function start(request: Extract<LauncherRequest, { type: "spawn" }>): void {
 
 process.on("message", (request: LauncherRequest) => {
   if (request.type === "spawn") start(request);
-  else if (request.type === "control") writeControl(children.get(request.id), request.payload);
+  else if (request.type === "control") writeControl(children.get(request.id)?.child, request.payload);
   else {
     // The worker gave up waiting for pipes held open by an escaped process: stop reading them.
-    const child = children.get(request.id);
-    child?.stdout?.destroy();
-    child?.stderr?.destroy();
+    const job = children.get(request.id);
+    job?.stdout.destroy();
+    job?.stderr.destroy();
   }
 });
 

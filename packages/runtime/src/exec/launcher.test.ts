@@ -22,6 +22,18 @@ test("a job started by the launcher returns its result and streams its output in
   assert.equal(r.logs, "line 1\nline 2\nline 3\ndone\n");
 });
 
+test("a job started by the launcher writes to /dev/stdout and /dev/stderr (pipes, not sockets)", async () => {
+  const r = await run(root, {
+    language: "bash",
+    content:
+      "echo out > /dev/stdout\necho err > /dev/stderr\nreadlink /proc/$$/fd/1 /proc/$$/fd/2 | grep -c '^socket:' || true\n",
+    launcher,
+  });
+  assert.deepEqual(r.outcome, { status: "success", result: 0 }, r.logs);
+  assert.match(r.logs, /out\n/);
+  assert.match(r.logs, /err\n/);
+});
+
 test("multi-byte characters split across chunks and large output survive the relay", async () => {
   const r = await run(root, {
     language: "python3",

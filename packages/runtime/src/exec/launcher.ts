@@ -1,4 +1,4 @@
-import { fork, spawn, type ChildProcess } from "node:child_process";
+import { fork, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { fileURLToPath } from "node:url";
 import {
@@ -7,6 +7,7 @@ import {
   type LauncherRequest,
   type SpawnRequest,
 } from "./launcher-protocol.ts";
+import { spawnJobProcess, type SpawnedJob } from "./output-pipes.ts";
 
 export type { SpawnRequest };
 
@@ -57,22 +58,25 @@ export class JobProcess extends EventEmitter<JobProcessEvents> {
 
 /** Starts a process from this process (a fork of it: cheap only while this process is small). */
 export function spawnHere(request: SpawnRequest): JobProcess {
-  let child: ChildProcess | undefined;
+  let job: SpawnedJob | undefined;
   const proc = new JobProcess(
     () => {
-      child?.stdout?.destroy();
-      child?.stderr?.destroy();
+      job?.stdout.destroy();
+      job?.stderr.destroy();
     },
-    (payload) => writeControl(child, payload),
+    (payload) => writeControl(job?.child, payload),
   );
   try {
-    child = spawn(request.command, request.args, {
-      cwd: request.cwd,
-      env: request.env as NodeJS.ProcessEnv,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe", request.control ? "pipe" : "ignore"],
-      ...(request.uid === undefined ? {} : { uid: request.uid, gid: request.gid ?? request.uid }),
-    });
+    job = spawnJobProcess(
+      request.command,
+      request.args,
+      {
+        cwd: request.cwd,
+        env: request.env as NodeJS.ProcessEnv,
+        ...(request.uid === undefined ? {} : { uid: request.uid, gid: request.gid ?? request.uid }),
+      },
+      request.control === true,
+    );
   } catch (error) {
     proc.started(undefined);
     setImmediate(() => {
@@ -81,12 +85,13 @@ export function spawnHere(request: SpawnRequest): JobProcess {
     });
     return proc;
   }
+  const { child } = job;
   proc.started(child.pid);
-  child.stdout?.on("data", (chunk: Buffer) => proc.emit("data", chunk, true));
-  child.stderr?.on("data", (chunk: Buffer) => proc.emit("data", chunk, false));
+  job.stdout.on("data", (chunk: Buffer) => proc.emit("data", chunk, true));
+  job.stderr.on("data", (chunk: Buffer) => proc.emit("data", chunk, false));
   child.on("error", (error) => proc.emit("error", error));
   child.on("exit", (code, signal) => proc.emit("exit", code, signal));
-  child.on("close", () => proc.emit("close"));
+  void job.closed.then(() => proc.emit("close"));
   return proc;
 }
 

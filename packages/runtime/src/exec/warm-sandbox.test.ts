@@ -76,6 +76,17 @@ test("variables bash cannot export itself still reach a job in a warm sandbox", 
   assert.equal(warm.logs, cold.logs);
 });
 
+test("a job in a warm sandbox writes to /dev/stdout and /dev/stderr", async () => {
+  await warmUp(pool, bashSpec);
+  const r = await bash('echo "${PWD##*/}" | cut -c1-5\necho out > /dev/stdout\necho err > /dev/stderr\n', {
+    warmSandboxes: pool,
+  });
+  assert.equal(r.outcome.status, "success", r.logs);
+  assert.match(r.logs, /^warm-\n/);
+  assert.match(r.logs, /out\n/);
+  assert.match(r.logs, /err\n/);
+});
+
 test("only names bash would mishandle with export need the env -i way", () => {
   for (const name of ["JOB_VAR", "WM_TOKEN", "_private", "PATH", "HOME", "x1"]) {
     assert.equal(needsCleanExec(name), false, name);

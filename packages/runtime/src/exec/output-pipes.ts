@@ -1,0 +1,167 @@
+// Real pipes for a job's stdout and stderr. Imports nothing but node: modules: the process
+// launcher uses it, and stays small on purpose (see launcher-process.ts).
+//
+// Why: Node's `stdio: "pipe"` gives a child a socketpair, and a socket cannot be opened again by
+// path, so `echo oops > /dev/stderr` (a common way to log in bash) failed in every job with "No
+// such device or address", where Windmill's workers give their jobs pipes. Node cannot make a
+// pipe, so FIFOs are made ahead, in batches (one `mkfifo` for many), in a private folder; each is
+// opened (read end first, so that opening the write end does not block) and unlinked at once.
+import { execFile, execFileSync, spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import { closeSync, constants, mkdtempSync, openSync, rmSync, unlinkSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import type { Readable } from "node:stream";
+
+const BATCH = 128;
+const LOW_WATER = 32;
+// Read and write for everyone: a job running as another user must be able to open its own
+// stdout again (/dev/stdout is /proc/self/fd/1). Only the fds lead to them: the folder is 0700 and
+// each FIFO is unlinked as soon as it is opened.
+const FIFO_MODE = "666";
+
+interface OutputPipe {
+  reader: net.Socket;
+  /** The write end, for the child's stdio; closed here once the child is spawned. */
+  writeFd: number;
+}
+
+class FifoStock {
+  private dir: string | null = null;
+  private counter = 0;
+  private readonly names: string[] = [];
+  private refilling = false;
+  private unavailable = false;
+
+  /** A fresh pipe, or null when no FIFO can be made here (the caller falls back to a socketpair). */
+  take(): OutputPipe | null {
+    if (this.unavailable) return null;
+    if (this.names.length === 0) {
+      try {
+        const names = this.nextNames();
+        execFileSync("mkfifo", mkfifoArgs(names), { env: {}, stdio: "ignore" });
+        this.names.push(...names);
+      } catch {
+        this.unavailable = true;
+        return null;
+      }
+    }
+    if (this.names.length < LOW_WATER) this.refill();
+    const name = this.names.pop()!;
+    try {
+      const readFd = openSync(name, constants.O_RDONLY | constants.O_NONBLOCK);
+      try {
+        const writeFd = openSync(name, constants.O_WRONLY);
+        return { reader: new net.Socket({ fd: readFd, readable: true, writable: false }), writeFd };
+      } catch (error) {
+        closeSync(readFd);
+        throw error;
+      }
+    } catch {
+      return null;
+    } finally {
+      try {
+        unlinkSync(name);
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  private nextNames(): string[] {
+    if (!this.dir) {
+      const dir = mkdtempSync(path.join(os.tmpdir(), "millrace-pipes-"));
+      process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+      this.dir = dir;
+    }
+    return Array.from({ length: BATCH }, () => path.join(this.dir!, String(this.counter++)));
+  }
+
+  private refill(): void {
+    if (this.refilling) return;
+    this.refilling = true;
+    const names = this.nextNames();
+    execFile("mkfifo", mkfifoArgs(names), { env: {} }, (error) => {
+      this.refilling = false;
+      if (!error) this.names.unshift(...names);
+    });
+  }
+}
+
+function mkfifoArgs(names: string[]): string[] {
+  return ["-m", FIFO_MODE, "--", ...names];
+}
+
+const fifos = new FifoStock();
+
+function takePair(): { out: OutputPipe; err: OutputPipe } | null {
+  const out = fifos.take();
+  const err = out ? fifos.take() : null;
+  if (out && err) return { out, err };
+  if (out) {
+    out.reader.destroy();
+    closeSync(out.writeFd);
+  }
+  return null;
+}
+
+export interface SpawnedJob {
+  child: ChildProcess;
+  stdout: Readable;
+  stderr: Readable;
+  /** Resolves once the process exited (or could not start) and both outputs are closed. */
+  closed: Promise<void>;
+}
+
+/**
+ * Spawns a job process, detached, with real pipes as stdout and stderr (socketpairs where FIFOs
+ * cannot be made), and a socketpair on fd 3 if `control`. Throws as `spawn` does.
+ */
+export function spawnJobProcess(
+  command: string,
+  args: string[],
+  options: Omit<SpawnOptions, "stdio" | "detached">,
+  control: boolean,
+): SpawnedJob {
+  const piped = takePair();
+  let child: ChildProcess;
+  try {
+    child = spawn(command, args, {
+      ...options,
+      detached: true,
+      stdio: [
+        "ignore",
+        piped ? piped.out.writeFd : "pipe",
+        piped ? piped.err.writeFd : "pipe",
+        control ? "pipe" : "ignore",
+      ],
+    });
+  } catch (error) {
+    piped?.out.reader.destroy();
+    piped?.err.reader.destroy();
+    throw error;
+  } finally {
+    // The child holds the write ends now: the readers see EOF once it, and whatever it started,
+    // closed them.
+    if (piped) {
+      closeSync(piped.out.writeFd);
+      closeSync(piped.err.writeFd);
+    }
+  }
+  const stdout = piped ? piped.out.reader : child.stdout!;
+  const stderr = piped ? piped.err.reader : child.stderr!;
+  // A read error ends the stream like EOF does; the job's exit still settles it.
+  stdout.on("error", () => {});
+  stderr.on("error", () => {});
+  const ended = (stream: Readable) =>
+    new Promise<void>((resolve) => {
+      if (stream.destroyed) return resolve();
+      stream.once("close", () => resolve());
+    });
+  const closed = Promise.all([
+    new Promise<void>((resolve) => child.once("close", () => resolve())),
+    ended(stdout),
+    ended(stderr),
+  ]).then(() => {});
+  return { child, stdout, stderr, closed };
+}
