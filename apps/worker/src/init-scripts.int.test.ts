@@ -61,7 +61,9 @@ describe("init and periodic scripts of a worker group", () => {
 
   it("runs init_bash once at start, before any job, recorded as a job superadmins can read", async () => {
     const marker = path.join(scratch, "init-ran");
-    await setConfig("initgrp", { init_bash: `echo "init of $WM_WORKER_GROUP"\ntouch ${marker}\n` });
+    await setConfig("initgrp", {
+      init_bash: `echo "init of $WM_WORKER_GROUP"\necho "via /dev/stderr" > /dev/stderr\ntouch ${marker}\n`,
+    });
     const queued = await runScriptByPath(services, membership, "u/x/hi", {});
     const worker = await startTestWorker(services.database.url, {
       WORKER_GROUP: "initgrp",
@@ -85,6 +87,7 @@ describe("init and periodic scripts of a worker group", () => {
     superadmin = await requireMembership(services, principalOf(user), WORKER_SCRIPTS_WORKSPACE);
     const read = await getJob(services, superadmin, init.id);
     assert.match(read.logs, /init of initgrp/);
+    assert.match(read.logs, /via \/dev\/stderr/);
     // Not for members of other workspaces.
     await rejectsWith(
       requireMembership(services, membership.principal, WORKER_SCRIPTS_WORKSPACE),

@@ -1,10 +1,9 @@
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { appendJobLog, JOB_DONE_CHANNEL, type WorkerGroupConfig } from "@millrace/core";
 import type { Pool } from "@millrace/db";
-import { interpreterPaths, type ExecuteOutcome } from "@millrace/runtime";
+import { interpreterPaths, spawnJobProcess, type ExecuteOutcome } from "@millrace/runtime";
 
 /**
  * Init and periodic scripts are the worker group's own bash scripts, set by superadmins. Each run
@@ -89,12 +88,18 @@ function runOnHost(
   return new Promise((resolve) => {
     let stdout = "";
     let tail = "";
-    const child = spawn(interpreterPaths().bash, ["-c", content], {
-      cwd: dir,
-      env: env as NodeJS.ProcessEnv,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    // Pipes, not sockets, as stdout and stderr: `echo … > /dev/stderr` works as in a job.
+    const {
+      child,
+      stdout: out,
+      stderr: err,
+      closed,
+    } = spawnJobProcess(
+      interpreterPaths().bash,
+      ["-c", content],
+      { cwd: dir, env: env as NodeJS.ProcessEnv },
+      false,
+    );
     const kill = () => {
       try {
         process.kill(-child.pid!, "SIGKILL");
@@ -111,8 +116,8 @@ function runOnHost(
       tail = (tail + text).slice(-8 * 1024);
       onLog(text);
     };
-    child.stdout.on("data", (buf: Buffer) => take(buf, true));
-    child.stderr.on("data", (buf: Buffer) => take(buf, false));
+    out.on("data", (buf: Buffer) => take(buf, true));
+    err.on("data", (buf: Buffer) => take(buf, false));
     const finish = (outcome: ExecuteOutcome) => {
       clearTimeout(timer);
       signal?.removeEventListener("abort", kill);
@@ -122,7 +127,14 @@ function runOnHost(
     child.on("error", (error) =>
       finish({ status: "failure", error: { name: "ExecutionErr", message: error.message } }),
     );
-    child.on("close", (code, exitSignal) => {
+    let code: number | null = null;
+    let exitSignal: NodeJS.Signals | null = null;
+    child.on("exit", (exitCode, signalName) => {
+      code = exitCode;
+      exitSignal = signalName;
+    });
+    void closed.then(() => {
+      if (code === null && exitSignal === null) return; // could not start: the error event said so
       kill();
       if (signal?.aborted) return finish({ status: "canceled" });
       if (timedOut) {

@@ -10,6 +10,7 @@ export { interpreterPaths } from "./exec/interpreters.ts";
 export { detectSandbox } from "./exec/sandbox.ts";
 export { jobDirRemoved } from "./exec/job-dir.ts";
 export { ProcessLauncher } from "./exec/launcher.ts";
+export { spawnJobProcess } from "./exec/output-pipes.ts";
 export { WarmSandboxes } from "./exec/warm-sandbox.ts";
 export type { SandboxStatus } from "./exec/sandbox.ts";
 export { DEFAULT_LIMITS } from "./exec/limits.ts";

@@ -19,6 +19,9 @@ const LOW_WATER = 32;
 // stdout again (/dev/stdout is /proc/self/fd/1). Only the fds lead to them: the folder is 0700 and
 // each FIFO is unlinked as soon as it is opened.
 const FIFO_MODE = "666";
+// mkfifo needs nothing of this process's environment. Typed as ProcessEnv because Next's types
+// (the web app type-checks this package too) make NODE_ENV a required key.
+const NO_ENV = {} as NodeJS.ProcessEnv;
 
 interface OutputPipe {
   reader: net.Socket;
@@ -39,7 +42,7 @@ class FifoStock {
     if (this.names.length === 0) {
       try {
         const names = this.nextNames();
-        execFileSync("mkfifo", mkfifoArgs(names), { env: {}, stdio: "ignore" });
+        execFileSync("mkfifo", mkfifoArgs(names), { env: NO_ENV, stdio: "ignore" });
         this.names.push(...names);
       } catch {
         this.unavailable = true;
@@ -81,7 +84,7 @@ class FifoStock {
     if (this.refilling) return;
     this.refilling = true;
     const names = this.nextNames();
-    execFile("mkfifo", mkfifoArgs(names), { env: {} }, (error) => {
+    execFile("mkfifo", mkfifoArgs(names), { env: NO_ENV }, (error: Error | null) => {
       this.refilling = false;
       if (!error) this.names.unshift(...names);
     });
