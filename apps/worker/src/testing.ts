@@ -28,7 +28,6 @@ export async function startTestWorker(
       JOB_DIR: path.join(os.tmpdir(), `millrace-test-jobs-${process.pid}`),
       WORKER_GRACE_PERIOD: "5",
       ...env,
-      ...(process.env.PROBE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.PROBE_NODE_OPTIONS } : {}), // PROBE
     },
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
