@@ -46,6 +46,8 @@ export function retryDelaySecs(policy: RetryPolicy | null, attempt: number): num
  * One statement: the last output of every completion, the final state of those that are over
  * (only the dispatch that was claimed can complete a job: `boss_job_id`), their WM_TOKENs revoked,
  * and one NOTIFY per chunk of completed jobs, with their small outcomes (delivered at commit).
+ * The status is compared as text for the same reason as in the claim (see claimStatement): the
+ * rows must be found by primary key, not by a scan of every running job per completion.
  */
 const RECORD_OUTCOMES = `WITH logs AS (
      INSERT INTO job_log (job_id, logs)
@@ -59,7 +61,7 @@ const RECORD_OUTCOMES = `WITH logs AS (
             started_at = COALESCE(c.started_at, job.started_at)
        FROM unnest($3::uuid[], $4::uuid[], $5::text[], $6::jsonb[], $8::timestamptz[])
             AS c(job_id, boss_job_id, status, result, started_at)
-      WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status = 'running'
+      WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status::text = 'running'
       RETURNING job.id, job.status, job.result)
    ${NOTIFY_OUTCOMES("done", "$7")}`;
 
@@ -124,8 +126,9 @@ function retryNote(c: Completion): string {
 async function scheduleRetry(client: PoolClient, boss: Boss, c: Completion): Promise<void> {
   const attempt = c.job.retryAttempt + 1;
   const delayMs = (retryDelaySecs(c.job.retry, attempt) ?? 0) * 1000;
+  // Status as text: the row is found by primary key (see claimStatement in claim.ts).
   const { rowCount } = await client.query(
-    `UPDATE job SET retry_attempt = $3 WHERE id = $1 AND boss_job_id = $2 AND status = 'running'`,
+    `UPDATE job SET retry_attempt = $3 WHERE id = $1 AND boss_job_id = $2 AND status::text = 'running'`,
     [c.job.id, c.job.bossJobId, attempt],
   );
   if (!rowCount) return;
