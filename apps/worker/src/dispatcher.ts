@@ -212,8 +212,9 @@ export class Dispatcher {
           const used = new Set(jobs.map((job) => job.workerName));
           this.free.push(...slots.filter((slot) => !used.has(slot.name)));
         }
+        const slotByName = new Map(slots.map((slot) => [slot.name, slot]));
         for (const job of jobs) {
-          const slot = slots.find((candidate) => candidate.name === job.workerName);
+          const slot = slotByName.get(job.workerName);
           if (slot) this.run(this.track(job), slot);
           else this.ahead.push(this.track(job));
         }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { hash, randomBytes, timingSafeEqual } from "node:crypto";
 import { prepared } from "@millrace/db";
 import type { CoreContext } from "../context.ts";
 import { AppError, invalidInput } from "../errors.ts";
@@ -7,7 +7,8 @@ import type { Principal } from "./principal.ts";
 export type TokenKind = "api" | "session" | "webhook";
 
 export function hashToken(token: string): string {
-  return createHash("sha256").update(token).digest("hex");
+  // One-shot hash: a claim hashes a token per claimed job, ~4x cheaper than createHash's object.
+  return hash("sha256", token, "hex");
 }
 
 function newTokenValue(): string {

@@ -2,6 +2,7 @@ import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Language } from "../languages.ts";
+import { bunStartEnv } from "./bun-stub.ts";
 import { jobPath, prlimitPath, resolvedInterpreters } from "./interpreters.ts";
 import { prlimitArgs, resolveLimits, ulimitArgs } from "./limits.ts";
 import type { JobLimits } from "./limits.ts";
@@ -275,6 +276,7 @@ function sandboxSpec(req: ExecuteRequest): WarmSandboxSpec | null {
     network: req.network !== false,
     executables: [bin[req.language as keyof typeof bin], bin.node],
     readOnlyPaths: req.readOnlyPaths ?? [],
+    ...(req.language === "bun" ? { startEnv: bunStartEnv(req.env) } : {}),
   };
 }
 

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after } from "node:test";
+import { bunStartEnv } from "./bun-stub.ts";
 import { executeJob } from "./execute.ts";
 import type { ExecuteOutcome, ExecuteRequest } from "./execute.ts";
 import { resolvedInterpreters } from "./interpreters.ts";
@@ -51,10 +52,19 @@ export async function run(
   };
 }
 
-/** The sandbox spec of a job of `language` without dependencies. */
-export function plainSpec(language: "bash" | "python3" | "bun" | "deno", network = true): WarmSandboxSpec {
+/** The sandbox spec of a job of `language` without dependencies, whose variables are `env`. */
+export function plainSpec(
+  language: "bash" | "python3" | "bun" | "deno",
+  network = true,
+  env: Record<string, string> = {},
+): WarmSandboxSpec {
   const bin = resolvedInterpreters();
-  return { network, executables: [bin[language], bin.node], readOnlyPaths: [] };
+  return {
+    network,
+    executables: [bin[language], bin.node],
+    readOnlyPaths: [],
+    ...(language === "bun" ? { startEnv: bunStartEnv(env) } : {}),
+  };
 }
 
 /** Fills the pool for `spec` and waits until a sandbox of it is ready. */

@@ -9,6 +9,9 @@ import { jobDirRemoved } from "./job-dir.ts";
 import { detectSandbox } from "./sandbox.ts";
 import { launcherWithWarmPool, plainSpec, run, scratchDir, warmUp } from "./testing.ts";
 import { needsCleanExec, WarmSandboxes } from "./warm-sandbox.ts";
+import { bunStartEnv, bunStubCanRun } from "./bun-stub.ts";
+import { resolvedInterpreters } from "./interpreters.ts";
+import { TS_WRAPPER } from "./wrappers.ts";
 
 const root = scratchDir();
 const { launcher, pool } = launcherWithWarmPool(root);
@@ -98,7 +101,7 @@ test("only names bash would mishandle with export need the env -i way", () => {
 
 for (const language of ["python3", "bun"] as const) {
   test(`${language}: a job in a warm sandbox gets the environment it would get cold`, async () => {
-    const spec = plainSpec(language);
+    const spec = plainSpec(language, true, { JOB_VAR: "mine" });
     const content =
       language === "python3"
         ? "import os\ndef main():\n    return sorted(k for k in os.environ if k not in ('HOME', 'TMPDIR'))\n"
@@ -156,6 +159,78 @@ test("python3: a job run by a warm python3 sees what a fresh python3 would", asy
   assert.equal(warmResult.stub, true, "the job ran in the python3 started ahead");
   assert.deepEqual({ ...warmResult, stub: false }, coldResult);
   assert.equal(coldResult.pythonpath, "/nonexistent-deps");
+});
+
+test("bun: a job run by a warm bun sees what a fresh bun would", async () => {
+  const env = { JOB_VAR: "mine", NODE_PATH: "/nonexistent-clients", WM_JOB_ID: "per-job" };
+  const content = [
+    'import { readFileSync } from "node:fs";',
+    "export function main(x: string) {",
+    "  const here = process.cwd();",
+    "  return {",
+    "    x,",
+    "    argv: process.argv.slice(1).map((arg) => arg.replace(here, '<dir>')),",
+    "    argv0: process.argv[0] === process.execPath,",
+    "    env: Object.entries(process.env)",
+    "      .filter(([k]) => !['HOME', 'TMPDIR', 'PWD'].includes(k))",
+    "      .sort(([a], [b]) => a.localeCompare(b)),",
+    "    dirs: [process.env.HOME, process.env.TMPDIR, process.env.PWD].map((d) => d === here),",
+    "    limits: readFileSync('/proc/self/limits', 'utf8'),",
+    "    stub: readFileSync('/proc/self/cmdline', 'utf8').split('\\0').includes('-e'),",
+    "  };",
+    "}",
+    "",
+  ].join("\n");
+  const job = (extra: Partial<ExecuteRequest> = {}) =>
+    run(root, { language: "bun", content, launcher, args: { x: "é" }, argOrder: ["x"], env, ...extra });
+  const cold = await job();
+  await warmUp(pool, plainSpec("bun", true, env));
+  const warm = await job({ warmSandboxes: pool });
+  assert.equal(cold.outcome.status, "success", cold.logs);
+  assert.equal(warm.outcome.status, "success", warm.logs);
+  const coldResult = (cold.outcome as { result: Record<string, unknown> }).result;
+  const warmResult = (warm.outcome as { result: Record<string, unknown> }).result;
+  assert.equal(coldResult.stub, false);
+  assert.equal(warmResult.stub, true, "the job ran in the bun started ahead");
+  assert.deepEqual({ ...warmResult, stub: false }, coldResult);
+  assert.deepEqual(coldResult.dirs, [true, true, true]);
+  assert.match(String(coldResult.limits), /Max cpu time\s+\d+\s+\d+ +seconds/);
+});
+
+test("bun: a job's limits apply in a warm bun", async () => {
+  const spec = plainSpec("bun");
+  await warmUp(pool, spec);
+  const cpu = await run(root, {
+    language: "bun",
+    content: "export function main() {\n  for (;;) {}\n}\n",
+    launcher,
+    warmSandboxes: pool,
+    limits: { cpuSeconds: 1 },
+  });
+  assert.equal(cpu.outcome.status === "failure" && cpu.outcome.error.name, "CpuLimitExceeded", cpu.logs);
+});
+
+test("a warm bun only becomes jobs whose start-time variables are its own", () => {
+  const bun = resolvedInterpreters().bun;
+  const stubEnv = { NODE_PATH: "/clients", PATH: "/usr/bin", HOME: "/d", TMPDIR: "/d", LANG: "C.UTF-8" };
+  const jobEnv = {
+    ...stubEnv,
+    WM_TOKEN: "t",
+    WM_JOB_ID: "j",
+    BASE_INTERNAL_URL: "http://x",
+    PYTHONPATH: "/p",
+  };
+  assert.equal(bunStubCanRun(bun, stubEnv, jobEnv, [bun, TS_WRAPPER]), true);
+  assert.equal(
+    bunStubCanRun(bun, stubEnv, { ...jobEnv, NODE_PATH: "/deps:/clients" }, [bun, TS_WRAPPER]),
+    false,
+  );
+  assert.equal(bunStubCanRun(bun, stubEnv, { ...jobEnv, NODE_OPTIONS: "--x" }, [bun, TS_WRAPPER]), false);
+  const { NODE_PATH: _dropped, ...withoutNodePath } = jobEnv;
+  assert.equal(bunStubCanRun(bun, stubEnv, withoutNodePath, [bun, TS_WRAPPER]), false);
+  assert.equal(bunStubCanRun(bun, stubEnv, jobEnv, [bun, "other.ts"]), false);
+  assert.equal(bunStubCanRun(bun, stubEnv, jobEnv, [bun, "--smol", TS_WRAPPER]), false);
+  assert.deepEqual(bunStartEnv({ ...jobEnv, JOB_VAR: "x" }), { NODE_PATH: "/clients", JOB_VAR: "x" });
 });
 
 test("each warm sandbox serves one job, and its folder goes with the job", async () => {

@@ -2,12 +2,17 @@ import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { resolvedInterpreters } from "./interpreters.ts";
 import { createJobDir, removeJobDirSoon } from "./job-dir.ts";
+import { bunStub, bunStubCanRun } from "./bun-stub.ts";
 import { pythonStub } from "./python-stub.ts";
 import { spawnHere, type JobProcess, type ProcessLauncher } from "./launcher.ts";
 import { bwrapArgs, jobUser, type SandboxOptions } from "./sandbox.ts";
 
-/** What a sandbox is made of, its job folder aside: jobs with the same spec can share a pool. */
-export type WarmSandboxSpec = Omit<SandboxOptions, "jobDir">;
+/**
+ * What a sandbox is made of, its job folder aside: jobs with the same spec can share a pool.
+ * `startEnv`: the variables its first process starts with, for interpreters that read some only
+ * at their start (bun, see bun-stub.ts).
+ */
+export type WarmSandboxSpec = Omit<SandboxOptions, "jobDir"> & { startEnv?: Record<string, string> };
 
 /**
  * The sandbox's first process, a bash: it waits on fd 3 for the job, as NUL-terminated fields
@@ -75,6 +80,8 @@ interface Warm {
   dir: string;
   process: JobProcess;
   dead: boolean;
+  /** A bun stub's environment at its start (null: a bash or python3 stub). */
+  bunEnv: Record<string, string> | null;
 }
 
 /** A sandbox taken from the pool: its folder is the job's; `start` hands it the job. */
@@ -126,7 +133,12 @@ export class WarmSandboxes {
   }
 
   private static key(spec: WarmSandboxSpec): string {
-    return JSON.stringify([spec.network, [...spec.executables].sort(), [...spec.readOnlyPaths].sort()]);
+    return JSON.stringify([
+      spec.network,
+      [...spec.executables].sort(),
+      [...spec.readOnlyPaths].sort(),
+      Object.entries(spec.startEnv ?? {}).sort(),
+    ]);
   }
 
   /** A warm sandbox of this spec, or null (run cold, and call `replenish` after). */
@@ -142,6 +154,7 @@ export class WarmSandboxes {
       dir: taken.dir,
       process: taken.process,
       start: (env, ulimits, argv, mode = "exec") => {
+        if (taken.bunEnv && !bunStubCanRun(resolvedInterpreters().bun, taken.bunEnv, env, argv)) return false;
         const entries = Object.entries(env).map(([name, value]) => `${name}=${value}`);
         const fields = [
           Object.keys(env).some(needsCleanExec) ? "clean" : mode,
@@ -195,11 +208,13 @@ export class WarmSandboxes {
     }
     const user = jobUser();
     const bin = resolvedInterpreters();
-    // Python jobs get a python3 started ahead (see python-stub.ts); every other kind the bash stub.
+    // Python and bun jobs get their interpreter started ahead (see python-stub.ts, bun-stub.ts);
+    // every other kind the bash stub.
+    const bun = spec.executables[0] === bin.bun ? bunStub(bin.bun, spec.startEnv ?? {}, dir) : null;
     const stub =
       spec.executables[0] === bin.python3
         ? pythonStub(bin.python3)
-        : { args: [bin.bash, "--noprofile", "--norc", "-c", stubScript(this.env!)], env: {} };
+        : (bun ?? { args: [bin.bash, "--noprofile", "--norc", "-c", stubScript(this.env!)], env: {} });
     const request = {
       command: this.options.bwrap,
       args: [...bwrapArgs({ ...spec, jobDir: dir }), ...stub.args],
@@ -209,7 +224,7 @@ export class WarmSandboxes {
       ...(user ?? {}),
     };
     const process = this.options.launcher ? this.options.launcher.spawn(request) : spawnHere(request);
-    const warm: Warm = { dir, process, dead: false };
+    const warm: Warm = { dir, process, dead: false, bunEnv: bun?.env ?? null };
     process.on("error", () => {});
     process.on("close", () => {
       warm.dead = true;
