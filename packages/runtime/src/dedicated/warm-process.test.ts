@@ -24,8 +24,18 @@ async function run(proc: WarmProcess, args: Record<string, unknown>, order: stri
   return { outcome, logs };
 }
 
-const SCRIPTS: Record<WarmLanguage, { ok: string; crash: string; hang: string; broken: string }> = {
+const SCRIPTS: Record<
+  WarmLanguage,
+  { ok: string; crash: string; hang: string; broken: string; byPath: string }
+> = {
   bun: {
+    byPath: [
+      'import { appendFileSync } from "node:fs";',
+      "export function main() {",
+      '  appendFileSync("/dev/stdout", "out by path\\n");',
+      '  appendFileSync("/dev/stderr", "err by path\\n");',
+      "}",
+    ].join("\n"),
     ok: [
       "let calls = 0;",
       "export function main(a: number, b = 2) {",
@@ -41,6 +51,13 @@ const SCRIPTS: Record<WarmLanguage, { ok: string; crash: string; hang: string; b
     broken: "export function main( {",
   },
   python3: {
+    byPath: [
+      "def main():",
+      '    with open("/dev/stdout", "w") as out:',
+      '        out.write("out by path\\n")',
+      '    with open("/dev/stderr", "w") as err:',
+      '        err.write("err by path\\n")',
+    ].join("\n"),
     ok: [
       "import os, sys",
       "calls = 0",
@@ -89,6 +106,18 @@ for (const language of ["bun", "python3"] as const) {
           assert.equal(failed.outcome.error.message, "negative: -1");
         }
         assert.equal(proc.dead, false, "an exception does not end the process");
+      } finally {
+        await proc.close();
+      }
+    });
+
+    it("a job writes to /dev/stdout and /dev/stderr by path (its output is pipes)", async () => {
+      const proc = await start(language, SCRIPTS[language].byPath);
+      try {
+        const { outcome, logs } = await run(proc, {}, []);
+        assert.equal(outcome.status, "success", logs);
+        assert.match(logs, /out by path\n/);
+        assert.match(logs, /err by path\n/);
       } finally {
         await proc.close();
       }

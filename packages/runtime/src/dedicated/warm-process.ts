@@ -1,10 +1,11 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import type { ExecuteOutcome } from "../exec/execute.ts";
 import { jobPath, resolvedInterpreters } from "../exec/interpreters.ts";
+import { spawnJobProcess } from "../exec/output-pipes.ts";
 import { MAX_LOG_BYTES, TRUNCATION_NOTE } from "../exec/process.ts";
 import { FrameSplitter } from "./frames.ts";
 import { BUN_RUNNER, DEDICATED_PY_RUNNER, DEDICATED_TS_RUNNER, PYTHON_RUNNER } from "./runners.ts";
@@ -85,6 +86,9 @@ export class WarmProcess {
   private readonly dir: string;
   private current: Current | null = null;
   private exited = false;
+  /** Resolves once the process is gone and its last output was read (`onExit`). */
+  private readonly gone: Promise<void>;
+  private markGone!: () => void;
   private startupOutput = "";
   private onReady: ((answer: Answer) => void) | null = null;
   private onExitDuringStart: (() => void) | null = null;
@@ -94,6 +98,7 @@ export class WarmProcess {
   private constructor(options: WarmProcessOptions, nonce: string) {
     this.language = options.language;
     this.dir = options.dir;
+    this.gone = new Promise((resolve) => (this.markGone = resolve));
     const bin = resolvedInterpreters();
     const [command, args] =
       options.language === "python3"
@@ -106,14 +111,17 @@ export class WarmProcess {
       TMPDIR: options.dir,
       LANG: "C.UTF-8",
     };
-    this.child = spawn(command, args, {
-      cwd: options.dir,
+    // Detached, its own process group: a kill takes anything the script started with it. Real
+    // pipes as stdout and stderr, as a job run by itself gets (`> /dev/stderr` works).
+    const spawned = spawnJobProcess(
+      command,
+      args,
       // The job's variables only: nothing of the worker's environment is inherited.
-      env: env as NodeJS.ProcessEnv,
-      // Own process group: a kill takes anything the script started with it.
-      detached: true,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+      { cwd: options.dir, env: env as NodeJS.ProcessEnv },
+      false,
+      true,
+    );
+    this.child = spawned.child;
     const mark = `\x1e${nonce}`;
     const out = new FrameSplitter(
       mark,
@@ -127,17 +135,21 @@ export class WarmProcess {
     );
     const outDecoder = new StringDecoder("utf8");
     const errDecoder = new StringDecoder("utf8");
-    this.child.stdout!.on("data", (buf: Buffer) => out.push(outDecoder.write(buf)));
-    this.child.stderr!.on("data", (buf: Buffer) => err.push(errDecoder.write(buf)));
+    spawned.stdout.on("data", (buf: Buffer) => out.push(outDecoder.write(buf)));
+    spawned.stderr.on("data", (buf: Buffer) => err.push(errDecoder.write(buf)));
     this.child.stdin!.on("error", () => {});
     this.child.on("error", (error) => {
       this.startupOutput += `\n${error.message}`;
       this.onExit(null, null, error.message);
     });
     this.child.on("exit", (code, signal) => {
-      out.flush();
-      err.flush();
-      this.onExit(code, signal);
+      // The pipes may still hold its last output: read it first (briefly: a process it started
+      // outside its group could keep them open).
+      void Promise.race([spawned.closed, new Promise((resolve) => setTimeout(resolve, 200))]).then(() => {
+        out.flush();
+        err.flush();
+        this.onExit(code, signal);
+      });
     });
   }
 
@@ -231,10 +243,9 @@ export class WarmProcess {
   /** Stops the process and removes its folder. */
   async close(): Promise<void> {
     if (!this.exited) {
-      const exited = new Promise<void>((resolve) => this.child.once("exit", () => resolve()));
       this.child.stdin!.end();
       this.kill();
-      await exited;
+      await this.gone;
     }
     rmSync(this.dir, { recursive: true, force: true });
   }
@@ -305,6 +316,7 @@ export class WarmProcess {
   private onExit(code: number | null, signal: NodeJS.Signals | null, error?: string): void {
     if (this.exited) return;
     this.exited = true;
+    this.markGone();
     this.kill();
     this.onExitDuringStart?.();
     this.onExitDuringStart = null;

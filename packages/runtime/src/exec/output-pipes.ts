@@ -118,13 +118,15 @@ export interface SpawnedJob {
 
 /**
  * Spawns a job process, detached, with real pipes as stdout and stderr (socketpairs where FIFOs
- * cannot be made), and a socketpair on fd 3 if `control`. Throws as `spawn` does.
+ * cannot be made), and a socketpair on fd 3 if `control`. Its stdin is a socketpair with `stdin`
+ * (a dedicated worker's process takes its jobs there), else nothing. Throws as `spawn` does.
  */
 export function spawnJobProcess(
   command: string,
   args: string[],
   options: Omit<SpawnOptions, "stdio" | "detached">,
   control: boolean,
+  stdin = false,
 ): SpawnedJob {
   const piped = takePair();
   let child: ChildProcess;
@@ -133,7 +135,7 @@ export function spawnJobProcess(
       ...options,
       detached: true,
       stdio: [
-        "ignore",
+        stdin ? "pipe" : "ignore",
         piped ? piped.out.writeFd : "pipe",
         piped ? piped.err.writeFd : "pipe",
         control ? "pipe" : "ignore",
