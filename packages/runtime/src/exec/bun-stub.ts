@@ -6,7 +6,8 @@ import { TS_WRAPPER } from "./wrappers.ts";
  * the job in the bash stub's format (`mode, count, env…, count, ulimit…, argv…`, see
  * warm-sandbox.ts). It sets the limits (setrlimit through bun:ffi, from the same `ulimit`
  * arguments), the job's environment and argv, then imports the job's wrapper: the job pays no
- * interpreter start, ~20 ms on these VMs.
+ * interpreter start, ~20 ms on these VMs. The traces of the stub: `-e` in /proc/self/cmdline,
+ * and `Bun.main` (bun does not let it be changed) naming `[eval]` rather than the wrapper.
  *
  * bun reads some variables only at its start (NODE_PATH for resolution, proxies, TLS, colours,
  * locale): the stub starts with the job's own (`bunStartEnv`), and a job whose variables differ
@@ -50,6 +51,7 @@ for (const entry of f.slice(2, 2 + n)) {
 if (pwd !== undefined && process.env.PWD === undefined) process.env.PWD = pwd;
 const wrapper = resolve(argv[1]);
 process.argv.splice(1, Infinity, wrapper);
+process.execArgv.length = 0;
 await import(wrapper);
 `;
 

@@ -171,6 +171,7 @@ test("bun: a job run by a warm bun sees what a fresh bun would", async () => {
     "    x,",
     "    argv: process.argv.slice(1).map((arg) => arg.replace(here, '<dir>')),",
     "    argv0: process.argv[0] === process.execPath,",
+    "    execArgv: process.execArgv,",
     "    env: Object.entries(process.env)",
     "      .filter(([k]) => !['HOME', 'TMPDIR', 'PWD'].includes(k))",
     "      .sort(([a], [b]) => a.localeCompare(b)),",
