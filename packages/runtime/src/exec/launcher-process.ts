@@ -1,8 +1,13 @@
 // The process launcher: a small Node process that starts job processes on the worker's behalf and
 // relays their output over IPC (see launcher.ts for why). It imports nothing but node: modules on
 // purpose: the smaller this process stays, the cheaper each fork it makes.
-import { writeControl, type LauncherReply, type LauncherRequest } from "./launcher-protocol.ts";
-import { spawnJobProcess, type SpawnedJob } from "./output-pipes.ts";
+import {
+  spawnRequested,
+  writeControl,
+  type LauncherReply,
+  type LauncherRequest,
+} from "./launcher-protocol.ts";
+import type { SpawnedJob } from "./output-pipes.ts";
 
 const children = new Map<number, SpawnedJob>();
 
@@ -39,16 +44,7 @@ function start(request: Extract<LauncherRequest, { type: "spawn" }>): void {
   const { id } = request;
   let job: SpawnedJob;
   try {
-    job = spawnJobProcess(
-      request.command,
-      request.args,
-      {
-        cwd: request.cwd,
-        env: request.env,
-        ...(request.uid === undefined ? {} : { uid: request.uid, gid: request.gid ?? request.uid }),
-      },
-      request.control === true,
-    );
+    job = spawnRequested(request);
   } catch (error) {
     send({
       type: "error",

@@ -1,6 +1,7 @@
 // Messages between the worker (launcher.ts) and its process launcher (launcher-process.ts).
 import type { ChildProcess } from "node:child_process";
 import type { Writable } from "node:stream";
+import { spawnJobProcess, type SpawnedJob } from "./output-pipes.ts";
 
 export interface SpawnRequest {
   command: string;
@@ -39,4 +40,18 @@ export function writeControl(child: ChildProcess | undefined, payload: string): 
   if (!pipe) return;
   pipe.on("error", () => {});
   pipe.end(payload);
+}
+
+/** Starts the process a request describes (from the launcher, or from the worker itself). */
+export function spawnRequested(request: SpawnRequest): SpawnedJob {
+  return spawnJobProcess(
+    request.command,
+    request.args,
+    {
+      cwd: request.cwd,
+      env: request.env as NodeJS.ProcessEnv,
+      ...(request.uid === undefined ? {} : { uid: request.uid, gid: request.gid ?? request.uid }),
+    },
+    request.control === true,
+  );
 }

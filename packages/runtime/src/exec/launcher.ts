@@ -2,12 +2,13 @@ import { fork, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { fileURLToPath } from "node:url";
 import {
+  spawnRequested,
   writeControl,
   type LauncherReply,
   type LauncherRequest,
   type SpawnRequest,
 } from "./launcher-protocol.ts";
-import { spawnJobProcess, type SpawnedJob } from "./output-pipes.ts";
+import type { SpawnedJob } from "./output-pipes.ts";
 
 export type { SpawnRequest };
 
@@ -67,16 +68,7 @@ export function spawnHere(request: SpawnRequest): JobProcess {
     (payload) => writeControl(job?.child, payload),
   );
   try {
-    job = spawnJobProcess(
-      request.command,
-      request.args,
-      {
-        cwd: request.cwd,
-        env: request.env as NodeJS.ProcessEnv,
-        ...(request.uid === undefined ? {} : { uid: request.uid, gid: request.gid ?? request.uid }),
-      },
-      request.control === true,
-    );
+    job = spawnRequested(request);
   } catch (error) {
     proc.started(undefined);
     setImmediate(() => {

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import type { ExecuteRequest } from "./execute.ts";
 import { jobDirRemoved } from "./job-dir.ts";
 import { detectSandbox } from "./sandbox.ts";
-import { launcherWithWarmPool, plainSpec, run, scratchDir, warmUp } from "./testing.ts";
+import { launcherWithWarmPool, plainSpec, run, scratchDir, warmUp, type TestRun } from "./testing.ts";
 import { needsCleanExec, WarmSandboxes } from "./warm-sandbox.ts";
 import { bunStartEnv, bunStubCanRun } from "./bun-stub.ts";
 import { resolvedInterpreters } from "./interpreters.ts";
@@ -117,6 +117,21 @@ for (const language of ["python3", "bun"] as const) {
   });
 }
 
+/**
+ * Checks that a cold and a warm run of a job reporting `stub` (whether its interpreter was
+ * started ahead) both succeeded and differ in that alone; returns the cold run's result.
+ */
+function sameButStub(cold: TestRun, warm: TestRun, interpreter: string): Record<string, unknown> {
+  assert.equal(cold.outcome.status, "success", cold.logs);
+  assert.equal(warm.outcome.status, "success", warm.logs);
+  const coldResult = (cold.outcome as { result: Record<string, unknown> }).result;
+  const warmResult = (warm.outcome as { result: Record<string, unknown> }).result;
+  assert.equal(coldResult.stub, false);
+  assert.equal(warmResult.stub, true, `the job ran in the ${interpreter} started ahead`);
+  assert.deepEqual({ ...warmResult, stub: false }, coldResult);
+  return coldResult;
+}
+
 test("python3: a job run by a warm python3 sees what a fresh python3 would", async () => {
   const spec = plainSpec("python3");
   const content = [
@@ -151,13 +166,7 @@ test("python3: a job run by a warm python3 sees what a fresh python3 would", asy
   const cold = await job();
   await warmUp(pool, spec);
   const warm = await job({ warmSandboxes: pool });
-  assert.equal(cold.outcome.status, "success", cold.logs);
-  assert.equal(warm.outcome.status, "success", warm.logs);
-  const coldResult = (cold.outcome as { result: Record<string, unknown> }).result;
-  const warmResult = (warm.outcome as { result: Record<string, unknown> }).result;
-  assert.equal(coldResult.stub, false);
-  assert.equal(warmResult.stub, true, "the job ran in the python3 started ahead");
-  assert.deepEqual({ ...warmResult, stub: false }, coldResult);
+  const coldResult = sameButStub(cold, warm, "python3");
   assert.equal(coldResult.pythonpath, "/nonexistent-deps");
 });
 
@@ -187,13 +196,7 @@ test("bun: a job run by a warm bun sees what a fresh bun would", async () => {
   const cold = await job();
   await warmUp(pool, plainSpec("bun", true, env));
   const warm = await job({ warmSandboxes: pool });
-  assert.equal(cold.outcome.status, "success", cold.logs);
-  assert.equal(warm.outcome.status, "success", warm.logs);
-  const coldResult = (cold.outcome as { result: Record<string, unknown> }).result;
-  const warmResult = (warm.outcome as { result: Record<string, unknown> }).result;
-  assert.equal(coldResult.stub, false);
-  assert.equal(warmResult.stub, true, "the job ran in the bun started ahead");
-  assert.deepEqual({ ...warmResult, stub: false }, coldResult);
+  const coldResult = sameButStub(cold, warm, "bun");
   assert.deepEqual(coldResult.dirs, [true, true, true]);
   assert.match(String(coldResult.limits), /Max cpu time\s+\d+\s+\d+ +seconds/);
 });
