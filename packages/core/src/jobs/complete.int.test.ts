@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { createPool } from "@millrace/db";
 import { createTestMember, createTestServices, type TestServices } from "../testing.ts";
 import type { Membership } from "../workspaces.ts";
 import { claimJobs } from "./claim.ts";
@@ -86,6 +87,39 @@ describe("enqueue and completion", () => {
       audit.map((row) => row.parameters.job_id),
       [single],
     );
+  });
+
+  it("commits an awaited run without waiting for a WAL flush, and only that statement", async () => {
+    // One connection, so that its own WAL fsyncs can be counted (pg_stat_io per backend).
+    const single = createPool(services.database.url, { max: 1 });
+    try {
+      const fsyncs = async () => {
+        const { rows } = await single.query(
+          "SELECT coalesce(sum(fsyncs), 0)::int AS n FROM pg_stat_get_backend_io(pg_backend_pid()) WHERE object = 'wal'",
+        );
+        return rows[0].n as number;
+      };
+      const flushesOf = async (awaited: boolean) => {
+        const before = await fsyncs();
+        const ids: string[] = [];
+        for (let i = 0; i < 5; i++) {
+          // The backend's I/O counts reach the shared statistics when it goes idle after this.
+          await single.query("SELECT pg_stat_force_next_flush()");
+          ids.push(...(await enqueueJobs(single, services.boss, [job("complete-awaited")], { awaited })));
+        }
+        await single.query("SELECT pg_stat_force_next_flush()");
+        await single.query("SELECT 1");
+        const { rows } = await single.query("SELECT count(*)::int AS n FROM job WHERE id = ANY($1)", [ids]);
+        assert.equal(rows[0].n, 5, "the jobs were written either way");
+        return (await fsyncs()) - before;
+      };
+      assert.ok((await flushesOf(false)) > 0, "a plain enqueue waits for its WAL to be flushed");
+      assert.equal(await flushesOf(true), 0, "an awaited one does not");
+      const { rows } = await single.query("SHOW synchronous_commit");
+      assert.equal(rows[0].synchronous_commit, "on", "the connection's later statements commit durably");
+    } finally {
+      await single.end();
+    }
   });
 
   it("a claim uses up the jobs' pg-boss dispatches: nothing is left to fetch or settle", async () => {

@@ -6,6 +6,7 @@ export {
   redispatchJob,
   JOB_QUEUED_CHANNEL,
   type EnqueueInput,
+  type EnqueueOptions,
   type JobKind,
   type RetryPolicy,
 } from "./enqueue.ts";

@@ -36,6 +36,8 @@ export interface RunOptions {
   /** Set by a schedule tick: the job records its schedule and commits in the tick's transaction. */
   schedulePath?: string | null;
   transaction?: PoolClient;
+  /** The caller waits for the job's outcome before it learns anything (see EnqueueOptions). */
+  awaited?: boolean;
 }
 
 function checkedArgs(schema: ArgSchema, args: unknown): Record<string, unknown> {
@@ -115,7 +117,7 @@ export async function runScriptByPath(
         },
       },
     },
-    options.transaction,
+    { transaction: options.transaction, awaited: options.awaited },
   );
 }
 

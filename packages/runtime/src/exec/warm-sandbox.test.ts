@@ -269,6 +269,32 @@ test("a job whose sandbox differs (another network setting) runs cold", async ()
   assert.equal(pool.available(bashSpec), 1, "the waiting sandbox was left for a job of its kind");
 });
 
+test("a used sandbox is replaced later while another is ready, at once when none is left", async () => {
+  const otherRoot = path.join(root, "replenish");
+  const other = new WarmSandboxes({ workRoot: otherRoot, bwrap: "/usr/bin/bwrap", launcher, perSpec: 2 });
+  try {
+    await warmUp(other, bashSpec);
+    while (other.available(bashSpec) < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    const made = new Set(readdirSync(otherRoot));
+    const newFolders = () => readdirSync(otherRoot).filter((name) => !made.has(name));
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+    const first = await run(root, { language: "bash", content: "echo one", launcher, warmSandboxes: other });
+    assert.equal(first.outcome.status, "success", first.logs);
+    await turn();
+    assert.deepEqual(newFolders(), [], "one sandbox is still ready: the replacement waits");
+    assert.equal(other.available(bashSpec), 1);
+
+    const second = await run(root, { language: "bash", content: "echo two", launcher, warmSandboxes: other });
+    assert.equal(second.outcome.status, "success", second.logs);
+    await turn();
+    assert.ok(newFolders().length >= 1, "the emptied pool is being topped up");
+    while (other.available(bashSpec) < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+  } finally {
+    other.close();
+  }
+});
+
 test("closing the pool ends the waiting sandboxes and removes their folders", async () => {
   const otherRoot = path.join(root, "other");
   const other = new WarmSandboxes({ workRoot: otherRoot, bwrap: "/usr/bin/bwrap", launcher, perSpec: 2 });

@@ -9,8 +9,8 @@ async function waitedResult(ctx: RestContext, jobId: string): Promise<Response> 
   return json(job.result, job.status === "success" ? 200 : 500);
 }
 
-async function runByPath(ctx: RestContext): Promise<string> {
-  const options = runOptions(ctx);
+async function runByPath(ctx: RestContext, awaited = false): Promise<string> {
+  const options = { ...runOptions(ctx), awaited };
   return runScriptByPath(
     ctx.services,
     await ctx.membership(),
@@ -30,7 +30,7 @@ export const jobRunRoutes: Route[] = [
   {
     method: "POST",
     pattern: "/api/w/:workspace/jobs/run_wait_result/p/*path",
-    handler: async (ctx) => waitedResult(ctx, await runByPath(ctx)),
+    handler: async (ctx) => waitedResult(ctx, await runByPath(ctx, true)),
   },
 
   {
