@@ -57,15 +57,12 @@ const sandbox = env.DISABLE_SANDBOX
 const isolation: JobIsolation = { sandbox: sandbox.kind !== "none", network: true };
 const launcher = new ProcessLauncher();
 await launcher.start();
-// Sandboxes set up ahead of their jobs (see WarmSandboxes); a slot or two's worth per kind of job.
+// Sandboxes set up ahead of their jobs (see WarmSandboxes): two per kind of job, even for one
+// slot, so that the next job finds one ready while the replacement of the one just used waits
+// for the job to be recorded (see replenish). A waiting bash sandbox holds a few MB.
 const warmSandboxes =
   sandbox.kind === "bubblewrap"
-    ? new WarmSandboxes({
-        workRoot: env.JOB_DIR,
-        bwrap: sandbox.path,
-        launcher,
-        perSpec: Math.min(env.NUM_WORKERS, 2),
-      })
+    ? new WarmSandboxes({ workRoot: env.JOB_DIR, bwrap: sandbox.path, launcher, perSpec: 2 })
     : null;
 
 function setNetwork(config: { network?: boolean } | null): void {
