@@ -32,10 +32,12 @@ export { parsePath } from "./paths.ts";
 export {
   deployScript,
   getScriptByPath,
+  lookUpScriptAhead,
   getScriptByHash,
   listScripts,
   latestScript,
   type NewScriptInput,
+  type ScriptLookup,
 } from "./scripts.ts";
 export { getInstanceSecret } from "./instance.ts";
 export * from "./jobs/index.ts";

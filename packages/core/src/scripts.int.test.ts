@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { deployScript, getScriptByPath, listScripts } from "./scripts.ts";
+import { deployScript, getScriptByPath, listScripts, lookUpScriptAhead } from "./scripts.ts";
 import { createTestMember, createTestServices, type TestServices, rejectsWith } from "./testing.ts";
 import { requireMembership, type Membership } from "./workspaces.ts";
 import { runScriptByPath } from "./jobs/run.ts";
@@ -116,5 +116,11 @@ describe("scripts", () => {
     await rejectsWith(requireMembership(services, outsider, "acme"), "NOT_FOUND");
     const { membership: otherMembership } = await createTestMember(services, "other2");
     await rejectsWith(getScriptByPath(services, otherMembership, "f/ops/hello"), "NOT_FOUND");
+    // A lookup started ahead for another workspace (or path) than the membership's is not used.
+    const ahead = lookUpScriptAhead(services, "acme", "f/ops/hello");
+    assert.equal((await ahead.script)?.path, "f/ops/hello", "the lookup itself found acme's script");
+    await rejectsWith(getScriptByPath(services, otherMembership, "f/ops/hello", ahead), "NOT_FOUND");
+    const elsewhere = lookUpScriptAhead(services, "acme", "f/ops/typed");
+    assert.equal((await getScriptByPath(services, membership, "f/ops/hello", elsewhere)).path, "f/ops/hello");
   });
 });

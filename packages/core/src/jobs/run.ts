@@ -11,7 +11,7 @@ import type { PoolClient } from "@millrace/db";
 import type { CoreContext } from "../context.ts";
 import { AppError, invalidInput } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
-import { getScriptByPath } from "../scripts.ts";
+import { getScriptByPath, type ScriptLookup } from "../scripts.ts";
 import type { Membership } from "../workspaces.ts";
 import type { Boss } from "./boss.ts";
 import { enqueueJob, type RetryPolicy } from "./enqueue.ts";
@@ -38,6 +38,8 @@ export interface RunOptions {
   transaction?: PoolClient;
   /** The caller waits for the job's outcome before it learns anything (see EnqueueOptions). */
   awaited?: boolean;
+  /** The script, looked up while the caller's membership was resolved (see lookUpScriptAhead). */
+  scriptAhead?: ScriptLookup;
 }
 
 function checkedArgs(schema: ArgSchema, args: unknown): Record<string, unknown> {
@@ -71,7 +73,7 @@ export async function runScriptByPath(
   if (principal.pathScope && principal.pathScope !== path) {
     throw new AppError("FORBIDDEN", `this token may only run ${principal.pathScope}`);
   }
-  const script = await getScriptByPath(ctx, membership, path);
+  const script = await getScriptByPath(ctx, membership, path, options.scriptAhead);
   const language = script.language as Language;
   const schema = script.schema as unknown as ArgSchema;
   const runArgs = checkedArgs(schema, args);

@@ -1,4 +1,4 @@
-import { cancelJob, runPreview, runScriptByPath, waitForResult } from "@millrace/core";
+import { cancelJob, lookUpScriptAhead, runPreview, runScriptByPath, waitForResult } from "@millrace/core";
 import { json, readJson, readObject, text } from "../../http.ts";
 import type { RestContext, Route } from "../router.ts";
 import { optionalString, requiredString, runArgs, runOptions } from "./params.ts";
@@ -10,14 +10,15 @@ async function waitedResult(ctx: RestContext, jobId: string): Promise<Response> 
 }
 
 async function runByPath(ctx: RestContext, awaited = false): Promise<string> {
-  const options = { ...runOptions(ctx), awaited };
-  return runScriptByPath(
-    ctx.services,
-    await ctx.membership(),
-    ctx.params.path ?? "",
-    await runArgs(ctx),
-    options,
-  );
+  const options = runOptions(ctx);
+  const path = ctx.params.path ?? "";
+  // The script's lookup and the body's read overlap the membership's; neither is used before the
+  // membership is checked, and its errors still come first.
+  const scriptAhead = lookUpScriptAhead(ctx.services, ctx.params.workspace ?? "", path);
+  const args = runArgs(ctx);
+  args.catch(() => {});
+  const membership = await ctx.membership();
+  return runScriptByPath(ctx.services, membership, path, await args, { ...options, awaited, scriptAhead });
 }
 
 export const jobRunRoutes: Route[] = [
