@@ -167,13 +167,14 @@ const notifications = new Notifications(
 await notifications.start();
 
 const paths = interpreterPaths();
-log(`group "${env.WORKER_GROUP}", ${env.NUM_WORKERS} slot(s), serving tags: ${tags.join(", ")}`);
 log(`interpreters: bash=${paths.bash} python3=${paths.python3} bun=${paths.bun} deno=${paths.deno}`);
 log(
   sandbox.kind === "bubblewrap"
     ? `sandbox: bubblewrap ${sandbox.version}`
     : `sandbox: none (${sandbox.reason}): environment scrubbed, limits applied`,
 );
+// Last of the start lines: whoever waits for "serving tags" (tests, the bench) has read them all.
+log(`group "${env.WORKER_GROUP}", ${env.NUM_WORKERS} slot(s), serving tags: ${tags.join(", ")}`);
 
 const ping = () =>
   pingWorkers(pool, env.WORKER_GROUP, tags, slots, VERSION).catch((error: Error) =>
