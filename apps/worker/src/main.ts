@@ -59,7 +59,7 @@ const launcher = new ProcessLauncher();
 await launcher.start();
 // Sandboxes set up ahead of their jobs (see WarmSandboxes): two per kind of job, even for one
 // slot, so that the next job finds one ready while the replacement of the one just used waits
-// for the job to be recorded (see replenish). A waiting bash sandbox holds a few MB.
+// while that job is recorded and answered (see replenish). A waiting bash sandbox holds a few MB.
 const warmSandboxes =
   sandbox.kind === "bubblewrap"
     ? new WarmSandboxes({ workRoot: env.JOB_DIR, bwrap: sandbox.path, launcher, perSpec: 2 })

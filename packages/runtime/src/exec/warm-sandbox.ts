@@ -197,7 +197,7 @@ export class WarmSandboxes {
       if (this.closed || !this.specs.has(key)) return;
       for (let i = this.ready(key); i < this.options.perSpec; i++) this.spawn(key, spec);
     };
-    // Setting a sandbox up costs ~25 ms of CPU here (bwrap's namespaces and mounts, its first
+    // Setting a sandbox up costs ~18 ms of CPU here (bwrap's namespaces and mounts, its first
     // bash): done at once, it competes on a 2-core machine with recording and answering the job
     // that just ended (one at a time, a bash run_wait_result took 25–29 ms instead of ~20). So it
     // waits while a sandbox of the spec is still ready for the next job; an empty pool is topped
