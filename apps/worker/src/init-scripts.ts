@@ -94,12 +94,10 @@ function runOnHost(
       stdout: out,
       stderr: err,
       closed,
-    } = spawnJobProcess(
-      interpreterPaths().bash,
-      ["-c", content],
-      { cwd: dir, env: env as NodeJS.ProcessEnv },
-      false,
-    );
+    } = spawnJobProcess(interpreterPaths().bash, ["-c", content], {
+      cwd: dir,
+      env: env as NodeJS.ProcessEnv,
+    });
     const kill = () => {
       try {
         process.kill(-child.pid!, "SIGKILL");

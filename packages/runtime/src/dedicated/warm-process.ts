@@ -118,8 +118,7 @@ export class WarmProcess {
       args,
       // The job's variables only: nothing of the worker's environment is inherited.
       { cwd: options.dir, env: env as NodeJS.ProcessEnv },
-      false,
-      true,
+      { stdin: true },
     );
     this.child = spawned.child;
     const mark = `\x1e${nonce}`;

@@ -26,16 +26,16 @@ function send(reply: LauncherReply): void {
     if (paused && inFlight <= LOW) {
       paused = false;
       for (const job of children.values()) {
-        job.stdout.resume();
-        job.stderr.resume();
+        job.stdout?.resume();
+        job.stderr?.resume();
       }
     }
   });
   if (!paused && inFlight >= HIGH) {
     paused = true;
     for (const job of children.values()) {
-      job.stdout.pause();
-      job.stderr.pause();
+      job.stdout?.pause();
+      job.stderr?.pause();
     }
   }
 }
@@ -59,11 +59,11 @@ function start(request: Extract<LauncherRequest, { type: "spawn" }>): void {
   children.set(id, job);
   send({ type: "spawned", id, pid: child.pid });
   if (paused) {
-    stdout.pause();
-    stderr.pause();
+    stdout?.pause();
+    stderr?.pause();
   }
-  stdout.on("data", (chunk: Buffer) => send({ type: "data", id, fd: 1, chunk }));
-  stderr.on("data", (chunk: Buffer) => send({ type: "data", id, fd: 2, chunk }));
+  stdout?.on("data", (chunk: Buffer) => send({ type: "data", id, fd: 1, chunk }));
+  stderr?.on("data", (chunk: Buffer) => send({ type: "data", id, fd: 2, chunk }));
   child.on("error", (error: NodeJS.ErrnoException) =>
     send({ type: "error", id, message: error.message, code: error.code }),
   );
@@ -80,8 +80,8 @@ process.on("message", (request: LauncherRequest) => {
   else {
     // The worker gave up waiting for pipes held open by an escaped process: stop reading them.
     const job = children.get(request.id);
-    job?.stdout.destroy();
-    job?.stderr.destroy();
+    job?.stdout?.destroy();
+    job?.stderr?.destroy();
   }
 });
 

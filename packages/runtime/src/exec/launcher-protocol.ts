@@ -1,7 +1,7 @@
 // Messages between the worker (launcher.ts) and its process launcher (launcher-process.ts).
 import type { ChildProcess } from "node:child_process";
 import type { Writable } from "node:stream";
-import { spawnJobProcess, type SpawnedJob } from "./output-pipes.ts";
+import { spawnJobProcess, type ChildPipePaths, type SpawnedJob } from "./output-pipes.ts";
 
 export interface SpawnRequest {
   command: string;
@@ -16,6 +16,11 @@ export interface SpawnRequest {
    * waits there for the job it is to run.
    */
   control?: boolean;
+  /**
+   * FIFOs whose read ends the requester holds, to open as the process's outputs: its output
+   * then goes straight to the requester, not through the launcher (see ProcessLauncher.spawn).
+   */
+  pipes?: ChildPipePaths;
 }
 
 export type LauncherRequest =
@@ -52,6 +57,6 @@ export function spawnRequested(request: SpawnRequest): SpawnedJob {
       env: request.env as NodeJS.ProcessEnv,
       ...(request.uid === undefined ? {} : { uid: request.uid, gid: request.gid ?? request.uid }),
     },
-    request.control === true,
+    { control: request.control === true, ...(request.pipes ? { pipes: request.pipes } : {}) },
   );
 }

@@ -2,7 +2,7 @@
 // when the launcher itself dies under a running job.
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
-import { ProcessLauncher } from "./launcher.ts";
+import { ProcessLauncher, spawnHere, type JobProcess } from "./launcher.ts";
 import { runProcess } from "./process.ts";
 import { run, scratchDir } from "./testing.ts";
 
@@ -89,4 +89,70 @@ test("if the launcher dies under a job, the job fails and the next one gets a ne
   } finally {
     await own.close();
   }
+});
+
+/** Events of a process spawned with its pipes read here, in the order they came. */
+function record(proc: JobProcess): Promise<{ output: string; events: string[] }> {
+  let output = "";
+  const events: string[] = [];
+  proc.on("data", (chunk) => (output += chunk.toString()));
+  proc.on("error", (error) => events.push(`error ${error.message}`));
+  proc.on("exit", (code, signal) => events.push(`exit ${code} ${signal}`));
+  return new Promise((resolve) =>
+    proc.on("close", () => {
+      // Whether the process was still there when the job was over.
+      events.push(`close, alive ${isAlive(proc.pid)}`);
+      resolve({ output, events });
+    }),
+  );
+}
+
+function isAlive(pid: number | undefined): boolean {
+  try {
+    process.kill(pid!, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const spawnRequest = (script: string) => ({ command: "/bin/bash", args: ["-c", script], cwd: root, env: {} });
+
+test("pipes read here: the output goes straight to the worker, the exit through the launcher", async () => {
+  for (const spawner of [
+    (script: string) => launcher.spawn(spawnRequest(script), { status: false }),
+    (script: string) => spawnHere(spawnRequest(script), { status: false }),
+  ]) {
+    const proc = spawner('echo out; echo err >&2; [[ -e /dev/fd/4 ]] && echo "fd 4 open"; exit 3');
+    const { output, events } = await record(proc);
+    assert.equal(output, "out\nerr\n");
+    assert.deepEqual(events, ["exit 3 null", "close, alive false"]);
+  }
+});
+
+test("a status report ends a process's run while it is still there, with all it wrote before", async () => {
+  for (const spawner of [
+    (script: string) => launcher.spawn(spawnRequest(script), { status: true }),
+    (script: string) => spawnHere(spawnRequest(script), { status: true }),
+  ]) {
+    // More than a pipe's worth of output before the report: it is read to its end, not cut.
+    const proc = spawner(
+      'head -c 100000 /dev/zero | tr "\\0" x; echo; echo err >&2; printf "7\\n" >&4; exec sleep 30',
+    );
+    const { output, events } = await record(proc);
+    process.kill(-proc.pid!, "SIGKILL");
+    assert.equal(output.length, 100005);
+    assert.match(output, /^x{100000}\n/);
+    assert.match(output, /err\n/);
+    assert.deepEqual(events, ["exit 7 null", "close, alive true"]);
+  }
+});
+
+test("anything but a status line on the status pipe is ignored: the exit comes from the process", async () => {
+  const proc = launcher.spawn(spawnRequest('printf "trap -- x EXIT\\n0\\n" >&4; echo done; exit 5'), {
+    status: true,
+  });
+  const { output, events } = await record(proc);
+  assert.equal(output, "done\n");
+  assert.deepEqual(events, ["exit 5 null", "close, alive false"]);
 });

@@ -1,5 +1,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
+import { readSync } from "node:fs";
+import net from "node:net";
 import { fileURLToPath } from "node:url";
 import {
   spawnRequested,
@@ -8,7 +10,7 @@ import {
   type LauncherRequest,
   type SpawnRequest,
 } from "./launcher-protocol.ts";
-import type { SpawnedJob } from "./output-pipes.ts";
+import { dropHeldFifos, holdFifo, type HeldFifo, type SpawnedJob } from "./output-pipes.ts";
 
 export type { SpawnRequest };
 
@@ -22,9 +24,57 @@ interface JobProcessEvents {
 }
 
 /**
+ * FIFOs this process reads for a process its launcher starts: its stdout and stderr and, for a
+ * warm sandbox's bash stub, the status pipe where the stub reports its script's exit status.
+ */
+interface HeldPipes {
+  stdout: HeldFifo;
+  stderr: HeldFifo;
+  status: HeldFifo | null;
+}
+
+/** Whether to read a process's pipes here rather than through the launcher (see `spawn`). */
+export interface ReadHere {
+  /** Also a status pipe on its fd 4 (a warm sandbox's bash stub). */
+  status: boolean;
+}
+
+function holdPipes(readHere: ReadHere | undefined): HeldPipes | null {
+  if (!readHere) return null;
+  const held: HeldFifo[] = [];
+  for (let i = readHere.status ? 3 : 2; i > 0; i--) {
+    const fifo = holdFifo();
+    if (!fifo) {
+      dropHeldFifos(held);
+      return null;
+    }
+    held.push(fifo);
+  }
+  return { stdout: held[0]!, stderr: held[1]!, status: held[2] ?? null };
+}
+
+function pipePaths(held: HeldPipes | null): Pick<SpawnRequest, "pipes"> {
+  if (!held) return {};
+  return {
+    pipes: {
+      stdout: held.stdout.path,
+      stderr: held.stderr.path,
+      ...(held.status ? { status: held.status.path } : {}),
+    },
+  };
+}
+
+// A status report: the script's exit status, one decimal line (see the stub in warm-sandbox.ts).
+const STATUS_LINE = /^(\d{1,3})\n/;
+
+/**
  * A job process, in a session of its own (so `kill(-pid)` reaches its whole group), started
  * either by this process or by a ProcessLauncher. Listeners attached right after the start see
  * every event: none is emitted synchronously.
+ *
+ * Its owner reports its start, output, exit and close. When its pipes are read here instead
+ * (`held`), the process is closed once they reached EOF and its exit is known: from the owner, or
+ * earlier from the status pipe, before a sandbox's teardown (~2–3 ms here) has ended.
  */
 export class JobProcess extends EventEmitter<JobProcessEvents> {
   pid: number | undefined;
@@ -33,21 +83,56 @@ export class JobProcess extends EventEmitter<JobProcessEvents> {
   private resolveReady!: (pid: number | undefined) => void;
   private readonly release: () => void;
   private readonly control: (payload: string) => void;
+  private held: HeldPipes | null;
+  private readonly readsHere: boolean;
+  /** Readers of held pipes not yet at their end. */
+  private readonly readers = new Set<net.Socket>();
+  private statusReader: net.Socket | null = null;
+  private exitReported = false;
+  private ownerClosed = false;
+  private closeReported = false;
 
-  constructor(release: () => void, control: (payload: string) => void = () => {}) {
+  constructor(
+    release: () => void,
+    control: (payload: string) => void = () => {},
+    held: HeldPipes | null = null,
+  ) {
     super();
     this.release = release;
     this.control = control;
+    this.held = held;
+    this.readsHere = held !== null;
     this.ready = new Promise((resolve) => (this.resolveReady = resolve));
   }
 
   started(pid: number | undefined): void {
     this.pid = pid;
+    const held = this.held;
+    this.held = null;
+    if (held && pid === undefined)
+      dropHeldFifos([held.stdout, held.stderr, ...(held.status ? [held.status] : [])]);
+    else if (held) this.readHeld(held);
     this.resolveReady(pid);
+  }
+
+  /** The owner's report of the process's exit; only the first report counts. */
+  exited(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.exitReported) return;
+    this.exitReported = true;
+    this.statusReader?.destroy();
+    this.emit("exit", code, signal);
+    this.closeIfDone();
+  }
+
+  /** The owner's report that the process is gone (or never started) and its pipes closed. */
+  closed(): void {
+    this.ownerClosed = true;
+    this.closeIfDone();
   }
 
   /** Stops reading the pipes, e.g. when a process that escaped the group still holds them. */
   releasePipes(): void {
+    for (const reader of this.readers) reader.destroy();
     this.release();
   }
 
@@ -55,35 +140,109 @@ export class JobProcess extends EventEmitter<JobProcessEvents> {
   sendControl(payload: string): void {
     this.control(payload);
   }
+
+  private closeIfDone(): void {
+    if (this.closeReported || this.readers.size > 0) return;
+    if (!this.ownerClosed && !(this.readsHere && this.exitReported)) return;
+    this.closeReported = true;
+    this.statusReader?.destroy();
+    this.emit("close");
+  }
+
+  // Wrapped only now that the process holds the write ends: before, a read would see EOF.
+  private readHeld(held: HeldPipes): void {
+    const read = (fifo: HeldFifo, isStdout: boolean) => {
+      const reader = new net.Socket({ fd: fifo.fd, readable: true, writable: false });
+      this.readers.add(reader);
+      reader.on("data", (chunk: Buffer) => this.emit("data", chunk, isStdout));
+      reader.on("error", () => {});
+      reader.once("close", () => this.readerDone(reader));
+      return reader;
+    };
+    const outputs = [
+      { fifo: held.stdout, isStdout: true, reader: read(held.stdout, true) },
+      { fifo: held.stderr, isStdout: false, reader: read(held.stderr, false) },
+    ];
+    if (!held.status) return;
+    // Anything but one status line (an EXIT trap the script set, or a script writing there) is
+    // ignored: the exit then comes from the owner, as it would without the status pipe. The rest
+    // is still read, and dropped: a writer must not die of SIGPIPE because of it.
+    const status = new net.Socket({ fd: held.status.fd, readable: true, writable: false });
+    this.statusReader = status;
+    let text: string | null = "";
+    status.on("error", () => {});
+    status.on("data", (chunk: Buffer) => {
+      if (text === null) return;
+      text += chunk.toString("latin1");
+      const line = STATUS_LINE.exec(text);
+      if (!line) {
+        if (text.includes("\n") || text.length > 8) text = null;
+        return;
+      }
+      this.exited(Number(line[1]), null);
+      this.drain(outputs);
+    });
+  }
+
+  /**
+   * After a status report: the script wrote all its output before it, so what it wrote is in the
+   * pipes now. Read it and close them, rather than wait for their EOF: bwrap holds them open too,
+   * until the sandbox is torn down. (A process the script left running was killed on the exit.)
+   */
+  private drain(outputs: { fifo: HeldFifo; isStdout: boolean; reader: net.Socket }[]): void {
+    const chunk = Buffer.allocUnsafe(65536);
+    for (const { fifo, isStdout, reader } of outputs) {
+      if (!this.readers.has(reader)) continue;
+      for (;;) {
+        let n: number;
+        try {
+          n = readSync(fifo.fd, chunk);
+        } catch {
+          break; // EAGAIN: read to its end
+        }
+        if (n === 0) break;
+        this.emit("data", Buffer.from(chunk.subarray(0, n)), isStdout);
+      }
+      // Its 'close' comes a turn later; the pipe is done now.
+      reader.destroy();
+      this.readerDone(reader);
+    }
+  }
+
+  private readerDone(reader: net.Socket): void {
+    if (this.readers.delete(reader)) this.closeIfDone();
+  }
 }
 
 /** Starts a process from this process (a fork of it: cheap only while this process is small). */
-export function spawnHere(request: SpawnRequest): JobProcess {
+export function spawnHere(request: SpawnRequest, readHere?: ReadHere): JobProcess {
   let job: SpawnedJob | undefined;
+  const held = holdPipes(readHere);
   const proc = new JobProcess(
     () => {
-      job?.stdout.destroy();
-      job?.stderr.destroy();
+      job?.stdout?.destroy();
+      job?.stderr?.destroy();
     },
     (payload) => writeControl(job?.child, payload),
+    held,
   );
   try {
-    job = spawnRequested(request);
+    job = spawnRequested({ ...request, ...pipePaths(held) });
   } catch (error) {
     proc.started(undefined);
     setImmediate(() => {
       proc.emit("error", error instanceof Error ? error : new Error(String(error)));
-      proc.emit("close");
+      proc.closed();
     });
     return proc;
   }
   const { child } = job;
   proc.started(child.pid);
-  job.stdout.on("data", (chunk: Buffer) => proc.emit("data", chunk, true));
-  job.stderr.on("data", (chunk: Buffer) => proc.emit("data", chunk, false));
+  job.stdout?.on("data", (chunk: Buffer) => proc.emit("data", chunk, true));
+  job.stderr?.on("data", (chunk: Buffer) => proc.emit("data", chunk, false));
   child.on("error", (error) => proc.emit("error", error));
-  child.on("exit", (code, signal) => proc.emit("exit", code, signal));
-  void job.closed.then(() => proc.emit("close"));
+  child.on("exit", (code, signal) => proc.exited(code, signal));
+  void job.closed.then(() => proc.closed());
   return proc;
 }
 
@@ -116,15 +275,22 @@ export class ProcessLauncher {
     await this.whenReady;
   }
 
-  spawn(request: SpawnRequest): JobProcess {
+  /**
+   * `readHere`: this process reads the output itself (FIFOs it holds, which the launcher opens
+   * for the child) instead of through the launcher, one hop less for each message and for the
+   * end of a job. For warm sandboxes, whose jobs are the ones on the fast path.
+   */
+  spawn(request: SpawnRequest, readHere?: ReadHere): JobProcess {
     const channel = this.channel();
     const id = this.nextId++;
+    const held = holdPipes(readHere);
     const proc = new JobProcess(
       () => this.send(channel, { type: "release", id }),
       (payload) => this.send(channel, { type: "control", id, payload }),
+      held,
     );
     this.running.set(id, proc);
-    this.send(channel, { type: "spawn", id, ...request });
+    this.send(channel, { type: "spawn", id, ...request, ...pipePaths(held) });
     return proc;
   }
 
@@ -189,11 +355,11 @@ export class ProcessLauncher {
         proc.emit("error", Object.assign(new Error(reply.message), { code: reply.code }));
         break;
       case "exit":
-        proc.emit("exit", reply.code, reply.signal);
+        proc.exited(reply.code, reply.signal);
         break;
       case "close":
         this.running.delete(reply.id);
-        proc.emit("close");
+        proc.closed();
         break;
     }
   }
@@ -210,5 +376,5 @@ function failLost(proc: JobProcess): void {
   }
   proc.started(proc.pid);
   proc.emit("error", new Error("the process launcher exited while the job ran"));
-  proc.emit("close");
+  proc.closed();
 }

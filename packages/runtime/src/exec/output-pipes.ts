@@ -38,19 +38,8 @@ class FifoStock {
 
   /** A fresh pipe, or null when no FIFO can be made here (the caller falls back to a socketpair). */
   take(): OutputPipe | null {
-    if (this.unavailable) return null;
-    if (this.names.length === 0) {
-      try {
-        const names = this.nextNames();
-        execFileSync("mkfifo", mkfifoArgs(names), { env: NO_ENV, stdio: "ignore" });
-        this.names.push(...names);
-      } catch {
-        this.unavailable = true;
-        return null;
-      }
-    }
-    if (this.names.length < LOW_WATER) this.refill();
-    const name = this.names.pop()!;
+    const name = this.name();
+    if (name === null) return null;
     try {
       const readFd = openSync(name, constants.O_RDONLY | constants.O_NONBLOCK);
       try {
@@ -63,12 +52,39 @@ class FifoStock {
     } catch {
       return null;
     } finally {
+      unlinkQuietly(name);
+    }
+  }
+
+  /**
+   * A FIFO of which this process holds the read end only (non-blocking): another process opens
+   * the write end by its path (see `SpawnRequest.pipes`), then unlinks it.
+   */
+  hold(): HeldFifo | null {
+    const name = this.name();
+    if (name === null) return null;
+    try {
+      return { path: name, fd: openSync(name, constants.O_RDONLY | constants.O_NONBLOCK) };
+    } catch {
+      unlinkQuietly(name);
+      return null;
+    }
+  }
+
+  private name(): string | null {
+    if (this.unavailable) return null;
+    if (this.names.length === 0) {
       try {
-        unlinkSync(name);
+        const names = this.nextNames();
+        execFileSync("mkfifo", mkfifoArgs(names), { env: NO_ENV, stdio: "ignore" });
+        this.names.push(...names);
       } catch {
-        // already gone
+        this.unavailable = true;
+        return null;
       }
     }
+    if (this.names.length < LOW_WATER) this.refill();
+    return this.names.pop()!;
   }
 
   private nextNames(): string[] {
@@ -91,11 +107,73 @@ class FifoStock {
   }
 }
 
+function unlinkQuietly(name: string): void {
+  try {
+    unlinkSync(name);
+  } catch {
+    // already gone
+  }
+}
+
 function mkfifoArgs(names: string[]): string[] {
   return ["-m", FIFO_MODE, "--", ...names];
 }
 
 const fifos = new FifoStock();
+
+/** The read end of a FIFO whose write end another process opens by `path`. */
+export interface HeldFifo {
+  path: string;
+  /** Opened non-blocking; wrap it in a socket only once a writer has it open (until then a read sees EOF). */
+  fd: number;
+}
+
+/** A FIFO to read here what a process started elsewhere writes; null when none can be made. */
+export function holdFifo(): HeldFifo | null {
+  return fifos.hold();
+}
+
+/** Closes held read ends and unlinks their FIFOs (a spawn that did not happen). */
+export function dropHeldFifos(held: HeldFifo[]): void {
+  for (const fifo of held) {
+    unlinkQuietly(fifo.path);
+    try {
+      closeSync(fifo.fd);
+    } catch {
+      // already closed
+    }
+  }
+}
+
+/**
+ * FIFOs (by path) another process reads, to give a job process as its stdout, stderr and, for
+ * a warm sandbox's bash stub, fd 4 (where it reports its script's exit status, see
+ * warm-sandbox.ts). Their readers wait on the other side: nothing is relayed from here.
+ */
+export interface ChildPipePaths {
+  stdout: string;
+  stderr: string;
+  status?: string;
+}
+
+/**
+ * Opens the write ends of FIFOs whose readers another process holds, and unlinks them. Non-
+ * blocking, so that a reader already gone fails the open (ENXIO) instead of hanging this
+ * process; libuv makes a child's fds 0–2 blocking again, and fd 4 takes one short write.
+ */
+function openChildPipes(paths: ChildPipePaths): number[] {
+  const fds: number[] = [];
+  try {
+    for (const name of [paths.stdout, paths.stderr, ...(paths.status ? [paths.status] : [])]) {
+      fds.push(openSync(name, constants.O_WRONLY | constants.O_NONBLOCK));
+      unlinkQuietly(name);
+    }
+    return fds;
+  } catch (error) {
+    for (const fd of fds) closeSync(fd);
+    throw error;
+  }
+}
 
 function takePair(): { out: OutputPipe; err: OutputPipe } | null {
   const out = fifos.take();
@@ -110,35 +188,57 @@ function takePair(): { out: OutputPipe; err: OutputPipe } | null {
 
 export interface SpawnedJob {
   child: ChildProcess;
-  stdout: Readable;
-  stderr: Readable;
-  /** Resolves once the process exited (or could not start) and both outputs are closed. */
+  /** Null when the output goes to FIFOs another process reads (`pipes`). */
+  stdout: Readable | null;
+  stderr: Readable | null;
+  /** Resolves once the process exited (or could not start) and the outputs read here are closed. */
   closed: Promise<void>;
+}
+
+export interface JobProcessIo {
+  /** A socketpair on fd 3 (a warm sandbox waits there for its job). */
+  control?: boolean;
+  /** A socketpair as stdin (a dedicated worker's process takes its jobs there); else nothing. */
+  stdin?: boolean;
+  /** Write to these FIFOs, read by another process, instead of pipes read here. */
+  pipes?: ChildPipePaths;
 }
 
 /**
  * Spawns a job process, detached, with real pipes as stdout and stderr (socketpairs where FIFOs
- * cannot be made), and a socketpair on fd 3 if `control`. Its stdin is a socketpair with `stdin`
- * (a dedicated worker's process takes its jobs there), else nothing. Throws as `spawn` does.
+ * cannot be made). Throws as `spawn` does.
  */
 export function spawnJobProcess(
   command: string,
   args: string[],
   options: Omit<SpawnOptions, "stdio" | "detached">,
-  control: boolean,
-  stdin = false,
+  io?: JobProcessIo & { pipes?: undefined },
+): SpawnedJob & { stdout: Readable; stderr: Readable };
+export function spawnJobProcess(
+  command: string,
+  args: string[],
+  options: Omit<SpawnOptions, "stdio" | "detached">,
+  io: JobProcessIo,
+): SpawnedJob;
+export function spawnJobProcess(
+  command: string,
+  args: string[],
+  options: Omit<SpawnOptions, "stdio" | "detached">,
+  io: JobProcessIo = {},
 ): SpawnedJob {
-  const piped = takePair();
+  const given = io.pipes ? openChildPipes(io.pipes) : null;
+  const piped = given ? null : takePair();
   let child: ChildProcess;
   try {
     child = spawn(command, args, {
       ...options,
       detached: true,
       stdio: [
-        stdin ? "pipe" : "ignore",
-        piped ? piped.out.writeFd : "pipe",
-        piped ? piped.err.writeFd : "pipe",
-        control ? "pipe" : "ignore",
+        io.stdin ? "pipe" : "ignore",
+        given ? given[0] : piped ? piped.out.writeFd : "pipe",
+        given ? given[1] : piped ? piped.err.writeFd : "pipe",
+        io.control ? "pipe" : "ignore",
+        ...(given?.[2] === undefined ? [] : [given[2]]),
       ],
     });
   } catch (error) {
@@ -152,15 +252,16 @@ export function spawnJobProcess(
       closeSync(piped.out.writeFd);
       closeSync(piped.err.writeFd);
     }
+    for (const fd of given ?? []) closeSync(fd);
   }
-  const stdout = piped ? piped.out.reader : child.stdout!;
-  const stderr = piped ? piped.err.reader : child.stderr!;
+  const stdout = given ? null : piped ? piped.out.reader : child.stdout!;
+  const stderr = given ? null : piped ? piped.err.reader : child.stderr!;
   // A read error ends the stream like EOF does; the job's exit still settles it.
-  stdout.on("error", () => {});
-  stderr.on("error", () => {});
-  const ended = (stream: Readable) =>
+  stdout?.on("error", () => {});
+  stderr?.on("error", () => {});
+  const ended = (stream: Readable | null) =>
     new Promise<void>((resolve) => {
-      if (stream.destroyed) return resolve();
+      if (!stream || stream.destroyed) return resolve();
       stream.once("close", () => resolve());
     });
   const closed = Promise.all([

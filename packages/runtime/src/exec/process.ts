@@ -233,7 +233,9 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       exited = true;
       result.exitCode = code;
       result.exitSignal = signal;
-      killGroup();
+      // Leftovers are killed a turn later: the kill (of a sandbox's processes, whose teardown it
+      // starts) must not hold up the end of the job, which is recorded first.
+      setImmediate(killGroup);
       drainTimer = setTimeout(() => {
         child.releasePipes();
         finish();

@@ -90,6 +90,27 @@ test("a job in a warm sandbox writes to /dev/stdout and /dev/stderr", async () =
   assert.match(r.logs, /err\n/);
 });
 
+test("a bash job ends in a warm sandbox as it would in a fresh bash, however it ends", async () => {
+  const endings = [
+    "echo hi\nfalse\n", // reaches its end: the stub reports the status
+    "echo hi\nexit 3\n",
+    "echo hi\nset -e\nfalse\necho never\n",
+    // An EXIT trap of the script's own still prints and sets the status after its end.
+    "trap 'echo bye; exit 4' EXIT\necho hi\n",
+    "trap 'echo bye' EXIT\necho hi\n",
+    // The stub writes nowhere the script pointed its fd 247 (here its own stderr).
+    "exec 247>&2\necho hi\n",
+    "echo hi\nkill -TERM $$\necho never\n",
+  ];
+  for (const script of endings) {
+    const cold = await bash(script);
+    await warmUp(pool, bashSpec);
+    const warm = await bash(script, { warmSandboxes: pool });
+    assert.deepEqual(warm.outcome, cold.outcome, script);
+    assert.equal(warm.logs, cold.logs, script);
+  }
+});
+
 test("only names bash would mishandle with export need the env -i way", () => {
   for (const name of ["JOB_VAR", "WM_TOKEN", "_private", "PATH", "HOME", "x1"]) {
     assert.equal(needsCleanExec(name), false, name);

@@ -32,10 +32,20 @@ export type WarmSandboxSpec = Omit<SandboxOptions, "jobDir"> & { startEnv?: Reco
  *
  * The variables are exported by one `export` with one redirection: a loop exporting and
  * pattern-matching them one by one cost ~0.6 ms for a job's ~16 variables, on every job's path.
+ *
+ * A sourced script that ends by reaching its end has its exit status written to fd 247, a
+ * status pipe the worker reads itself: the process's own exit is known only after the sandbox is
+ * torn down (bwrap's init and the namespaces, ~2–3 ms here). Fds 247 and 248 are what a script
+ * can see of it (two copies: a script that pointed 247 elsewhere fails the `-ef` check and gets
+ * nothing written there); the stub closes them for anything it execs. The status is written
+ * after the script, not from an EXIT trap: bash runs that trap with `$?` 0 when a signal ends it.
+ * A script ending otherwise (`exit`, `set -e`, a signal) reports nothing, and one that set an
+ * EXIT trap (which may still print, or change the status) has the trap written first, which the
+ * worker takes as no report: their exit is known from the process, as for any other command.
  */
 const stubScript = (env: string) => `set -f
 mapfile -t -d '' _mr_f <&3
-exec 3<&-
+{ exec 3<&- 247>&4 248>&4 4>&-; } 2>/dev/null
 (( \${#_mr_f[@]} )) || exit 0
 _mr_m=\${_mr_f[0]}
 _mr_n=\${_mr_f[1]}
@@ -45,7 +55,7 @@ for _mr_s in "\${_mr_f[@]:_mr_i+1:_mr_u}"; do ulimit $_mr_s || exit 126; done
 _mr_c=("\${_mr_f[@]:_mr_i+1+_mr_u}")
 unset OLDPWD SHLVL _
 [[ $_mr_m != clean ]] && export "\${_mr_f[@]:2:_mr_n}" 2>/dev/null ||
-  exec ${env} -i "PWD=$PWD" "\${_mr_f[@]:2:_mr_n}" "\${_mr_c[@]}"
+  exec ${env} -i "PWD=$PWD" "\${_mr_f[@]:2:_mr_n}" "\${_mr_c[@]}" 247>&- 248>&-
 if [[ $_mr_m == source && \${_mr_c[0]} == "$BASH" && \${_mr_c[1]} != */* ]]; then
   _mr_p=$PATH:
   while [[ $_mr_p ]]; do
@@ -54,13 +64,16 @@ if [[ $_mr_m == source && \${_mr_c[0]} == "$BASH" && \${_mr_c[1]} != */* ]]; the
     [[ $_mr_d && $_mr_d != . && -f $_mr_d/\${_mr_c[1]} ]] && _mr_m=exec
   done
 fi
-[[ $_mr_m == source ]] || exec "\${_mr_c[@]}"
+[[ $_mr_m == source ]] || exec "\${_mr_c[@]}" 247>&- 248>&-
 export SHLVL=1
 BASH_ARGV0=\${_mr_c[1]}
 set -- "\${_mr_c[@]:2}"
 unset BASH_EXECUTION_STRING \${!_mr_@}
 set +f
 . "$0"
+_mr_x=$?
+[[ /dev/fd/247 -ef /dev/fd/248 ]] && { builtin trap -p EXIT; builtin printf '%d\\n' "$_mr_x"; } >&247
+builtin exit "$_mr_x"
 `;
 
 const ENV_CANDIDATES = ["/usr/bin/env", "/bin/env"];
@@ -235,7 +248,11 @@ export class WarmSandboxes {
       control: true,
       ...(user ?? {}),
     };
-    const process = this.options.launcher ? this.options.launcher.spawn(request) : spawnHere(request);
+    // Read here, not through the launcher; a bash stub reports its script's exit on fd 4.
+    const readHere = { status: stub.args[0] === bin.bash };
+    const process = this.options.launcher
+      ? this.options.launcher.spawn(request, readHere)
+      : spawnHere(request, readHere);
     const warm: Warm = { dir, process, dead: false, bunEnv: bun?.env ?? null };
     process.on("error", () => {});
     process.on("close", () => {
