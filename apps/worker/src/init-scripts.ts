@@ -3,7 +3,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { appendJobLog, JOB_DONE_CHANNEL, type WorkerGroupConfig } from "@millrace/core";
 import type { Pool } from "@millrace/db";
-import { interpreterPaths, spawnJobProcess, type ExecuteOutcome } from "@millrace/runtime";
+import { interpreterPaths, JOB_LANG, spawnJobProcess, type ExecuteOutcome } from "@millrace/runtime";
 
 /**
  * Init and periodic scripts are the worker group's own bash scripts, set by superadmins. Each run
@@ -80,7 +80,7 @@ function runOnHost(
   const env: Record<string, string> = {
     PATH: "/usr/local/bin:/usr/bin:/bin",
     HOME: dir,
-    LANG: "C.UTF-8",
+    LANG: JOB_LANG,
     WM_WORKER_GROUP: deps.group,
     WM_WORKER_NAME: deps.workerName,
     WM_JOB_ID: id,

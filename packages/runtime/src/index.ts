@@ -6,7 +6,7 @@ export { inferSchema } from "./schema/index.ts";
 export { ArgsError, validateArgs } from "./args/validate-args.ts";
 export { executeJob } from "./exec/execute.ts";
 export type { ExecuteRequest, ExecuteOutcome } from "./exec/execute.ts";
-export { interpreterPaths } from "./exec/interpreters.ts";
+export { interpreterPaths, JOB_LANG } from "./exec/interpreters.ts";
 export { detectSandbox } from "./exec/sandbox.ts";
 export { jobDirRemoved } from "./exec/job-dir.ts";
 export { ProcessLauncher } from "./exec/launcher.ts";

@@ -4,7 +4,7 @@ import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import type { ExecuteOutcome } from "../exec/execute.ts";
-import { jobPath, resolvedInterpreters } from "../exec/interpreters.ts";
+import { JOB_LANG, jobPath, resolvedInterpreters } from "../exec/interpreters.ts";
 import { spawnJobProcess } from "../exec/output-pipes.ts";
 import { MAX_LOG_BYTES, TRUNCATION_NOTE } from "../exec/process.ts";
 import { FrameSplitter } from "./frames.ts";
@@ -109,7 +109,7 @@ export class WarmProcess {
       PATH: jobPath(),
       HOME: options.dir,
       TMPDIR: options.dir,
-      LANG: "C.UTF-8",
+      LANG: JOB_LANG,
     };
     // Detached, its own process group: a kill takes anything the script started with it. Real
     // pipes as stdout and stderr, as a job run by itself gets (`> /dev/stderr` works).

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Language } from "../languages.ts";
-import { jobPath, resolvedInterpreters } from "../exec/interpreters.ts";
+import { JOB_LANG, jobPath, resolvedInterpreters } from "../exec/interpreters.ts";
 import { runProcess, type RunResult } from "../exec/process.ts";
 import { cacheDir, lockHash, once, publish, tempDir } from "./cache.ts";
 import { RequirementsError, type NpmRequirement, type Requirements } from "./requirements.ts";
@@ -43,7 +43,7 @@ function installed(language: Language, dir: string): InstalledDependencies {
 
 function installerEnv(options: InstallOptions, home: string, extra: Record<string, string>) {
   // Never the worker's own environment: only the index settings it was configured with.
-  return { ...options.env, ...extra, PATH: jobPath(), HOME: home, TMPDIR: home, LANG: "C.UTF-8" };
+  return { ...options.env, ...extra, PATH: jobPath(), HOME: home, TMPDIR: home, LANG: JOB_LANG };
 }
 
 function tail(run: RunResult): string {

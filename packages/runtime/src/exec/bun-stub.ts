@@ -1,4 +1,4 @@
-import { jobPath } from "./interpreters.ts";
+import { JOB_LANG, jobPath } from "./interpreters.ts";
 import { TS_WRAPPER } from "./wrappers.ts";
 
 /**
@@ -77,7 +77,7 @@ export function bunStub(
 ): { args: string[]; env: Record<string, string> } {
   return {
     args: [bun, "-e", BUN_STUB],
-    env: { ...startEnv, PATH: jobPath(), HOME: dir, TMPDIR: dir, LANG: "C.UTF-8" },
+    env: { ...startEnv, PATH: jobPath(), HOME: dir, TMPDIR: dir, LANG: JOB_LANG },
   };
 }
 

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Language } from "../languages.ts";
 import { bunStartEnv } from "./bun-stub.ts";
-import { jobPath, prlimitPath, resolvedInterpreters } from "./interpreters.ts";
+import { JOB_LANG, jobPath, prlimitPath, resolvedInterpreters } from "./interpreters.ts";
 import { prlimitArgs, resolveLimits, ulimitArgs } from "./limits.ts";
 import type { JobLimits } from "./limits.ts";
 import { executePostgresql } from "./postgresql.ts";
@@ -333,7 +333,7 @@ export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
     }
     const limits = resolveLimits(req.limits, req.timeoutMs);
     // Only what the job was given: the worker's own environment (database URLs, tokens) never leaks.
-    const env = { ...req.env, ...p.extraEnv, PATH: jobPath(), HOME: dir, TMPDIR: dir, LANG: "C.UTF-8" };
+    const env = { ...req.env, ...p.extraEnv, PATH: jobPath(), HOME: dir, TMPDIR: dir, LANG: JOB_LANG };
     const how = launch(req, p, dir, limits, spec, warm, env);
     const user = jobUser();
     const processRun = await runProcess({

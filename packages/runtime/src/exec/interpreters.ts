@@ -85,6 +85,9 @@ export function interpreterPaths(): Record<Interpreter, string> {
   return { ...resolvedInterpreters() };
 }
 
+/** The locale every job runs with (and warm sandboxes load ahead). */
+export const JOB_LANG = "C.UTF-8";
+
 let safePath: string | undefined;
 
 /** The only PATH a job sees: the project's Node plus the system folders, never the worker's own PATH. */

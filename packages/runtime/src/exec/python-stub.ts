@@ -1,3 +1,5 @@
+import { JOB_LANG } from "./interpreters.ts";
+
 /**
  * The first process of a warm sandbox made for python3 jobs: a python3 started ahead with the
  * job's flags (`-u -B`) and locale, waiting on fd 3 for the job in the bash stub's format
@@ -67,5 +69,5 @@ exec(globals().pop("_millrace_job")())
 /** The command of a warm python3 sandbox's first process, and the environment it starts with. */
 export function pythonStub(python: string): { args: string[]; env: Record<string, string> } {
   // The job's own flags and locale: what the interpreter fixes at its start must be the job's.
-  return { args: [python, "-u", "-B", "-c", PYTHON_STUB], env: { LANG: "C.UTF-8" } };
+  return { args: [python, "-u", "-B", "-c", PYTHON_STUB], env: { LANG: JOB_LANG } };
 }
