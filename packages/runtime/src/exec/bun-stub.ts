@@ -2,7 +2,7 @@ import { JOB_LANG, jobPath } from "./interpreters.ts";
 import { TS_WRAPPER } from "./wrappers.ts";
 
 /**
- * The first process of a warm sandbox made for bun jobs: a bun started ahead, waiting on fd 3 for
+ * The first process of a warm sandbox made for bun jobs: a bun started ahead, waiting on stdin for
  * the job in the bash stub's format (`mode, count, env…, count, ulimit…, argv…`, see
  * warm-sandbox.ts). It sets the limits (setrlimit through bun:ffi, from the same `ulimit`
  * arguments), the job's environment and argv, then imports the job's wrapper: the job pays no
@@ -21,9 +21,12 @@ const { resolve } = require("node:path");
 const libc = require("bun:ffi").dlopen("libc.so.6", {
   getrlimit: { args: ["i32", "ptr"], returns: "i32" },
   setrlimit: { args: ["i32", "ptr"], returns: "i32" },
+  dup2: { args: ["i32", "i32"], returns: "i32" },
 }).symbols;
-const data = fs.readFileSync(3);
-fs.closeSync(3);
+const data = fs.readFileSync(0);
+const nullFd = fs.openSync("/dev/null", "r");
+if (libc.dup2(nullFd, 0) !== 0) process.exit(126);
+fs.closeSync(nullFd);
 if (data.length === 0) process.exit(0);
 const f = data.toString("utf8").split("\\0").slice(0, -1);
 const n = Number(f[1]);

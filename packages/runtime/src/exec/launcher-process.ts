@@ -1,12 +1,7 @@
 // The process launcher: a small Node process that starts job processes on the worker's behalf and
 // relays their output over IPC (see launcher.ts for why). It imports nothing but node: modules on
 // purpose: the smaller this process stays, the cheaper each fork it makes.
-import {
-  spawnRequested,
-  writeControl,
-  type LauncherReply,
-  type LauncherRequest,
-} from "./launcher-protocol.ts";
+import { spawnRequested, type LauncherReply, type LauncherRequest } from "./launcher-protocol.ts";
 import type { SpawnedJob } from "./output-pipes.ts";
 
 const children = new Map<number, SpawnedJob>();
@@ -76,7 +71,6 @@ function start(request: Extract<LauncherRequest, { type: "spawn" }>): void {
 
 process.on("message", (request: LauncherRequest) => {
   if (request.type === "spawn") start(request);
-  else if (request.type === "control") writeControl(children.get(request.id)?.child, request.payload);
   else {
     // The worker gave up waiting for pipes held open by an escaped process: stop reading them.
     const job = children.get(request.id);

@@ -1,6 +1,4 @@
 // Messages between the worker (launcher.ts) and its process launcher (launcher-process.ts).
-import type { ChildProcess } from "node:child_process";
-import type { Writable } from "node:stream";
 import { spawnJobProcess, type ChildPipePaths, type SpawnedJob } from "./output-pipes.ts";
 
 export interface SpawnRequest {
@@ -12,13 +10,9 @@ export interface SpawnRequest {
   uid?: number;
   gid?: number;
   /**
-   * Open a pipe on the process's fd 3, written once with `control` messages: a warm sandbox
-   * waits there for the job it is to run.
-   */
-  control?: boolean;
-  /**
-   * FIFOs whose read ends the requester holds, to open as the process's outputs: its output
-   * then goes straight to the requester, not through the launcher (see ProcessLauncher.spawn).
+   * FIFOs whose other ends the requester holds, to open as the process's stdin and outputs: its
+   * input and output then go straight between it and the requester, not through the launcher
+   * (see ProcessLauncher.spawn).
    */
   pipes?: ChildPipePaths;
 }
@@ -26,9 +20,7 @@ export interface SpawnRequest {
 export type LauncherRequest =
   | ({ type: "spawn"; id: number } & SpawnRequest)
   /** Stop reading a process's pipes (they are held open by something that escaped its group). */
-  | { type: "release"; id: number }
-  /** Write `payload` to the process's fd 3 and close it (spawned with `control`). */
-  | { type: "control"; id: number; payload: string };
+  | { type: "release"; id: number };
 
 export type LauncherReply =
   /** Sent once, when the launcher's handlers are in place. */
@@ -38,14 +30,6 @@ export type LauncherReply =
   | { type: "error"; id: number; message: string; code?: string | undefined }
   | { type: "exit"; id: number; code: number | null; signal: NodeJS.Signals | null }
   | { type: "close"; id: number };
-
-/** Writes a process's one control message (fd 3) and closes the pipe: the EOF ends its read. */
-export function writeControl(child: ChildProcess | undefined, payload: string): void {
-  const pipe = child?.stdio[3] as Writable | null | undefined;
-  if (!pipe) return;
-  pipe.on("error", () => {});
-  pipe.end(payload);
-}
 
 /** Starts the process a request describes (from the launcher, or from the worker itself). */
 export function spawnRequested(request: SpawnRequest): SpawnedJob {
@@ -57,6 +41,6 @@ export function spawnRequested(request: SpawnRequest): SpawnedJob {
       env: request.env as NodeJS.ProcessEnv,
       ...(request.uid === undefined ? {} : { uid: request.uid, gid: request.gid ?? request.uid }),
     },
-    { control: request.control === true, ...(request.pipes ? { pipes: request.pipes } : {}) },
+    request.pipes ? { pipes: request.pipes } : {},
   );
 }

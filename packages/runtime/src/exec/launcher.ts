@@ -1,11 +1,10 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { readSync } from "node:fs";
+import { closeSync, readSync } from "node:fs";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
 import {
   spawnRequested,
-  writeControl,
   type LauncherReply,
   type LauncherRequest,
   type SpawnRequest,
@@ -24,39 +23,46 @@ interface JobProcessEvents {
 }
 
 /**
- * FIFOs this process reads for a process its launcher starts: its stdout and stderr and, for a
- * warm sandbox's bash stub, the status pipe where the stub reports its script's exit status.
+ * FIFOs held here for a process its launcher starts: its stdin (a warm sandbox's stub reads its
+ * job there), stdout and stderr and, for a warm sandbox's bash stub, the status pipe where the
+ * stub reports its script's exit status.
  */
 interface HeldPipes {
+  control: HeldFifo;
   stdout: HeldFifo;
   stderr: HeldFifo;
   status: HeldFifo | null;
 }
 
-/** Whether to read a process's pipes here rather than through the launcher (see `spawn`). */
-export interface ReadHere {
+/** Hold a process's pipes here rather than have the launcher relay them (see `spawn`). */
+export interface PipesHere {
   /** Also a status pipe on its fd 4 (a warm sandbox's bash stub). */
   status: boolean;
 }
 
-function holdPipes(readHere: ReadHere | undefined): HeldPipes | null {
-  if (!readHere) return null;
+function holdPipes(here: PipesHere | undefined): HeldPipes | null {
+  if (!here) return null;
   const held: HeldFifo[] = [];
-  for (let i = readHere.status ? 3 : 2; i > 0; i--) {
-    const fifo = holdFifo();
+  for (const end of ["write", "read", "read", ...(here.status ? ["read" as const] : [])] as const) {
+    const fifo = holdFifo(end);
     if (!fifo) {
       dropHeldFifos(held);
       return null;
     }
     held.push(fifo);
   }
-  return { stdout: held[0]!, stderr: held[1]!, status: held[2] ?? null };
+  return { control: held[0]!, stdout: held[1]!, stderr: held[2]!, status: held[3] ?? null };
+}
+
+function heldFifos(held: HeldPipes): HeldFifo[] {
+  return [held.control, held.stdout, held.stderr, ...(held.status ? [held.status] : [])];
 }
 
 function pipePaths(held: HeldPipes | null): Pick<SpawnRequest, "pipes"> {
   if (!held) return {};
   return {
     pipes: {
+      control: held.control.path,
       stdout: held.stdout.path,
       stderr: held.stderr.path,
       ...(held.status ? { status: held.status.path } : {}),
@@ -82,7 +88,8 @@ export class JobProcess extends EventEmitter<JobProcessEvents> {
   readonly ready: Promise<number | undefined>;
   private resolveReady!: (pid: number | undefined) => void;
   private readonly release: () => void;
-  private readonly control: (payload: string) => void;
+  /** The write end of the process's stdin while its one message is not sent. */
+  private controlFd: number | null = null;
   private held: HeldPipes | null;
   private readonly readsHere: boolean;
   /** Readers of held pipes not yet at their end. */
@@ -92,14 +99,9 @@ export class JobProcess extends EventEmitter<JobProcessEvents> {
   private ownerClosed = false;
   private closeReported = false;
 
-  constructor(
-    release: () => void,
-    control: (payload: string) => void = () => {},
-    held: HeldPipes | null = null,
-  ) {
+  constructor(release: () => void, held: HeldPipes | null = null) {
     super();
     this.release = release;
-    this.control = control;
     this.held = held;
     this.readsHere = held !== null;
     this.ready = new Promise((resolve) => (this.resolveReady = resolve));
@@ -109,8 +111,7 @@ export class JobProcess extends EventEmitter<JobProcessEvents> {
     this.pid = pid;
     const held = this.held;
     this.held = null;
-    if (held && pid === undefined)
-      dropHeldFifos([held.stdout, held.stderr, ...(held.status ? [held.status] : [])]);
+    if (held && pid === undefined) dropHeldFifos(heldFifos(held));
     else if (held) this.readHeld(held);
     this.resolveReady(pid);
   }
@@ -136,9 +137,18 @@ export class JobProcess extends EventEmitter<JobProcessEvents> {
     this.release();
   }
 
-  /** Writes the one message of a process spawned with `control` to its fd 3, and closes it. */
+  /**
+   * Writes the one message of a process whose pipes are held here to its stdin, and closes it:
+   * the EOF ends its read.
+   */
   sendControl(payload: string): void {
-    this.control(payload);
+    const fd = this.controlFd;
+    this.controlFd = null;
+    if (fd === null) return;
+    const writer = new net.Socket({ fd, readable: false, writable: true });
+    writer.on("error", () => {});
+    // Destroyed (closed) once written: `end` would shut a FIFO down as if it were a socket.
+    writer.write(payload, () => writer.destroy());
   }
 
   private closeIfDone(): void {
@@ -146,11 +156,14 @@ export class JobProcess extends EventEmitter<JobProcessEvents> {
     if (!this.ownerClosed && !(this.readsHere && this.exitReported)) return;
     this.closeReported = true;
     this.statusReader?.destroy();
+    if (this.controlFd !== null) closeSync(this.controlFd);
+    this.controlFd = null;
     this.emit("close");
   }
 
   // Wrapped only now that the process holds the write ends: before, a read would see EOF.
   private readHeld(held: HeldPipes): void {
+    this.controlFd = held.control.fd;
     const read = (fifo: HeldFifo, isStdout: boolean) => {
       const reader = new net.Socket({ fd: fifo.fd, readable: true, writable: false });
       this.readers.add(reader);
@@ -215,17 +228,13 @@ export class JobProcess extends EventEmitter<JobProcessEvents> {
 }
 
 /** Starts a process from this process (a fork of it: cheap only while this process is small). */
-export function spawnHere(request: SpawnRequest, readHere?: ReadHere): JobProcess {
+export function spawnHere(request: SpawnRequest, pipesHere?: PipesHere): JobProcess {
   let job: SpawnedJob | undefined;
-  const held = holdPipes(readHere);
-  const proc = new JobProcess(
-    () => {
-      job?.stdout?.destroy();
-      job?.stderr?.destroy();
-    },
-    (payload) => writeControl(job?.child, payload),
-    held,
-  );
+  const held = holdPipes(pipesHere);
+  const proc = new JobProcess(() => {
+    job?.stdout?.destroy();
+    job?.stderr?.destroy();
+  }, held);
   try {
     job = spawnRequested({ ...request, ...pipePaths(held) });
   } catch (error) {
@@ -276,19 +285,16 @@ export class ProcessLauncher {
   }
 
   /**
-   * `readHere`: this process reads the output itself (FIFOs it holds, which the launcher opens
-   * for the child) instead of through the launcher, one hop less for each message and for the
-   * end of a job. For warm sandboxes, whose jobs are the ones on the fast path.
+   * `pipesHere`: this process holds the process's stdin, stdout and stderr itself (FIFOs whose
+   * other ends the launcher opens for the child) instead of the launcher relaying them: one hop
+   * less for its input, each output message and the end of a job. For warm sandboxes, whose jobs
+   * are the ones on the fast path; their stubs read their job on stdin (see `sendControl`).
    */
-  spawn(request: SpawnRequest, readHere?: ReadHere): JobProcess {
+  spawn(request: SpawnRequest, pipesHere?: PipesHere): JobProcess {
     const channel = this.channel();
     const id = this.nextId++;
-    const held = holdPipes(readHere);
-    const proc = new JobProcess(
-      () => this.send(channel, { type: "release", id }),
-      (payload) => this.send(channel, { type: "control", id, payload }),
-      held,
-    );
+    const held = holdPipes(pipesHere);
+    const proc = new JobProcess(() => this.send(channel, { type: "release", id }), held);
     this.running.set(id, proc);
     this.send(channel, { type: "spawn", id, ...request, ...pipePaths(held) });
     return proc;

@@ -57,15 +57,24 @@ class FifoStock {
   }
 
   /**
-   * A FIFO of which this process holds the read end only (non-blocking): another process opens
-   * the write end by its path (see `SpawnRequest.pipes`), then unlinks it.
+   * A FIFO of which this process holds one end only (non-blocking): another process opens the
+   * other by its path (see `SpawnRequest.pipes`), then unlinks it. A write end is opened while a
+   * read end is briefly held (opening it alone would fail), so that the other side's read blocks
+   * until this side writes and closes.
    */
-  hold(): HeldFifo | null {
+  hold(end: "read" | "write"): HeldFifo | null {
     const name = this.name();
     if (name === null) return null;
+    const flags = constants.O_NONBLOCK;
+    let reader: number | null = null;
     try {
-      return { path: name, fd: openSync(name, constants.O_RDONLY | constants.O_NONBLOCK) };
+      reader = openSync(name, constants.O_RDONLY | flags);
+      if (end === "read") return { path: name, fd: reader };
+      const writer = openSync(name, constants.O_WRONLY | flags);
+      closeSync(reader);
+      return { path: name, fd: writer };
     } catch {
+      if (reader !== null) closeSync(reader);
       unlinkQuietly(name);
       return null;
     }
@@ -121,16 +130,22 @@ function mkfifoArgs(names: string[]): string[] {
 
 const fifos = new FifoStock();
 
-/** The read end of a FIFO whose write end another process opens by `path`. */
+/** One end of a FIFO whose other end another process opens by `path`. */
 export interface HeldFifo {
   path: string;
-  /** Opened non-blocking; wrap it in a socket only once a writer has it open (until then a read sees EOF). */
+  /**
+   * Opened non-blocking. A read end is wrapped in a socket only once a writer has it open (until
+   * then a read sees EOF).
+   */
   fd: number;
 }
 
-/** A FIFO to read here what a process started elsewhere writes; null when none can be made. */
-export function holdFifo(): HeldFifo | null {
-  return fifos.hold();
+/**
+ * A FIFO to read here what a process started elsewhere writes, or to write what it reads; null
+ * when none can be made.
+ */
+export function holdFifo(end: "read" | "write"): HeldFifo | null {
+  return fifos.hold(end);
 }
 
 /** Closes held read ends and unlinks their FIFOs (a spawn that did not happen). */
@@ -146,26 +161,35 @@ export function dropHeldFifos(held: HeldFifo[]): void {
 }
 
 /**
- * FIFOs (by path) another process reads, to give a job process as its stdout, stderr and, for
- * a warm sandbox's bash stub, fd 4 (where it reports its script's exit status, see
- * warm-sandbox.ts). Their readers wait on the other side: nothing is relayed from here.
+ * FIFOs (by path) whose other ends another process holds, to give a job process: its stdin
+ * (`control`: a warm sandbox's stub reads its job there), stdout, stderr and, for a warm
+ * sandbox's bash stub, fd 4 (where it reports its script's exit status, see warm-sandbox.ts).
+ * Nothing of them is relayed by the process that spawns it.
  */
 export interface ChildPipePaths {
+  control: string;
   stdout: string;
   stderr: string;
   status?: string;
 }
 
 /**
- * Opens the write ends of FIFOs whose readers another process holds, and unlinks them. Non-
- * blocking, so that a reader already gone fails the open (ENXIO) instead of hanging this
- * process; libuv makes a child's fds 0–2 blocking again, and fd 4 takes one short write.
+ * Opens the ends of FIFOs whose other ends another process holds (the child's stdin, stdout,
+ * stderr and fd 4), and unlinks them. Non-blocking, so that a reader already gone fails the open
+ * (ENXIO) instead of hanging this process; libuv makes a child's fds 0–2 blocking again, and fd 4
+ * takes one short write.
  */
 function openChildPipes(paths: ChildPipePaths): number[] {
+  const ends: [string, number][] = [
+    [paths.control, constants.O_RDONLY],
+    [paths.stdout, constants.O_WRONLY],
+    [paths.stderr, constants.O_WRONLY],
+    ...(paths.status ? [[paths.status, constants.O_WRONLY] as [string, number]] : []),
+  ];
   const fds: number[] = [];
   try {
-    for (const name of [paths.stdout, paths.stderr, ...(paths.status ? [paths.status] : [])]) {
-      fds.push(openSync(name, constants.O_WRONLY | constants.O_NONBLOCK));
+    for (const [name, flags] of ends) {
+      fds.push(openSync(name, flags | constants.O_NONBLOCK));
       unlinkQuietly(name);
     }
     return fds;
@@ -196,11 +220,9 @@ export interface SpawnedJob {
 }
 
 export interface JobProcessIo {
-  /** A socketpair on fd 3 (a warm sandbox waits there for its job). */
-  control?: boolean;
   /** A socketpair as stdin (a dedicated worker's process takes its jobs there); else nothing. */
   stdin?: boolean;
-  /** Write to these FIFOs, read by another process, instead of pipes read here. */
+  /** These FIFOs, whose other ends another process holds, instead of pipes read here. */
   pipes?: ChildPipePaths;
 }
 
@@ -233,13 +255,13 @@ export function spawnJobProcess(
     child = spawn(command, args, {
       ...options,
       detached: true,
-      stdio: [
-        io.stdin ? "pipe" : "ignore",
-        given ? given[0] : piped ? piped.out.writeFd : "pipe",
-        given ? given[1] : piped ? piped.err.writeFd : "pipe",
-        io.control ? "pipe" : "ignore",
-        ...(given?.[2] === undefined ? [] : [given[2]]),
-      ],
+      stdio: given
+        ? [given[0]!, given[1]!, given[2]!, "ignore", ...(given[3] === undefined ? [] : [given[3]])]
+        : [
+            io.stdin ? "pipe" : "ignore",
+            piped ? piped.out.writeFd : "pipe",
+            piped ? piped.err.writeFd : "pipe",
+          ],
     });
   } catch (error) {
     piped?.out.reader.destroy();

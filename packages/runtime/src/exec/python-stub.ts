@@ -2,7 +2,7 @@ import { JOB_LANG } from "./interpreters.ts";
 
 /**
  * The first process of a warm sandbox made for python3 jobs: a python3 started ahead with the
- * job's flags (`-u -B`) and locale, waiting on fd 3 for the job in the bash stub's format
+ * job's flags (`-u -B`) and locale, waiting on stdin for the job in the bash stub's format
  * (`mode, count, env…, count, ulimit…, argv…`, see warm-sandbox.ts). It sets the limits
  * (`resource`, from the same `ulimit` arguments), then, for `python3 -u -B <wrapper>`, becomes
  * that job: the job's environment in os.environ, sys.path[0] the job folder (PYTHONPATH after
@@ -18,11 +18,13 @@ const PYTHON_STUB = `import os, sys
 def _millrace_job():
     chunks = []
     while True:
-        chunk = os.read(3, 65536)
+        chunk = os.read(0, 65536)
         if not chunk:
             break
         chunks.append(chunk)
-    os.close(3)
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
     if not chunks:
         os._exit(0)
     f = b"".join(chunks).decode("utf-8", "surrogateescape").split("\\0")[:-1]

@@ -111,6 +111,30 @@ test("a bash job ends in a warm sandbox as it would in a fresh bash, however it 
   }
 });
 
+test("a job's stdin is /dev/null in a warm sandbox too (its stub read the job there)", async () => {
+  const scripts = {
+    bash: 'echo "${PWD##*/}" | cut -c1-5 >&2\nreadlink /proc/$$/fd/0\nread -r line || echo "nothing to read"\n',
+    python3:
+      "import os, sys\ndef main():\n    print(os.path.basename(os.getcwd())[:5], file=sys.stderr)\n    return [os.readlink('/proc/self/fd/0'), sys.stdin.read()]\n",
+    bun: "import fs from 'node:fs';\nexport function main() {\n  console.error(process.cwd().split('/').pop().slice(0, 5));\n  return [fs.readlinkSync('/proc/self/fd/0'), fs.readFileSync(0, 'utf8')];\n}\n",
+  } as const;
+  // The first line of the logs: the job folder's name, "warm-…" when it ran in a warm sandbox.
+  const [where, rest] = [(logs: string) => logs.split("\n")[0], (logs: string) => logs.replace(/^.*\n/, "")];
+  for (const [language, content] of Object.entries(scripts) as [keyof typeof scripts, string][]) {
+    const spec = language === "bash" ? bashSpec : plainSpec(language);
+    const cold = await run(root, { language, content, launcher });
+    await warmUp(pool, spec);
+    const warm = await run(root, { language, content, launcher, warmSandboxes: pool });
+    assert.equal(warm.outcome.status, "success", warm.logs);
+    assert.deepEqual(warm.outcome, cold.outcome, language);
+    assert.equal(where(warm.logs), "warm-", language);
+    assert.notEqual(where(cold.logs), "warm-", language);
+    assert.equal(rest(warm.logs), rest(cold.logs), language);
+    const expected = language === "bash" ? "nothing to read" : ["/dev/null", ""];
+    assert.deepEqual(cold.outcome.status === "success" && cold.outcome.result, expected, language);
+  }
+});
+
 test("only names bash would mishandle with export need the env -i way", () => {
   for (const name of ["JOB_VAR", "WM_TOKEN", "_private", "PATH", "HOME", "x1"]) {
     assert.equal(needsCleanExec(name), false, name);

@@ -15,10 +15,12 @@ import { bwrapArgs, jobUser, type SandboxOptions } from "./sandbox.ts";
 export type WarmSandboxSpec = Omit<SandboxOptions, "jobDir"> & { startEnv?: Record<string, string> };
 
 /**
- * The sandbox's first process, a bash: it waits on fd 3 for the job, as NUL-terminated fields
- * (`mode, count, env…, count, ulimit…, argv…`), sets the limits and the job's environment, then
- * runs the command. EOF without fields (the pool is closing) ends it. (`mapfile` reads the pipe
- * in blocks; a `read` loop would read it one byte per system call.)
+ * The sandbox's first process, a bash: it waits on its stdin, a FIFO the worker writes, for the
+ * job, as NUL-terminated fields (`mode, count, env…, count, ulimit…, argv…`), gives the job
+ * /dev/null as stdin instead (as a job started cold gets), sets the limits and the job's
+ * environment, then runs the command. EOF without fields (the pool is closing, the worker is
+ * gone) ends it. (`mapfile` reads the pipe in blocks; a `read` loop would read it one byte per
+ * system call.)
  *
  * The stub was started with an empty environment: exporting the job's variables, after unsetting
  * the few bash set for itself, leaves exactly the job's. Mode `exec` then execs the command
@@ -48,8 +50,8 @@ export type WarmSandboxSpec = Omit<SandboxOptions, "jobDir"> & { startEnv?: Reco
  */
 const stubScript = (env: string) => `set -f
 LANG=${JOB_LANG}
-mapfile -t -d '' _mr_f <&3
-{ exec 3<&- 247>&4 248>&4 4>&-; } 2>/dev/null
+mapfile -t -d '' _mr_f
+{ exec </dev/null 247>&4 248>&4 4>&-; } 2>/dev/null
 (( \${#_mr_f[@]} )) || exit 0
 _mr_m=\${_mr_f[0]}
 _mr_n=\${_mr_f[1]}
@@ -249,14 +251,14 @@ export class WarmSandboxes {
       args: [...bwrapArgs({ ...spec, jobDir: dir }), ...stub.args],
       cwd: dir,
       env: stub.env,
-      control: true,
       ...(user ?? {}),
     };
-    // Read here, not through the launcher; a bash stub reports its script's exit on fd 4.
-    const readHere = { status: stub.args[0] === bin.bash };
+    // Its job in and its output out go straight between the worker and it, not through the
+    // launcher; a bash stub reports its script's exit on fd 4.
+    const pipesHere = { status: stub.args[0] === bin.bash };
     const process = this.options.launcher
-      ? this.options.launcher.spawn(request, readHere)
-      : spawnHere(request, readHere);
+      ? this.options.launcher.spawn(request, pipesHere)
+      : spawnHere(request, pipesHere);
     const warm: Warm = { dir, process, dead: false, bunEnv: bun?.env ?? null };
     process.on("error", () => {});
     process.on("close", () => {
