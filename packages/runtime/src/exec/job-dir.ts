@@ -1,5 +1,6 @@
 import { chmodSync, chownSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { rm } from "node:fs/promises";
+import { setTimeout as delay } from "node:timers/promises";
 import path from "node:path";
 import { jobUser } from "./sandbox.ts";
 
@@ -55,10 +56,12 @@ const removing = new Map<string, Promise<void>>();
 /**
  * Removes a finished job's folder in the background: its outcome need not wait for the ~0.3–1 ms
  * of unlinking on the worker's event loop. A job that reuses the folder's path (a retry keeps its
- * job id) waits for the removal first (`jobDirRemoved`).
+ * job id) waits for the removal first (`jobDirRemoved`). `afterMs`: not before then (its sandbox is
+ * still there until then, see TEARDOWN_DELAY_MS).
  */
-export function removeJobDirSoon(dir: string): void {
-  const removal = rm(dir, { recursive: true, force: true })
+export function removeJobDirSoon(dir: string, afterMs = 0): void {
+  const removal = (afterMs > 0 ? delay(afterMs) : Promise.resolve())
+    .then(() => rm(dir, { recursive: true, force: true }))
     .catch(() => removeJobDir(dir))
     .finally(() => {
       if (removing.get(dir) === removal) removing.delete(dir);

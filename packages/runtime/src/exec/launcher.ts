@@ -84,6 +84,11 @@ const STATUS_LINE = /^(\d{1,3})\n/;
  */
 export class JobProcess extends EventEmitter<JobProcessEvents> {
   pid: number | undefined;
+  /**
+   * Its exit was reported by the process itself (a warm bash stub's status pipe), which then
+   * waits, stopped, to be killed: its sandbox's teardown is left for later (see runProcess).
+   */
+  endedEarly = false;
   /** The pid once the process started; undefined when it could not start ('error' follows). */
   readonly ready: Promise<number | undefined>;
   private resolveReady!: (pid: number | undefined) => void;
@@ -192,6 +197,7 @@ export class JobProcess extends EventEmitter<JobProcessEvents> {
         if (text.includes("\n") || text.length > 8) text = null;
         return;
       }
+      this.endedEarly = !this.exitReported;
       this.exited(Number(line[1]), null);
       this.drain(outputs);
     });

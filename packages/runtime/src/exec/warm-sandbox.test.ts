@@ -1,7 +1,7 @@
 // Warm sandboxes: set up ahead of their jobs, each serving exactly one, indistinguishable from a
 // sandbox set up for the job (environment, limits, isolation).
 import assert from "node:assert/strict";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import type { ExecuteRequest } from "./execute.ts";
@@ -133,6 +133,68 @@ test("a job's stdin is /dev/null in a warm sandbox too (its stub read the job th
     const expected = language === "bash" ? "nothing to read" : ["/dev/null", ""];
     assert.deepEqual(cold.outcome.status === "success" && cold.outcome.result, expected, language);
   }
+});
+
+/** Runs `script` in a warm sandbox taken from the pool, as executeJob would hand it a bash job. */
+async function runStub(script: string) {
+  await warmUp(pool, bashSpec);
+  const warm = pool.take(bashSpec)!;
+  writeFileSync(path.join(warm.dir, "main.sh"), script);
+  let output = "";
+  warm.process.on("data", (chunk) => (output += chunk.toString()));
+  const exit = new Promise<number | null>((resolve) => warm.process.on("exit", (code) => resolve(code)));
+  const closed = new Promise<void>((resolve) => warm.process.on("close", () => resolve()));
+  assert.ok(warm.start({ PATH: "/usr/bin:/bin" }, [], [resolvedInterpreters().bash, "main.sh"], "source"));
+  await closed;
+  return { output, code: await exit, pid: warm.process.pid!, endedEarly: warm.process.endedEarly };
+}
+
+const processState = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "")[0];
+  } catch {
+    return "gone";
+  }
+};
+
+test("a bash stub reports its script's end, then waits for its teardown; other endings come from the process", async () => {
+  const reached = await runStub('echo "reached the end"\nfalse\n');
+  assert.deepEqual([reached.output, reached.code, reached.endedEarly], ["reached the end\n", 1, true]);
+  // The job is over while its sandbox is still there: nothing killed it yet (runProcess does).
+  assert.notEqual(processState(reached.pid), "gone");
+  process.kill(-reached.pid, "SIGKILL");
+
+  const exited = await runStub('echo "exits"\nexit 3\n');
+  assert.deepEqual([exited.output, exited.code, exited.endedEarly], ["exits\n", 3, false]);
+  assert.equal(processState(exited.pid), "gone");
+});
+
+test("what a job left running goes with its sandbox, after the job is over", async () => {
+  const marker = `sleep ${30 + Math.random()}`;
+  const running = () =>
+    readdirSync("/proc").filter((pid) => {
+      try {
+        return (
+          /^\d+$/.test(pid) &&
+          readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim() === marker
+        );
+      } catch {
+        return false;
+      }
+    });
+  await warmUp(pool, bashSpec);
+  // The job ends once its background sleep is running.
+  const r = await bash(
+    `${marker} &\nuntil [[ $(tr '\\0' ' ' < /proc/$!/cmdline) == "${marker} " ]]; do sleep 0.01; done\necho "$PWD"\n`,
+    { warmSandboxes: pool },
+  );
+  assert.equal(r.outcome.status, "success", r.logs);
+  const deadline = Date.now() + 5000;
+  while (running().length > 0 && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.deepEqual(running(), [], "the background sleep was killed");
+  await jobDirRemoved();
+  assert.ok(!existsSync(String(r.outcome.status === "success" && r.outcome.result)), "its folder is gone");
 });
 
 test("only names bash would mishandle with export need the env -i way", () => {

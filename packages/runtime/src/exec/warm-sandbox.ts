@@ -39,14 +39,18 @@ export type WarmSandboxSpec = Omit<SandboxOptions, "jobDir"> & { startEnv?: Reco
  * path when the job's LANG was the first.
  *
  * A sourced script that ends by reaching its end has its exit status written to fd 247, a
- * status pipe the worker reads itself: the process's own exit is known only after the sandbox is
- * torn down (bwrap's init and the namespaces, ~2–3 ms here). Fds 247 and 248 are what a script
- * can see of it (two copies: a script that pointed 247 elsewhere fails the `-ef` check and gets
- * nothing written there); the stub closes them for anything it execs. The status is written
- * after the script, not from an EXIT trap: bash runs that trap with `$?` 0 when a signal ends it.
- * A script ending otherwise (`exit`, `set -e`, a signal) reports nothing, and one that set an
- * EXIT trap (which may still print, or change the status) has the trap written first, which the
- * worker takes as no report: their exit is known from the process, as for any other command.
+ * status pipe the worker reads itself, by the stub's EXIT trap; the stub then stops itself
+ * (SIGSTOP) until the worker kills the sandbox. The job is over at once, and the sandbox's
+ * teardown (bwrap's processes, the namespaces: ~3 ms of CPU here, and they hold the output pipes
+ * open until then) comes after its outcome is recorded and answered (see runProcess).
+ *
+ * The trap reports only when `_mr_x` is set, after the script returned: a script ending
+ * otherwise (`exit`, `set -e`, a signal, whose trap bash runs with `$?` 0) reports nothing, nor
+ * does one that set an EXIT trap of its own (which replaces the stub's, and may still print or
+ * change the status); their exit is known from the process, as for any other command. What a
+ * script can see of this: the trap (`trap -p`), and fds 247 and 248 (two copies: a script that
+ * pointed 247 elsewhere fails the `-ef` check and gets nothing written there), which the stub
+ * closes for anything it execs.
  */
 const stubScript = (env: string) => `set -f
 LANG=${JOB_LANG}
@@ -76,10 +80,10 @@ BASH_ARGV0=\${_mr_c[1]}
 set -- "\${_mr_c[@]:2}"
 unset BASH_EXECUTION_STRING \${!_mr_@}
 set +f
+trap '[[ \${_mr_x-} && /dev/fd/247 -ef /dev/fd/248 ]] && builtin printf "%d\\n" $_mr_x >&247 && builtin kill -STOP $$' EXIT
 . "$0"
 _mr_x=$?
-[[ /dev/fd/247 -ef /dev/fd/248 ]] && { builtin trap -p EXIT; builtin printf '%d\\n' "$_mr_x"; } >&247
-builtin exit "$_mr_x"
+builtin exit $_mr_x
 `;
 
 const ENV_CANDIDATES = ["/usr/bin/env", "/bin/env"];
