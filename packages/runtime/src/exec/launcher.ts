@@ -206,7 +206,8 @@ export class JobProcess extends EventEmitter<JobProcessEvents> {
   /**
    * After a status report: the script wrote all its output before it, so what it wrote is in the
    * pipes now. Read it and close them, rather than wait for their EOF: bwrap holds them open too,
-   * until the sandbox is torn down. (A process the script left running was killed on the exit.)
+   * until the sandbox is torn down. (What the script left running goes with the sandbox, later;
+   * what it prints meanwhile is dropped, as it would be once killed.)
    */
   private drain(outputs: { fifo: HeldFifo; isStdout: boolean; reader: net.Socket }[]): void {
     const chunk = Buffer.allocUnsafe(65536);

@@ -148,7 +148,7 @@ export function holdFifo(end: "read" | "write"): HeldFifo | null {
   return fifos.hold(end);
 }
 
-/** Closes held read ends and unlinks their FIFOs (a spawn that did not happen). */
+/** Closes held ends and unlinks their FIFOs (a spawn that did not happen). */
 export function dropHeldFifos(held: HeldFifo[]): void {
   for (const fifo of held) {
     unlinkQuietly(fifo.path);
