@@ -8,7 +8,7 @@ import { prlimitArgs, resolveLimits, ulimitArgs } from "./limits.ts";
 import type { JobLimits } from "./limits.ts";
 import { executePostgresql } from "./postgresql.ts";
 import type { ProcessLauncher } from "./launcher.ts";
-import { runProcess, TEARDOWN_DELAY_MS } from "./process.ts";
+import { runProcess } from "./process.ts";
 import type { RunResult } from "./process.ts";
 import { createJobDir, jobDirRemoved, removeJobDirSoon } from "./job-dir.ts";
 import { bwrapArgs, detectSandbox, jobUser } from "./sandbox.ts";
@@ -323,7 +323,7 @@ export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
   const warm = spec ? (req.warmSandboxes?.take(spec) ?? null) : null;
   if (!warm) await jobDirRemoved(path.join(path.resolve(req.workRoot), req.jobId));
   const dir = warm?.dir ?? createJobDir(req.workRoot, req.jobId);
-  let endedEarly = false;
+  let groupKilled: Promise<void> | undefined;
   try {
     let p: Plan;
     try {
@@ -355,7 +355,7 @@ export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
       ...(user ?? {}),
     });
     const run: JobRun = { ...processRun, sandboxed: how.sandboxed };
-    endedEarly = run.endedEarly;
+    groupKilled = run.groupKilled;
     if (run.canceled) return { status: "canceled" };
     const limited = limitFailure(run, req, limits);
     if (limited) return limited;
@@ -364,9 +364,9 @@ export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
     }
     return p.wrapped ? wrappedOutcome(run, dir, p.resultFile) : bashOutcome(run, dir, p.resultFile);
   } finally {
-    // A sandbox still there (see TEARDOWN_DELAY_MS) keeps its folder until it is killed: what the
-    // job left running must not write into a folder being removed.
-    removeJobDirSoon(dir, endedEarly ? TEARDOWN_DELAY_MS + 20 : 0);
+    // The folder goes once the job's processes are killed (a sandbox may wait for its teardown,
+    // see TEARDOWN_DELAY_MS): what the job left running must not write into a folder being removed.
+    removeJobDirSoon(dir, groupKilled);
     // The next job of this kind finds its sandbox ready (set up while this one is recorded).
     if (spec) req.warmSandboxes?.replenish(spec);
   }

@@ -1,6 +1,5 @@
 import { chmodSync, chownSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { setTimeout as delay } from "node:timers/promises";
 import path from "node:path";
 import { jobUser } from "./sandbox.ts";
 
@@ -56,11 +55,11 @@ const removing = new Map<string, Promise<void>>();
 /**
  * Removes a finished job's folder in the background: its outcome need not wait for the ~0.3–1 ms
  * of unlinking on the worker's event loop. A job that reuses the folder's path (a retry keeps its
- * job id) waits for the removal first (`jobDirRemoved`). `afterMs`: not before then (its sandbox is
- * still there until then, see TEARDOWN_DELAY_MS).
+ * job id) waits for the removal first (`jobDirRemoved`), which starts once `after` resolved (the
+ * job's processes are killed).
  */
-export function removeJobDirSoon(dir: string, afterMs = 0): void {
-  const removal = (afterMs > 0 ? delay(afterMs) : Promise.resolve())
+export function removeJobDirSoon(dir: string, after: Promise<void> = Promise.resolve()): void {
+  const removal = after
     .then(() => rm(dir, { recursive: true, force: true }))
     .catch(() => removeJobDir(dir))
     .finally(() => {

@@ -67,8 +67,11 @@ export interface RunResult {
   spawnError?: Error;
   /** The last few KB of stdout and stderr, interleaved. */
   outputTail: string;
-  /** Its exit was reported early; it is killed TEARDOWN_DELAY_MS later (with what it left). */
-  endedEarly: boolean;
+  /**
+   * Resolves once the process group (what the job left running, a sandbox waiting for its
+   * teardown) has been killed: at once after the exit, or TEARDOWN_DELAY_MS after an early one.
+   */
+  groupKilled: Promise<void>;
   stdoutTail: string;
 }
 
@@ -124,6 +127,8 @@ class LogSink {
  */
 export function runProcess(options: RunOptions): Promise<RunResult> {
   return new Promise((resolve) => {
+    let markGroupKilled!: () => void;
+    const groupKilled = new Promise<void>((done) => (markGroupKilled = done));
     const outputTail = new Tail(8 * 1024);
     const stdoutTail = options.keepStdout ? new Tail(MAX_LOG_BYTES) : null;
     const sink = new LogSink(options.onLog);
@@ -138,7 +143,7 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       memoryPeakBytes: 0,
       outputTail: "",
       stdoutTail: "",
-      endedEarly: false,
+      groupKilled,
     };
     const request = {
       command: options.command,
@@ -232,6 +237,8 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       take(restErr, Buffer.byteLength(restErr), false);
       result.outputTail = outputTail.value();
       result.stdoutTail = stdoutTail?.value() ?? "";
+      // Without an exit (it could not start) there is no group to kill.
+      if (!exited) markGroupKilled();
       resolve(result);
     };
     child.on("error", (err) => {
@@ -244,9 +251,12 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       result.exitSignal = signal;
       // Leftovers are killed a turn later: the kill (of a sandbox's processes, whose teardown it
       // starts) must not hold up the end of the job, which is recorded first.
-      result.endedEarly = child.endedEarly;
-      if (child.endedEarly) setTimeout(killGroup, TEARDOWN_DELAY_MS);
-      else setImmediate(killGroup);
+      const teardown = (): void => {
+        killGroup();
+        markGroupKilled();
+      };
+      if (child.endedEarly) setTimeout(teardown, TEARDOWN_DELAY_MS);
+      else setImmediate(teardown);
       drainTimer = setTimeout(() => {
         child.releasePipes();
         finish();
