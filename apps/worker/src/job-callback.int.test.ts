@@ -185,6 +185,19 @@ echo "{\\"api\\": $api, \\"webhook\\": $hook}" > result.json
     assert.equal(rowCount, 0, "no token was created");
   });
 
+  it("a job with a concurrency limit (claimed on its own) gets a working token too", async () => {
+    await deployScript(services, membership, {
+      path: `u/${me}/limited_callback`,
+      language: "bash",
+      content: `curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $WM_TOKEN" "$BASE_INTERNAL_URL/api/w/acme/variables/list"`,
+      concurrent_limit: 1,
+    });
+    const id = await runScriptByPath(services, membership, `u/${me}/limited_callback`, {});
+    const job = await waitForJob(services, membership, id, 60_000);
+    assert.equal(job.status, "success", job.logs);
+    assert.equal(job.result, 200);
+  });
+
   it("a job whose argument names a missing resource fails saying which", async () => {
     const job = await run(`u/${me}/missing_arg`, "bash", 'x="$1"\necho "$x"', { x: `$res:u/${me}/nope` });
     assert.equal(job.status, "failure");

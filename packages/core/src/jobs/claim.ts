@@ -3,7 +3,7 @@ import type { Language } from "@millrace/runtime";
 import type { Boss } from "./boss.ts";
 import { redispatchJob, type JobKind, type RetryPolicy } from "./enqueue.ts";
 import { JOB_LOG_CHANNEL, NOTIFY_CHUNKS } from "./events.ts";
-import { issueJobTokensSql, newJobToken, newJobTokens, revokeJobTokens } from "../secrets/job-token.ts";
+import { issueJobTokensSql, revokeJobTokens } from "../secrets/job-token.ts";
 
 /** What a worker needs to run a claimed job: ids, code and limits, no user rows. */
 export interface ClaimedJob {
@@ -36,9 +36,29 @@ export interface ClaimedJob {
   callbackToken: string | null;
 }
 
-const CLAIMED_COLUMNS = `id, boss_job_id, workspace_id, kind, script_path, language, content, args, arg_order, tag,
-  priority, timeout_secs, memory_limit_mb, retry, retry_attempt, permissioned_as, created_by, worker_name,
-  script_hash, lock`;
+const CLAIMED_COLUMN_NAMES = [
+  "id",
+  "boss_job_id",
+  "workspace_id",
+  "kind",
+  "script_path",
+  "language",
+  "content",
+  "args",
+  "arg_order",
+  "tag",
+  "priority",
+  "timeout_secs",
+  "memory_limit_mb",
+  "retry",
+  "retry_attempt",
+  "permissioned_as",
+  "created_by",
+  "worker_name",
+  "script_hash",
+  "lock",
+];
+const CLAIMED_COLUMNS = CLAIMED_COLUMN_NAMES.join(", ");
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 function toClaimed(row: any, callbackToken: string | null): ClaimedJob {
@@ -113,23 +133,25 @@ function consumingFetch(fetchSql: string): string {
 /**
  * The claim statement: pg-boss's own fetch statement (`fetchSql`, whose parameters are $1..$`p`)
  * as its first CTE, then our rows of the fetched jobs marked running (one worker name per job,
- * `$p+1`), and their WM_TOKENs issued (`$p+2` hashes, `$p+3` prefixes, by the same position).
- * One statement: fetching the dispatch and starting the job are atomic, in one round trip.
+ * `$p+1`), and their WM_TOKENs issued. One statement: fetching the dispatch and starting the job
+ * are atomic, in one round trip.
  *
  * It returns three kinds of rows, matched up in JavaScript by position `n`: one per fetched
- * pg-boss job (`fetched_*`), one per job started here (`claimed_job`, its columns as JSON) and
- * one per token issued (`token_job_id`). A fetched job without a started row was not started
- * here (it has a concurrency limit, or was canceled or re-dispatched meanwhile). Joining them
- * in SQL instead made the planner, which cannot size CTEs, use nested loops: 400 jobs took
- * 160,000 comparisons, half the statement's time.
+ * pg-boss job (`fetched_*`), one per job started here (`claimed_n` and the job's columns) and
+ * one per token issued (`token_job_id`, `token`). A fetched job without a started row was not
+ * started here (it has a concurrency limit, or was canceled or re-dispatched meanwhile). Joining
+ * them in SQL instead made the planner, which cannot size CTEs, use nested loops: 400 jobs took
+ * 160,000 comparisons, half the statement's time. The job's columns come as columns rather than
+ * one JSON object per row: building and parsing that JSON was a fifth of the statement's cost.
  *
- * The status is compared as text so that no index on `status` can serve the UPDATE: the planner
- * sizes the CTE at one row, and with statistics taken while nothing was queued it scanned every
- * queued job through the queue index once per claimed job (5,000 x 400 rows, 450 ms instead of
- * 10) rather than looking each job up by primary key.
+ * The status is compared with IS NOT DISTINCT FROM, which no index can serve, so that the UPDATE
+ * looks each row up by primary key: the planner sizes the CTE at one row, and with statistics
+ * taken while nothing was queued it scanned every queued job through the queue index once per
+ * claimed job (5,000 x 400 rows, 450 ms instead of 10).
  */
 function claimStatement(fetchSql: string, p: number): string {
-  const columns = CLAIMED_COLUMNS.split(",").map((column) => `job.${column.trim()}`);
+  const columns = CLAIMED_COLUMN_NAMES.map((column) => `job.${column}`);
+  const nulls = (count: number) => Array<string>(count).fill("NULL").join(", ");
   return `WITH fetched AS (${consumingFetch(fetchSql)}
      ), numbered AS (
        SELECT f.id AS boss_job_id, (f.data->>'jobId')::uuid AS job_id, row_number() OVER () AS n
@@ -137,22 +159,18 @@ function claimStatement(fetchSql: string, p: number): string {
      ), claimed AS (
        UPDATE job SET status = 'running', started_at = now(), worker_name = ($${p + 1}::text[])[c.n]
          FROM numbered c
-        WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status::text = 'queued'
+        WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status IS NOT DISTINCT FROM 'queued'
           AND job.concurrency_key IS NULL
         RETURNING c.n AS claimed_n, ${columns.join(", ")}
-     ), issued AS (
-       ${issueJobTokensSql("claimed", {
-         hash: `($${p + 2}::text[])[c.claimed_n]`,
-         prefix: `($${p + 3}::text[])[c.claimed_n]`,
-       })}
-     )
+     ), ${issueJobTokensSql("claimed")}
      SELECT n AS fetched_n, job_id AS fetched_job_id, boss_job_id AS fetched_boss_job_id,
-            NULL::json AS claimed_job, NULL::uuid AS token_job_id
+            NULL::bigint AS claimed_n, ${CLAIMED_COLUMN_NAMES.map((column) => `NULL AS ${column}`).join(", ")},
+            NULL::uuid AS token_job_id, NULL::text AS token
        FROM numbered
      UNION ALL
-     SELECT claimed_n, NULL, NULL, row_to_json(claimed), NULL FROM claimed
+     SELECT NULL, NULL, NULL, claimed.*, NULL, NULL FROM claimed
      UNION ALL
-     SELECT NULL, NULL, NULL, NULL, job_id FROM issued`;
+     SELECT NULL, NULL, NULL, NULL, ${nulls(CLAIMED_COLUMN_NAMES.length)}, job_id, token FROM job_token`;
 }
 
 /**
@@ -171,7 +189,6 @@ export async function claimJobs(
   claimPool: Pool = pool,
 ): Promise<ClaimedJob[]> {
   if (workerNames.length === 0) return [];
-  const tokens = newJobTokens(workerNames.length);
   // pg-boss builds its fetch (its queue's table and policy) and hands it to this executor, which
   // runs it inside our claim statement. (No NOTIFY per started job: at thousands of jobs a second
   // it costs more than run pages gain.)
@@ -182,7 +199,7 @@ export async function claimJobs(
     db: {
       executeSql: async (text, values = []) => {
         const statement = claimStatement(text, values.length);
-        const params = [...values, workerNames, tokens.map((t) => t.hash), tokens.map((t) => t.prefix)];
+        const params = [...values, workerNames];
         // pg-boss writes the batch size into its statement: only small claims (a worker's few
         // slots, the latency path) are worth a prepared statement per size.
         const result =
@@ -194,11 +211,12 @@ export async function claimJobs(
       },
     },
   });
-  const started = new Map<number, unknown>();
-  const withToken = new Set<string>();
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const started = new Map<number, any>();
+  const tokens = new Map<string, string>();
   for (const row of rows) {
-    if (row.claimed_job) started.set(Number(row.fetched_n), row.claimed_job);
-    else if (row.token_job_id) withToken.add(row.token_job_id);
+    if (row.claimed_n !== null) started.set(Number(row.claimed_n), row);
+    else if (row.token_job_id !== null) tokens.set(row.token_job_id, row.token);
   }
   // A fetched job that was not started here (canceled, re-dispatched or deleted meanwhile, or over
   // its concurrency limit) needs nothing more from pg-boss: the fetch already completed its job.
@@ -208,7 +226,7 @@ export async function claimJobs(
     const position = Number(row.fetched_n) - 1;
     const job = started.get(position + 1);
     if (job) {
-      claimed.push(toClaimed(job, withToken.has(row.fetched_job_id) ? tokens[position]!.token : null));
+      claimed.push(toClaimed(job, tokens.get(job.id) ?? null));
       continue;
     }
     const claim = {
@@ -236,10 +254,10 @@ export async function releaseClaimedJobs(
     await withTransaction(pool, async (client) => {
       // Its next claim issues a new token; this one must not outlive the claim it came with.
       await revokeJobTokens(client, [job.callbackToken]);
-      // Status as text: the row is found by primary key (see claimStatement).
+      // Status with IS NOT DISTINCT FROM: the row is found by primary key (see claimStatement).
       const { rows } = await client.query<{ scheduled_for: Date }>(
         `SELECT scheduled_for FROM job
-          WHERE id = $1 AND boss_job_id = $2 AND status::text = 'running' AND canceled_by IS NULL FOR UPDATE`,
+          WHERE id = $1 AND boss_job_id = $2 AND status IS NOT DISTINCT FROM 'running' AND canceled_by IS NULL FOR UPDATE`,
         [job.id, job.bossJobId],
       );
       if (!rows[0]) return;
@@ -260,10 +278,10 @@ async function claimLimited(
   claim: { jobId: string; bossJobId: string; name: string },
 ): Promise<ClaimedJob | null> {
   return withTransaction(pool, async (client) => {
-    // Status as text: the row is found by primary key (see claimStatement).
+    // Status with IS NOT DISTINCT FROM: the row is found by primary key (see claimStatement).
     const { rows } = await client.query(
       `SELECT id, tag, priority, timeout_secs, concurrency_key, concurrent_limit, concurrency_time_window_s
-         FROM job WHERE id = $1 AND boss_job_id = $2 AND status::text = 'queued' FOR UPDATE`,
+         FROM job WHERE id = $1 AND boss_job_id = $2 AND status IS NOT DISTINCT FROM 'queued' FOR UPDATE`,
       [claim.jobId, claim.bossJobId],
     );
     const job = rows[0];
@@ -282,18 +300,15 @@ async function claimLimited(
     );
     const { count = 0, next_free } = counted[0] ?? {};
     if (count < job.concurrent_limit) {
-      const token = newJobToken();
       const { rows: running } = await client.query(
         `WITH claimed AS (
            UPDATE job SET status = 'running', started_at = now(), worker_name = $2 WHERE id = $1
             RETURNING ${CLAIMED_COLUMNS}
-         ), issued AS (
-           ${issueJobTokensSql("claimed", { hash: "$3::text", prefix: "$4::text" })}
-         )
-         SELECT claimed.*, EXISTS (SELECT 1 FROM issued) AS has_token FROM claimed`,
-        [job.id, claim.name, token.hash, token.prefix],
+         ), ${issueJobTokensSql("claimed")}
+         SELECT claimed.*, job_token.token FROM claimed LEFT JOIN job_token ON job_token.job_id = claimed.id`,
+        [job.id, claim.name],
       );
-      return toClaimed(running[0], running[0].has_token ? token.token : null);
+      return toClaimed(running[0], running[0].token);
     }
     const soonest = Date.now() + CONCURRENCY_RECHECK_MS;
     const startAfter = new Date(window > 0 && next_free ? Math.max(soonest, next_free.getTime()) : soonest);

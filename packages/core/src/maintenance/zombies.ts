@@ -130,11 +130,11 @@ export async function requeueAbandonedJobs(
 ): Promise<void> {
   for (const abandoned of jobs) {
     await withTransaction(pool, async (client) => {
-      // Status as text: the row is found by primary key (see claimStatement in jobs/claim.ts).
+      // Status with IS NOT DISTINCT FROM: the row is found by primary key (see claimStatement in jobs/claim.ts).
       const { rows } = await client.query<StuckJob>(
         `SELECT id, tag, priority, timeout_secs, boss_job_id, zombie_restarts, worker_name, canceled_by,
                 cancel_reason, NULL::timestamp AS last_ping_at
-           FROM job WHERE id = $1 AND boss_job_id = $2 AND status::text = 'running' FOR UPDATE`,
+           FROM job WHERE id = $1 AND boss_job_id = $2 AND status IS NOT DISTINCT FROM 'running' FOR UPDATE`,
         [abandoned.id, abandoned.bossJobId],
       );
       const job = rows[0];

@@ -4,9 +4,7 @@ export {
   issueJobTokensSql,
   JOB_TOKEN_KINDS,
   JOB_TOKEN_MARGIN_SECS,
-  newJobToken,
   revokeJobTokens,
   revokeTokensOfJob,
-  type IssuedJobToken,
 } from "./job-token.ts";
 export type { SecretsContext } from "./context.ts";

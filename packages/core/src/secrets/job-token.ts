@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import type { Pool, PoolClient } from "@millrace/db";
 import { hashToken } from "../auth/tokens.ts";
 
@@ -8,46 +7,35 @@ export const JOB_TOKEN_MARGIN_SECS = 120;
 /** Jobs that run user code and so get a WM_TOKEN (noop and dependency jobs call nothing back). */
 export const JOB_TOKEN_KINDS = ["script", "preview", "init_script", "periodic_script"] as const;
 
-export interface IssuedJobToken {
-  /** What the job gets as WM_TOKEN; never stored. */
-  token: string;
-  hash: string;
-  prefix: string;
-}
-
-export function newJobToken(): IssuedJobToken {
-  return newJobTokens(1)[0]!;
-}
-
-/** `count` fresh job tokens, from one read of the random source (a claim takes up to hundreds). */
-export function newJobTokens(count: number): IssuedJobToken[] {
-  const random = randomBytes(24 * count);
-  return Array.from({ length: count }, (_, i) => {
-    const token = `jt_${random.subarray(24 * i, 24 * (i + 1)).toString("base64url")}`;
-    return { token, hash: hashToken(token), prefix: token.slice(0, 10) };
-  });
-}
-
 /**
- * SQL of a data-modifying CTE issuing the WM_TOKEN of each job of `claimed` (a CTE with the job
- * columns `id`, `kind`, `workspace_id`, `permissioned_as`, `timeout_secs`) that runs user code
- * as a user: an `api_token` of kind `job`, scoped to the job's workspace, acting as the user the
- * job is permissioned as, expiring shortly after the job's timeout. `token.hash` and
- * `token.prefix` are SQL expressions over `c`, the row of `claimed`, giving the token made for
- * that job (a lookup by position, not a join: with a CTE's unknown size the planner would pick
- * a nested loop, quadratic in the batch). A job that does not run as an enabled user (e.g. started with SUPERADMIN_SECRET) gets none rather than borrowed
- * rights. Issued in the claim statement itself: one round trip less per job. Returns the `job_id` of
- * each job that got a token (the label format stays in this module).
+ * SQL of two CTEs issuing the WM_TOKEN of each job of `claimed` (a CTE with the job columns `id`,
+ * `kind`, `workspace_id`, `permissioned_as`, `timeout_secs`) that runs user code as a user: an
+ * `api_token` of kind `job`, scoped to the job's workspace, acting as the user the job is
+ * permissioned as, expiring shortly after the job's timeout. A job that does not run as an
+ * enabled user (e.g. started with SUPERADMIN_SECRET) gets none rather than borrowed rights.
+ *
+ * `job_token` yields `job_id` and `token` (the plain token, for the worker to hand to the job;
+ * only its hash is stored), `job_token_issued` stores them. The tokens are made here rather than
+ * in the worker so that only the jobs that get one pay for it (a claim of hundreds of no-op jobs
+ * made and sent hundreds before): 244 random bits from two `gen_random_uuid()`, which reads
+ * PostgreSQL's strong random source. `job_token` is MATERIALIZED so that the token returned is
+ * the one stored. Issued in the claim statement itself: one round trip less per job.
  */
-export function issueJobTokensSql(claimed: string, token: { hash: string; prefix: string }): string {
-  return `INSERT INTO api_token (id, token_hash, token_prefix, label, kind, user_id, workspace_id, expires_at, created_at)
-    SELECT gen_random_uuid(), ${token.hash}, ${token.prefix}, 'job ' || c.id, 'job', u.id, c.workspace_id,
-           now() + make_interval(secs => c.timeout_secs + ${JOB_TOKEN_MARGIN_SECS}), now()
-      FROM ${claimed} c
-      JOIN "user" u ON u.username = substr(c.permissioned_as, 3) AND NOT u.disabled
-     WHERE c.permissioned_as LIKE 'u/%'
-       AND c.kind IN (${JOB_TOKEN_KINDS.map((kind) => `'${kind}'`).join(", ")})
-    RETURNING substr(label, 5)::uuid AS job_id`;
+export function issueJobTokensSql(claimed: string): string {
+  return `job_token AS MATERIALIZED (
+       SELECT c.id AS job_id, c.workspace_id, c.timeout_secs, u.id AS user_id,
+              'jt_' || replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', '') AS token
+         FROM ${claimed} c
+         JOIN "user" u ON u.username = substr(c.permissioned_as, 3) AND NOT u.disabled
+        WHERE c.permissioned_as LIKE 'u/%'
+          AND c.kind IN (${JOB_TOKEN_KINDS.map((kind) => `'${kind}'`).join(", ")})
+     ), job_token_issued AS (
+       INSERT INTO api_token (id, token_hash, token_prefix, label, kind, user_id, workspace_id, expires_at, created_at)
+       SELECT gen_random_uuid(), encode(sha256(convert_to(t.token, 'UTF8')), 'hex'), left(t.token, 10),
+              'job ' || t.job_id, 'job', t.user_id, t.workspace_id,
+              now() + make_interval(secs => t.timeout_secs + ${JOB_TOKEN_MARGIN_SECS}), now()
+         FROM job_token t
+     )`;
 }
 
 /**
