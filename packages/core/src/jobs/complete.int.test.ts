@@ -128,15 +128,17 @@ describe("enqueue and completion", () => {
     const claimed = await claimJobs(services.pool, services.boss, tag, ["w1", "w2", "w3"]);
     assert.deepEqual(claimed.map((c) => c.id).sort(), [...ids].sort());
     const { rows } = await services.pool.query(
-      `SELECT j.status, b.state FROM job j JOIN pgboss.job b ON b.id = j.boss_job_id WHERE j.id = ANY($1)`,
+      `SELECT j.status, j.boss_job_id IS NOT NULL AS dispatched, b.state
+         FROM job j LEFT JOIN pgboss.job b ON b.id = j.boss_job_id WHERE j.id = ANY($1)`,
       [ids],
     );
     assert.deepEqual(
-      rows.map((row) => [row.status, row.state]),
+      rows.map((row) => [row.status, row.dispatched, row.state]),
       [
-        ["running", "completed"],
-        ["running", "completed"],
+        ["running", true, null],
+        ["running", true, null],
       ],
+      "the jobs run and their pg-boss jobs are gone",
     );
     assert.deepEqual(
       await claimJobs(services.pool, services.boss, tag, ["w4"]),
