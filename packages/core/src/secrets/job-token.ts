@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from "@millrace/db";
-import { hashToken } from "../auth/tokens.ts";
+import { hashToken, hashTokenSql } from "../auth/tokens.ts";
 
 /** A job token outlives the job's own timeout by this much (queue-to-start slack, clock skew). */
 export const JOB_TOKEN_MARGIN_SECS = 120;
@@ -31,7 +31,7 @@ export function issueJobTokensSql(claimed: string): string {
           AND c.kind IN (${JOB_TOKEN_KINDS.map((kind) => `'${kind}'`).join(", ")})
      ), job_token_issued AS (
        INSERT INTO api_token (id, token_hash, token_prefix, label, kind, user_id, workspace_id, expires_at, created_at)
-       SELECT gen_random_uuid(), encode(sha256(convert_to(t.token, 'UTF8')), 'hex'), left(t.token, 10),
+       SELECT gen_random_uuid(), ${hashTokenSql("t.token")}, left(t.token, 10),
               'job ' || t.job_id, 'job', t.user_id, t.workspace_id,
               now() + make_interval(secs => t.timeout_secs + ${JOB_TOKEN_MARGIN_SECS}), now()
          FROM job_token t
