@@ -14,9 +14,9 @@ test("sign in, write a bash script in Monaco, deploy it, run it and see its outp
   await page.getByLabel("Email").fill(E2E_ADMIN.email);
   await page.getByLabel("Password").fill(E2E_ADMIN.password);
   await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page.getByRole("heading", { name: "Workspaces" })).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Workspaces", exact: true })).toBeVisible();
   await page.getByRole("link", { name: workspace }).click();
-  await expect(page.getByRole("heading", { name: "Scripts" })).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Scripts", exact: true })).toBeVisible();
   await expect(page.getByText("No scripts yet")).toBeVisible();
 
   await page.getByRole("button", { name: "New script" }).click();

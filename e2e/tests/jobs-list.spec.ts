@@ -163,7 +163,7 @@ test.describe("job lists (Windmill filters)", () => {
     await page.getByLabel("Email").fill(E2E_ADMIN.email);
     await page.getByLabel("Password").fill(E2E_ADMIN.password);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await expect(page.getByRole("heading", { name: "Workspaces" })).toBeVisible();
+    await expect(page.getByRole("heading", { name: "Workspaces", exact: true })).toBeVisible();
 
     await page.goto(`/w/${workspace}/runs`);
     const rows = page.getByTestId("runs-table").locator("tbody tr");

@@ -158,7 +158,7 @@ test("the schedule form: an invalid cron is shown at the field, next runs previe
   await page.getByLabel("Email").fill(E2E_ADMIN.email);
   await page.getByLabel("Password").fill(E2E_ADMIN.password);
   await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page.getByRole("heading", { name: "Workspaces" })).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Workspaces", exact: true })).toBeVisible();
   await page.goto(`/w/${workspace}/schedules`);
   await expect(page.getByText("No schedules yet")).toBeVisible();
 

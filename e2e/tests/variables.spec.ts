@@ -37,7 +37,7 @@ test("a secret set in the UI is encrypted at rest, hidden from lists and read by
   await page.getByLabel("Email").fill(E2E_ADMIN.email);
   await page.getByLabel("Password").fill(E2E_ADMIN.password);
   await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page.getByRole("heading", { name: "Workspaces" })).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Workspaces", exact: true })).toBeVisible();
 
   await page.goto(`/w/${workspace}/variables`);
   await expect(page.getByText("No variables yet")).toBeVisible();

@@ -126,7 +126,7 @@ test.describe("webhooks", () => {
     await page.getByLabel("Email").fill(E2E_ADMIN.email);
     await page.getByLabel("Password").fill(E2E_ADMIN.password);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await expect(page.getByRole("heading", { name: "Workspaces" })).toBeVisible();
+    await expect(page.getByRole("heading", { name: "Workspaces", exact: true })).toBeVisible();
     await page.goto(`/w/${workspace}/scripts/edit/${hook}`);
     await page.getByRole("link", { name: "Webhooks" }).click();
     await expect(page).toHaveURL(new RegExp(`/w/${workspace}/scripts/webhooks/${hook}$`));

@@ -121,11 +121,11 @@ test.describe("workers, worker groups and tags", () => {
     await page.getByLabel("Email").fill(E2E_ADMIN.email);
     await page.getByLabel("Password").fill(E2E_ADMIN.password);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await expect(page.getByRole("heading", { name: "Workspaces" })).toBeVisible();
+    await expect(page.getByRole("heading", { name: "Workspaces", exact: true })).toBeVisible();
     await page.goto(`/w/${allowed}/scripts`);
     await page.getByRole("link", { name: "Workers" }).click();
     await expect(page).toHaveURL(new RegExp(`/w/${allowed}/workers$`));
-    await expect(page.getByRole("heading", { name: "Workers" })).toBeVisible();
+    await expect(page.getByRole("heading", { name: "Workers", exact: true })).toBeVisible();
 
     const defaultGroup = page.getByTestId("worker-group-default");
     await expect(defaultGroup.getByTestId("worker-row")).toHaveCount(workers.length);
