@@ -53,7 +53,7 @@ try {
   const raw = await rawPgBossLatency(instance.databaseUrl, { polling: 20, notify: RUNS });
 
   console.log(
-    `\nMillrace benchmark — ${os.cpus().length} cores, Node ${process.versions.node}, ${new Date().toISOString()}`,
+    `\nMillrace benchmark — ${cores} cores, Node ${process.versions.node}, ${new Date().toISOString()}`,
   );
   console.log(
     "\n1. Submit-to-result, bash script echoing its argument, POST run_wait_result (HTTP round trip)",

@@ -109,15 +109,6 @@ async function runtimeOnly(
   workRoot: string,
   sandbox: boolean,
   launcher: ProcessLauncher,
-): Promise<{ result: Stats; cpuPerRequest: number }> {
-  return withCpuPerRequest(WARMUP + RUNS, () => runtimeSeries(c, workRoot, sandbox, launcher));
-}
-
-async function runtimeSeries(
-  c: Case,
-  workRoot: string,
-  sandbox: boolean,
-  launcher: ProcessLauncher,
 ): Promise<Stats> {
   const samples: number[] = [];
   for (let i = 0; i < WARMUP + RUNS; i++) {
@@ -189,8 +180,10 @@ export async function languageBench(instance: BenchInstance): Promise<LanguageRo
       mkdirSync(caseDir);
       const bare = await bareStart(c, caseDir);
       const { backToBack: millrace, cpuPerRequest, idle } = await submitToResult(instance, c);
-      const sandboxed = await runtimeOnly(c, path.join(caseDir, "jobs"), true, launcher);
-      const unsandboxed = await runtimeOnly(c, path.join(caseDir, "jobs"), false, launcher);
+      const runtime = (sandbox: boolean) =>
+        withCpuPerRequest(WARMUP + RUNS, () => runtimeOnly(c, path.join(caseDir, "jobs"), sandbox, launcher));
+      const sandboxed = await runtime(true);
+      const unsandboxed = await runtime(false);
       rows.push({
         language: c.language,
         bare,
