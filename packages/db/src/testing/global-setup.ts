@@ -25,8 +25,11 @@ function migrationsDigest(): string {
 export async function globalSetup(): Promise<void> {
   let admin = process.env.DATABASE_URL;
   if (!admin) {
-    embedded = await startEmbeddedPostgres(path.join(root, ".data/test-pg"), {
-      port: 5489,
+    // MILLRACE_TEST_PG_PORT lets two test runs on one machine keep apart (each its own server and data).
+    const port = Number(process.env.MILLRACE_TEST_PG_PORT ?? 5489);
+    const dir = port === 5489 ? ".data/test-pg" : `.data/test-pg-${port}`;
+    embedded = await startEmbeddedPostgres(path.join(root, dir), {
+      port,
       database: "postgres",
     });
     admin = embedded.url;
