@@ -19,19 +19,20 @@ export async function pingWorkers(
   tags: readonly string[],
   slots: readonly SlotState[],
   version: string,
+  sandbox: string,
 ): Promise<void> {
   const memory = process.memoryUsage().rss;
   await pool.query(
     `INSERT INTO worker_ping (name, worker_group, tags, host, current_job_id, jobs_executed, memory_bytes,
-       occupancy_15s, occupancy_5m, occupancy_30m, version, last_ping_at)
-     SELECT s.name, $2, $3, $4, s.current_job_id, s.jobs_executed, $5, s.o15, s.o5m, s.o30m, $6, now()
+       occupancy_15s, occupancy_5m, occupancy_30m, version, sandbox, last_ping_at)
+     SELECT s.name, $2, $3, $4, s.current_job_id, s.jobs_executed, $5, s.o15, s.o5m, s.o30m, $6, $12, now()
        FROM unnest($1::text[], $7::uuid[], $8::int[], $9::float8[], $10::float8[], $11::float8[])
          AS s(name, current_job_id, jobs_executed, o15, o5m, o30m)
      ON CONFLICT (name) DO UPDATE SET worker_group = EXCLUDED.worker_group, tags = EXCLUDED.tags,
        host = EXCLUDED.host, current_job_id = EXCLUDED.current_job_id, jobs_executed = EXCLUDED.jobs_executed,
        memory_bytes = EXCLUDED.memory_bytes, occupancy_15s = EXCLUDED.occupancy_15s,
        occupancy_5m = EXCLUDED.occupancy_5m, occupancy_30m = EXCLUDED.occupancy_30m,
-       version = EXCLUDED.version, last_ping_at = now()`,
+       version = EXCLUDED.version, sandbox = EXCLUDED.sandbox, last_ping_at = now()`,
     [
       slots.map((slot) => slot.name),
       group,
@@ -44,6 +45,7 @@ export async function pingWorkers(
       slots.map((slot) => slot.occupancy.rate(15)),
       slots.map((slot) => slot.occupancy.rate(300)),
       slots.map((slot) => slot.occupancy.rate(1800)),
+      sandbox,
     ],
   );
 }

@@ -53,6 +53,16 @@ const boss = await startBoss(env.DATABASE_URL, "worker");
 const sandbox = env.DISABLE_SANDBOX
   ? ({ kind: "none", reason: "DISABLE_SANDBOX is set" } as const)
   : detectSandbox();
+// Without a sandbox, jobs would run as one user: any job could read another's environment (its
+// WM_TOKEN), processes and files. Such a worker runs no job unless the operator opted out of the
+// sandbox on purpose (DISABLE_SANDBOX=true, trusted code only); it still pings, saying why.
+const refusesJobs = sandbox.kind === "none" && !env.DISABLE_SANDBOX;
+const sandboxState =
+  sandbox.kind === "bubblewrap"
+    ? `bubblewrap ${sandbox.version}`
+    : refusesJobs
+      ? `unavailable: ${sandbox.reason}`
+      : "disabled";
 // Read by every job the worker starts; `network` follows the group config (see setNetwork).
 const isolation: JobIsolation = { sandbox: sandbox.kind !== "none", network: true };
 const launcher = new ProcessLauncher();
@@ -104,6 +114,7 @@ async function currentTags(): Promise<string[]> {
   setNetwork(config);
   group.config = config;
   if (initDone) periodic.configure(config);
+  if (refusesJobs) return [];
   // A dedicated worker serves only its script's tag (DEDICATED_WORKER, or the group's dedicated_worker).
   const target = dedicatedTarget(env.DEDICATED_WORKER, config);
   if (target?.tag !== runDeps.dedicated?.target.tag) {
@@ -171,13 +182,19 @@ log(`interpreters: bash=${paths.bash} python3=${paths.python3} bun=${paths.bun} 
 log(
   sandbox.kind === "bubblewrap"
     ? `sandbox: bubblewrap ${sandbox.version}`
-    : `sandbox: none (${sandbox.reason}): environment scrubbed, limits applied`,
+    : refusesJobs
+      ? `sandbox: unavailable (${sandbox.reason}): this worker runs NO jobs. Install bubblewrap ` +
+        `(apt-get install bubblewrap), or set DISABLE_SANDBOX=true to run jobs without isolation ` +
+        `(every job as one user: only for code you trust)`
+      : `sandbox: disabled (DISABLE_SANDBOX is set): jobs run WITHOUT isolation, environment scrubbed, limits applied`,
 );
 // Last of the start lines: whoever waits for "serving tags" (tests, the bench) has read them all.
-log(`group "${env.WORKER_GROUP}", ${env.NUM_WORKERS} slot(s), serving tags: ${tags.join(", ")}`);
+log(
+  `group "${env.WORKER_GROUP}", ${env.NUM_WORKERS} slot(s), serving tags: ${refusesJobs ? "none (no sandbox)" : tags.join(", ")}`,
+);
 
 const ping = () =>
-  pingWorkers(pool, env.WORKER_GROUP, tags, slots, VERSION).catch((error: Error) =>
+  pingWorkers(pool, env.WORKER_GROUP, tags, slots, VERSION, sandboxState).catch((error: Error) =>
     log(`ping failed: ${error.message}`),
   );
 await ping();

@@ -62,6 +62,14 @@ function CurrentJob({
   );
 }
 
+/** How the worker isolates jobs; one that runs them without isolation, or runs none, is flagged. */
+function Sandbox({ state }: { state: string }) {
+  if (state.startsWith("bubblewrap")) return <span>{state}</span>;
+  if (state === "disabled")
+    return <span className="field-error">disabled: jobs run without isolation</span>;
+  return <span className="field-error">{`${state}: runs no job`}</span>;
+}
+
 /** One worker group: its live workers, and (for superadmins) whatever `config` renders. */
 export function WorkerGroupPanel({
   group,
@@ -105,6 +113,7 @@ export function WorkerGroupPanel({
               <th>Jobs done</th>
               <th>Occupancy 15s / 5m / 30m</th>
               <th>Memory</th>
+              <th>Sandbox</th>
               <th>Last ping</th>
             </tr>
           </thead>
@@ -124,6 +133,9 @@ export function WorkerGroupPanel({
                   {percent(worker.occupancy_rate_30m)}
                 </td>
                 <td>{memory(worker.memory_usage)}</td>
+                <td>
+                  <Sandbox state={worker.sandbox} />
+                </td>
                 <td>{duration(worker.last_ping)} ago</td>
               </tr>
             ))}

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { executeJob, jobDirRemoved } from "../index.ts";
@@ -152,7 +152,8 @@ test("bash: the job dir is fresh, private, and removed afterwards", async () => 
   await jobDirRemoved();
   assert.equal(existsSync(first.jobDir), false);
   const second = await bash("ls -A\n", { jobId });
-  assert.equal(second.logs, "main.sh\n");
+  // A cold start reads its arguments from .millrace-args (never from a command line).
+  assert.equal(second.logs, ".millrace-args\nmain.sh\n");
 });
 
 test("bash: output beyond 2 MB is truncated with a note while the script keeps running", async () => {
@@ -223,4 +224,35 @@ test("a work root the job user cannot reach is refused with a clear error (root 
   } else {
     assert.deepEqual((await attempt).outcome, { status: "success", result: "reached" });
   }
+});
+
+/** Pids of the host's processes whose command line holds `marker` (the test runs as root: all of them). */
+function processesShowing(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`).includes(marker)) found.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return found;
+}
+
+test("bash: arguments (maybe resolved secrets) never appear on a command line", async () => {
+  const marker = `arg-marker-${process.pid}-${Date.now()}`;
+  const seen: number[] = [];
+  let running = true;
+  const watch = (async () => {
+    while (running) {
+      seen.push(...processesShowing(marker).filter((pid) => pid !== process.pid));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  })();
+  const r = await bash('sleep 0.5\necho "[$1]"\n', { args: { secret: marker }, argOrder: ["secret"] });
+  running = false;
+  await watch;
+  assert.deepEqual(r.outcome, { status: "success", result: `[${marker}]` });
+  assert.deepEqual(seen, [], "no process showed the argument");
 });

@@ -12,7 +12,7 @@ import { runProcess } from "./process.ts";
 import type { RunResult } from "./process.ts";
 import { createJobDir, jobDirRemoved, removeJobDirSoon } from "./job-dir.ts";
 import { bwrapArgs, detectSandbox, jobUser } from "./sandbox.ts";
-import type { WarmSandbox, WarmSandboxes, WarmSandboxSpec } from "./warm-sandbox.ts";
+import { needsCleanExec, type WarmSandbox, type WarmSandboxes, type WarmSandboxSpec } from "./warm-sandbox.ts";
 import {
   ARGS_FILE,
   bunWrapperSource,
@@ -62,6 +62,12 @@ export type ExecuteOutcome =
 interface Plan {
   command: string;
   args: string[];
+  /**
+   * bash: the same run with its arguments read from BASH_ARGS_FILE instead of the command line,
+   * for every start whose argv a process could see (`ps` on the host shows a sandbox's command
+   * line too): arguments may be resolved secrets.
+   */
+  argsHidden?: { args: string[]; file: string };
   extraEnv?: Record<string, string>;
   /** bash: the user's optional ./result.json; others: the wrapper's envelope. */
   resultFile: string;
@@ -69,6 +75,17 @@ interface Plan {
 }
 
 const TAIL_LINES = 20;
+
+const BASH_ARGS_FILE = ".millrace-args";
+/**
+ * `bash -c BASH_ARGS_LOADER main.sh` runs main.sh as `bash main.sh args…` would (same $0, `$@`,
+ * exit status), with the arguments read from BASH_ARGS_FILE: the way a warm sandbox's stub runs
+ * a script too (see warm-sandbox.ts), with the same traces (`c` in `$-`).
+ */
+const BASH_ARGS_LOADER = `mapfile -t -d '' _mr_a < ${BASH_ARGS_FILE}
+set -- "\${_mr_a[@]}"
+unset BASH_EXECUTION_STRING _mr_a
+. "$0"`;
 
 function failure(name: string, message: string, stack?: string): ExecuteOutcome {
   return { status: "failure", error: stack === undefined ? { name, message } : { name, message, stack } };
@@ -92,14 +109,21 @@ function writePythonWrapper(dir: string, req: ExecuteRequest): void {
 function plan(req: ExecuteRequest, dir: string): Plan {
   const bin = resolvedInterpreters();
   switch (req.language) {
-    case "bash":
+    case "bash": {
       writeFileSync(path.join(dir, "main.sh"), req.content);
+      const positional = req.argOrder.map((name) => shellArg(req.args[name]));
       return {
         command: bin.bash,
-        args: ["main.sh", ...req.argOrder.map((name) => shellArg(req.args[name]))],
+        args: ["main.sh", ...positional],
+        argsHidden: {
+          args: ["-c", BASH_ARGS_LOADER, "main.sh"],
+          // NUL-terminated fields: a NUL cannot be part of an argument anyway.
+          file: positional.map((arg) => `${arg.replaceAll("\0", "")}\0`).join(""),
+        },
         resultFile: "result.json",
         wrapped: false,
       };
+    }
     case "python3":
       writeFileSync(path.join(dir, "main.py"), req.content);
       writePythonWrapper(dir, req);
@@ -280,6 +304,13 @@ function sandboxSpec(req: ExecuteRequest): WarmSandboxSpec | null {
   };
 }
 
+/** The plan's arguments for a start whose command line others could see (see Plan.argsHidden). */
+function hideArgs(p: Plan, dir: string): string[] {
+  if (!p.argsHidden) return p.args;
+  writeFileSync(path.join(dir, BASH_ARGS_FILE), p.argsHidden.file);
+  return p.argsHidden.args;
+}
+
 /**
  * Wraps the interpreter in prlimit (limits) and, when available, bubblewrap (isolation); or
  * hands it to a warm sandbox, whose stub sets the same limits with `ulimit`.
@@ -293,25 +324,31 @@ function launch(
   warm: WarmSandbox | null,
   env: Record<string, string>,
 ): Launch {
-  const mode = req.language === "bash" ? "source" : "exec";
-  if (warm && warm.start(env, ulimitArgs(limits, true), [p.command, ...p.args], mode)) {
-    return { command: p.command, args: p.args, sandboxed: true, started: warm.process };
+  // A warm bash stub given `source` runs the script in its own bash, its arguments having come
+  // through its stdin; every other start would put them on a command line: use argsHidden.
+  if (warm) {
+    const sourced = req.language === "bash" && !Object.keys(env).some(needsCleanExec);
+    const args = sourced ? p.args : hideArgs(p, dir);
+    if (warm.start(env, ulimitArgs(limits, true), [p.command, ...args], sourced ? "source" : "exec")) {
+      return { command: p.command, args, sandboxed: true, started: warm.process };
+    }
+    warm.discard();
   }
-  warm?.discard();
+  const args = hideArgs(p, dir);
   const prlimit = prlimitPath();
   const sandbox = spec ? detectSandbox() : null;
   if (spec && sandbox?.kind === "bubblewrap") {
     const inner = prlimit ? [prlimit, ...prlimitArgs(limits, true), "--"] : [];
     const sandboxArgs = bwrapArgs({ ...spec, jobDir: dir });
-    return { command: sandbox.path, args: [...sandboxArgs, ...inner, p.command, ...p.args], sandboxed: true };
+    return { command: sandbox.path, args: [...sandboxArgs, ...inner, p.command, ...args], sandboxed: true };
   }
-  if (!prlimit) return { command: p.command, args: p.args, sandboxed: false };
+  if (!prlimit) return { command: p.command, args, sandboxed: false };
   // Without a user namespace RLIMIT_NPROC counts every process of the uid: only meaningful when jobs
   // run as their own (unprivileged) user, not as the worker's.
   const nproc = jobUser() !== null;
   return {
     command: prlimit,
-    args: [...prlimitArgs(limits, nproc), "--", p.command, ...p.args],
+    args: [...prlimitArgs(limits, nproc), "--", p.command, ...args],
     sandboxed: false,
   };
 }

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync, chownSync } from "node:fs";
+import { accessSync, constants, lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync, chownSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
@@ -14,7 +14,6 @@ export interface JobUser {
 // nobody:nogroup. Jobs never run as root: root ignores RLIMIT_NPROC, and inside bwrap it would keep
 // every capability (bwrap run by root does not drop them) and own the host's root files.
 const UNPRIVILEGED: JobUser = Object.freeze({ uid: 65534, gid: 65534 });
-const BWRAP_CANDIDATES = ["/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"];
 const TMPFS_BYTES = 64 * 1024 * 1024;
 // Top-level system folders a job may read; /etc for DNS, TLS roots, passwd and alternatives.
 // Everything else of the host (home folders, /var, /run, /opt, the worker's checkout and JOB_DIR)
@@ -110,8 +109,19 @@ export function bwrapArgs(options: SandboxOptions): string[] {
   return args;
 }
 
+/** bwrap on the worker's PATH, as a shell would find it (the operator decides what is installed). */
 function findBwrap(): string | undefined {
-  return BWRAP_CANDIDATES.find((candidate) => existsSync(candidate));
+  for (const dir of (process.env.PATH ?? "").split(":")) {
+    if (!dir || !path.isAbsolute(dir)) continue;
+    const candidate = path.join(dir, "bwrap");
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
 }
 
 let detected: SandboxStatus | undefined;
@@ -133,7 +143,7 @@ const NO_ENV = {} as NodeJS.ProcessEnv;
 
 function probe(): SandboxStatus {
   const bwrap = findBwrap();
-  if (!bwrap) return { kind: "none", reason: "bubblewrap not found" };
+  if (!bwrap) return { kind: "none", reason: "bubblewrap (bwrap) not found on the PATH" };
   const version = spawnSync(bwrap, ["--version"], { encoding: "utf8", env: NO_ENV });
   if (version.status !== 0) return { kind: "none", reason: `${bwrap} --version failed` };
   const dir = mkdtempSync(path.join(os.tmpdir(), "millrace-sandbox-probe-"));
