@@ -164,8 +164,12 @@ try:
     _text = _to_json(_run())
 except BaseException as e:
     _text = _to_json(_error(e))
-sys.stdout.flush()
-sys.stderr.flush()
+# The script may have closed them (sys.stdout.close()): its result still counts.
+for _stream in (sys.stdout, sys.stderr):
+    try:
+        _stream.flush()
+    except BaseException:
+        pass
 with open(${JSON.stringify(RESULT_FILE)}, "w", encoding="utf-8", errors="surrogatepass") as _f:
     _f.write(_text)
 `;
