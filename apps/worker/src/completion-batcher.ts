@@ -1,20 +1,53 @@
 import { completeJobs, type Boss, type Completion } from "@millrace/core";
-import type { Pool } from "@millrace/db";
+import { isTransientDatabaseError, type Pool } from "@millrace/db";
+
+// Backoff between attempts while the database cannot be reached (it restarts, fails over).
+const RETRY_FIRST_MS = 250;
+const RETRY_MAX_MS = 5000;
+
+interface Entry {
+  completion: Completion;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * A completion that could not be stored as it was (its data, not the database, was at fault):
+ * the job fails with the reason instead, so that it ends rather than staying `running`.
+ */
+function unrecordable(completion: Completion, error: unknown): Completion {
+  const reason = error instanceof Error ? error.message : String(error);
+  const message = `the job ended but its outcome could not be stored: ${reason}`;
+  return {
+    ...completion,
+    outcome: { status: "failure", result: { error: { name: "ResultNotStored", message } } },
+    // The output flushed so far stays; what was pending may be what could not be stored.
+    pendingLog: `\n[millrace] ${message}\n`,
+  };
+}
 
 /**
  * Records completions in as few transactions as possible without adding latency: a completion
  * that arrives while no write is in flight is written at once; those that arrive during a write
  * go together in the next one. Under load this turns N commits into one.
+ *
+ * Every job the worker ran ends: a completion is retried, in order, for as long as the database
+ * cannot be reached (a restart, a failover), so a job that finished during an outage is recorded
+ * once it is back rather than run again; one whose data the database refuses is recorded as
+ * failed with the reason. The worker holds such jobs meanwhile (it keeps pinging, and a job's
+ * end is never re-run for a restarted database: see handleZombieJobs).
  */
 export class CompletionBatcher {
-  private pending: { completion: Completion; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  private pending: Entry[] = [];
   private writing: Promise<void> | null = null;
   private readonly pool: Pool;
   private readonly boss: Boss;
+  private readonly log: (message: string) => void;
 
-  constructor(pool: Pool, boss: Boss) {
+  constructor(pool: Pool, boss: Boss, log: (message: string) => void = () => {}) {
     this.pool = pool;
     this.boss = boss;
+    this.log = log;
   }
 
   add(completion: Completion): Promise<void> {
@@ -24,29 +57,64 @@ export class CompletionBatcher {
     });
   }
 
+  /** Jobs whose completion is not yet durable. */
+  get waiting(): number {
+    return this.pending.length;
+  }
+
   private async drain(): Promise<void> {
+    let delay = RETRY_FIRST_MS;
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, 500);
+      const unsent = await this.write(batch);
+      if (unsent.length === 0) {
+        delay = RETRY_FIRST_MS;
+        continue;
+      }
+      // The database is unreachable: keep them first in line and try again.
+      this.pending.unshift(...unsent);
+      if (delay === RETRY_FIRST_MS) {
+        this.log(`cannot record ${this.pending.length} finished job(s) yet (database unreachable); retrying`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 2, RETRY_MAX_MS);
+    }
+    this.writing = null;
+  }
+
+  /** Writes a batch; returns the entries the database could not be reached for. */
+  private async write(batch: Entry[]): Promise<Entry[]> {
+    try {
+      await completeJobs(
+        this.pool,
+        this.boss,
+        batch.map((entry) => entry.completion),
+      );
+      for (const entry of batch) entry.resolve();
+      return [];
+    } catch (error) {
+      if (isTransientDatabaseError(error)) return batch;
+    }
+    // One bad row must not lose the others: one by one, and an unstorable one as a failure.
+    for (const [index, entry] of batch.entries()) {
       try {
-        await completeJobs(
-          this.pool,
-          this.boss,
-          batch.map((entry) => entry.completion),
-        );
-        for (const entry of batch) entry.resolve();
-      } catch {
-        // One bad row must not lose the others: retry them one by one.
-        for (const entry of batch) {
-          try {
-            await completeJobs(this.pool, this.boss, [entry.completion]);
-            entry.resolve();
-          } catch (single) {
-            entry.reject(single);
+        await completeJobs(this.pool, this.boss, [entry.completion]);
+        entry.resolve();
+      } catch (error) {
+        if (isTransientDatabaseError(error)) return batch.slice(index);
+        try {
+          await completeJobs(this.pool, this.boss, [unrecordable(entry.completion, error)]);
+          entry.resolve();
+        } catch (fallbackError) {
+          if (isTransientDatabaseError(fallbackError)) {
+            entry.completion = unrecordable(entry.completion, error);
+            return batch.slice(index);
           }
+          entry.reject(fallbackError);
         }
       }
     }
-    this.writing = null;
+    return [];
   }
 
   /** Resolves once everything added so far is durable. */

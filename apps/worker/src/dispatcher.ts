@@ -75,7 +75,7 @@ export class Dispatcher {
     this.slotCount = slots.length;
     this.tags = tags;
     this.log = log;
-    this.batcher = new CompletionBatcher(deps.pool, deps.boss);
+    this.batcher = new CompletionBatcher(deps.pool, deps.boss, log);
   }
 
   get pool(): Pool {

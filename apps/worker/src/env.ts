@@ -40,6 +40,10 @@ const workerEnvSchema = z.object({
   HTTP_PROXY: z.string().optional(),
   HTTPS_PROXY: z.string().optional(),
   NO_PROXY: z.string().optional(),
+  // A job whose result (JSON) is larger than this many MB fails with ResultTooLarge.
+  JOB_MAX_RESULT_MB: positiveIntVar(10),
+  // MB a job's folder may hold (its files, and deleted ones it keeps open): DiskQuotaExceeded past it.
+  JOB_DISK_QUOTA_MB: positiveIntVar(1024),
   // Run jobs without bubblewrap even where it is available (trusted code only).
   DISABLE_SANDBOX: booleanVar,
   // Decrypts the secret variables and resources a job is given (the servers' value).

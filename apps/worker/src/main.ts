@@ -99,6 +99,8 @@ const runDeps = {
     installerEnv: installerEnv(env),
   },
   dedicated: null as DedicatedRunner | null,
+  diskQuotaBytes: env.JOB_DISK_QUOTA_MB * 1024 * 1024,
+  maxResultBytes: env.JOB_MAX_RESULT_MB * 1024 * 1024,
 };
 const workerScripts = { pool, jobDir: env.JOB_DIR, group: env.WORKER_GROUP, workerName: prefix, log };
 const periodic = new PeriodicScript(workerScripts);

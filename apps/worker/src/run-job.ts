@@ -6,7 +6,7 @@ import {
   type Keyring,
 } from "@millrace/core";
 import type { Pool } from "@millrace/db";
-import { executeJob, type ExecuteOutcome, type ProcessLauncher, type WarmSandboxes } from "@millrace/runtime";
+import { executeJob, resultTooLarge, type ExecuteOutcome, type ProcessLauncher, type WarmSandboxes } from "@millrace/runtime";
 import { prepareCallback } from "./job-callback.ts";
 import type { DedicatedRunner } from "./dedicated.ts";
 import { prepareDependencies, runDependencyJob, type DependencySettings } from "./job-dependencies.ts";
@@ -32,7 +32,13 @@ export interface RunJobDeps {
   dependencies?: DependencySettings;
   /** Set on a dedicated worker: runs its script's jobs in a warm process. */
   dedicated?: DedicatedRunner | null;
+  /** What a job's folder may hold (JOB_DISK_QUOTA_MB); default DEFAULT_LIMITS.maxDiskBytes. */
+  diskQuotaBytes?: number;
+  /** A job whose result is larger fails with ResultTooLarge (JOB_MAX_RESULT_MB). */
+  maxResultBytes?: number;
 }
+
+export const DEFAULT_MAX_RESULT_MB = 10;
 
 // Output is flushed to the database at most this often while a job runs; a short job's whole
 // log is written with its result in the completion transaction instead.
@@ -102,7 +108,21 @@ async function runScript(
     onLog,
     launcher: deps.launcher ?? null,
     warmSandboxes: deps.warmSandboxes ?? null,
+    ...(deps.diskQuotaBytes ? { limits: { maxDiskBytes: deps.diskQuotaBytes } } : {}),
+    maxResultBytes: maxResultBytes(deps),
   });
+}
+
+function maxResultBytes(deps: RunJobDeps): number {
+  return deps.maxResultBytes ?? DEFAULT_MAX_RESULT_MB * 1024 * 1024;
+}
+
+/** Whatever ran the job (a warm dedicated process, a dependency job), its result obeys the cap. */
+function capped(deps: RunJobDeps, outcome: ExecuteOutcome): ExecuteOutcome {
+  if (outcome.status !== "success") return outcome;
+  const max = maxResultBytes(deps);
+  const bytes = Buffer.byteLength(JSON.stringify(outcome.result ?? null) ?? "null");
+  return bytes > max ? resultTooLarge(bytes, max) : outcome;
 }
 
 /**
@@ -151,6 +171,7 @@ export async function runClaimedJob(
     const message = error instanceof Error ? error.message : String(error);
     outcome = { status: "failure", error: { name: "WorkerError", message } };
   }
+  outcome = capped(deps, outcome);
   if (timer) clearTimeout(timer);
   await flushing;
   if (outcome.status === "canceled" && signal.reason === "shutdown") {

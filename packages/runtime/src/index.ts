@@ -4,7 +4,7 @@ export { SignatureError } from "./schema/types.ts";
 export type { ArgSchema, PropertySchema } from "./schema/types.ts";
 export { inferSchema } from "./schema/index.ts";
 export { ArgsError, validateArgs } from "./args/validate-args.ts";
-export { executeJob } from "./exec/execute.ts";
+export { executeJob, resultTooLarge } from "./exec/execute.ts";
 export type { ExecuteRequest, ExecuteOutcome } from "./exec/execute.ts";
 export { interpreterPaths, JOB_LANG } from "./exec/interpreters.ts";
 export { detectSandbox } from "./exec/sandbox.ts";

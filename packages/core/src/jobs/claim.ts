@@ -1,6 +1,7 @@
 import { prepared, withTransaction, type Pool, type PoolClient } from "@millrace/db";
 import type { Language } from "@millrace/runtime";
 import type { Boss } from "./boss.ts";
+import { storableText } from "./storable.ts";
 import { redispatchJob, type JobKind, type RetryPolicy } from "./enqueue.ts";
 import { JOB_LOG_CHANNEL, NOTIFY_CHUNKS } from "./events.ts";
 import { issueJobTokensSql, revokeJobTokens } from "../secrets/job-token.ts";
@@ -352,7 +353,7 @@ export async function appendLogs(
        ON CONFLICT (job_id) DO UPDATE SET logs = ${CAPPED_APPEND}
        RETURNING job_id AS id)
      SELECT pg_notify($3, string_agg(id::text, ',')) FROM ${NOTIFY_CHUNKS("appended")}`,
-    [nonEmpty.map((entry) => entry.jobId), nonEmpty.map((entry) => entry.chunk), JOB_LOG_CHANNEL],
+    [nonEmpty.map((entry) => entry.jobId), nonEmpty.map((entry) => storableText(entry.chunk)), JOB_LOG_CHANNEL],
   );
 }
 

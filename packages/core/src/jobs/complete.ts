@@ -5,6 +5,7 @@ import { redispatchJob, type RetryPolicy } from "./enqueue.ts";
 import { JOB_DONE_CHANNEL, NOTIFY_OUTCOMES } from "./events.ts";
 import { settleDependencyJobs } from "../dependencies/settle.ts";
 import { hashToken } from "../auth/tokens.ts";
+import { storableJson, storableText } from "./storable.ts";
 
 export interface JobError {
   name: string;
@@ -80,11 +81,11 @@ function recordOutcomesValues(completions: Completion[], retries: Completion[]):
   }));
   return [
     logged.map((entry) => entry.jobId),
-    logged.map((entry) => entry.chunk),
+    logged.map((entry) => storableText(entry.chunk)),
     finals.map((c) => c.job.id),
     finals.map((c) => c.job.bossJobId),
     finals.map((c) => c.outcome.status),
-    finals.map((c) => JSON.stringify(c.outcome.result ?? null)),
+    finals.map((c) => storableJson(c.outcome.result)),
     JOB_DONE_CHANNEL,
     finals.map((c) => c.startedAt ?? null),
     // A retried job's next claim issues a new token.

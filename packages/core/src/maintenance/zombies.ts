@@ -64,7 +64,8 @@ export interface ZombieOptions {
 }
 
 /**
- * Finds running jobs whose worker stopped pinging for `timeoutSecs` and restarts or fails them,
+ * Finds running jobs whose worker stopped pinging for `timeoutSecs` (counted from the database's
+ * start at the earliest) and restarts or fails them,
  * saying so in their logs. Rows are locked with SKIP LOCKED, so two servers checking at once
  * never handle the same job twice (only the leader runs this anyway).
  */
@@ -80,7 +81,11 @@ export async function handleZombieJobs(
          FROM job j LEFT JOIN worker_ping w ON w.name = j.worker_name
         WHERE j.status = 'running'
           AND j.started_at < now() - make_interval(secs => $1)
-          AND (w.last_ping_at IS NULL OR w.last_ping_at < now() - make_interval(secs => $1))
+          -- A worker cannot ping while the database is down: silence before the database's own
+          -- start does not count, or every job that finished during a restart (its worker
+          -- retrying the completion) would be run again.
+          AND GREATEST(COALESCE(w.last_ping_at::timestamptz, '-infinity'), pg_postmaster_start_time())
+              < now() - make_interval(secs => $1)
         ORDER BY j.started_at
         LIMIT 500
         FOR UPDATE OF j SKIP LOCKED`,

@@ -34,6 +34,16 @@ export async function globalSetup(): Promise<void> {
     });
     admin = embedded.url;
   }
+  try {
+    await prepareTemplate(admin);
+  } catch (error) {
+    // No teardown follows a failed setup: the server must not outlive it.
+    await globalTeardown();
+    throw error;
+  }
+}
+
+async function prepareTemplate(admin: string): Promise<void> {
   const template = `millrace_template_${migrationsDigest()}`;
   const client = new pg.Client({ connectionString: admin });
   await client.connect();

@@ -1,4 +1,4 @@
-import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Language } from "../languages.ts";
@@ -10,9 +10,15 @@ import { executePostgresql } from "./postgresql.ts";
 import type { ProcessLauncher } from "./launcher.ts";
 import { runProcess } from "./process.ts";
 import type { RunResult } from "./process.ts";
+import { finalDiskCheck, type DiskLimits, type DiskVerdict } from "./disk.ts";
 import { createJobDir, jobDirRemoved, removeJobDirSoon } from "./job-dir.ts";
 import { bwrapArgs, detectSandbox, jobUser } from "./sandbox.ts";
-import { needsCleanExec, type WarmSandbox, type WarmSandboxes, type WarmSandboxSpec } from "./warm-sandbox.ts";
+import {
+  needsCleanExec,
+  type WarmSandbox,
+  type WarmSandboxes,
+  type WarmSandboxSpec,
+} from "./warm-sandbox.ts";
 import {
   ARGS_FILE,
   bunWrapperSource,
@@ -40,6 +46,11 @@ export interface ExecuteRequest {
   timeoutMs: number;
   /** The job is killed, and fails saying it ran out of memory, past this resident size. */
   memoryLimitMb?: number | null;
+  /**
+   * A result (file) larger than this fails the job with `ResultTooLarge`, unread: the worker must
+   * not load whatever a job wrote into memory, nor the database store it.
+   */
+  maxResultBytes?: number;
   /** Defaults in DEFAULT_LIMITS; they apply with or without the sandbox. */
   limits?: Partial<JobLimits>;
   /** Run in bubblewrap when it is available (default true); false only for trusted setups. */
@@ -167,8 +178,13 @@ function plan(req: ExecuteRequest, dir: string): Plan {
   }
 }
 
-function readOptional(file: string): string | undefined {
+/** Thrown for a result file above the job's result cap: it is not even read. */
+class ResultTooLarge extends Error {}
+
+function readOptional(file: string, maxBytes = Infinity): string | undefined {
   try {
+    const size = statSync(file).size;
+    if (size > maxBytes) throw new ResultTooLarge(`${size}`);
     return readFileSync(file, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
@@ -212,9 +228,19 @@ function parseLastLine(stdout: string): unknown {
   return null;
 }
 
-function bashOutcome(run: JobRun, dir: string, resultFile: string): ExecuteOutcome {
+/** The failure of a job whose result is larger than `maxBytes` (see ExecuteRequest.maxResultBytes). */
+export function resultTooLarge(bytes: number, maxBytes: number): ExecuteOutcome {
+  const mb = (n: number) => `${Math.round((n / 1024 / 1024) * 10) / 10} MB`;
+  return failure(
+    "ResultTooLarge",
+    `the job's result is ${mb(bytes)}, more than the ${mb(maxBytes)} a result may be (JOB_MAX_RESULT_MB); ` +
+      `store large data elsewhere (a file, a resource) and return a reference`,
+  );
+}
+
+function bashOutcome(run: JobRun, dir: string, resultFile: string, maxBytes: number): ExecuteOutcome {
   if (run.exitCode !== 0) return exitFailure(run, "");
-  const written = readOptional(path.join(dir, resultFile));
+  const written = readOptional(path.join(dir, resultFile), maxBytes);
   if (written === undefined) return { status: "success", result: parseLastLine(run.stdoutTail) };
   try {
     return { status: "success", result: JSON.parse(written) };
@@ -223,8 +249,8 @@ function bashOutcome(run: JobRun, dir: string, resultFile: string): ExecuteOutco
   }
 }
 
-function wrappedOutcome(run: JobRun, dir: string, resultFile: string): ExecuteOutcome {
-  const text = readOptional(path.join(dir, resultFile));
+function wrappedOutcome(run: JobRun, dir: string, resultFile: string, maxBytes: number): ExecuteOutcome {
+  const text = readOptional(path.join(dir, resultFile), maxBytes);
   if (text === undefined) return exitFailure(run, ", the script ended without returning a result");
   let envelope: WrapperResult;
   try {
@@ -245,7 +271,12 @@ function formatSeconds(ms: number): string {
   return String(Math.round(ms) / 1000);
 }
 
-function limitFailure(run: JobRun, req: ExecuteRequest, limits: JobLimits): ExecuteOutcome | null {
+function limitFailure(
+  run: JobRun,
+  req: ExecuteRequest,
+  limits: JobLimits,
+  disk: DiskVerdict,
+): ExecuteOutcome | null {
   if (run.outOfMemory) {
     return failure(
       "OutOfMemory",
@@ -264,6 +295,20 @@ function limitFailure(run: JobRun, req: ExecuteRequest, limits: JobLimits): Exec
       `Job printed more than ${Math.round(limits.maxOutputBytes / 1024 / 1024)} MB of output and was killed`,
     );
   }
+  // A process that ignores SIGXFSZ (python3 does) gets EFBIG and may go on: the file left at the
+  // limit tells (see disk.ts).
+  if (run.fileSizeLimit || disk === "fileSize" || exitSignalOf(run) === "SIGXFSZ") {
+    return failure(
+      "FileSizeLimitExceeded",
+      `Job tried to write a file larger than ${Math.round(limits.maxFileBytes / 1024 / 1024)} MB, the file-size limit`,
+    );
+  }
+  if (run.diskQuota || disk === "quota") {
+    return failure(
+      "DiskQuotaExceeded",
+      `Job stored more than its disk quota of ${Math.round(limits.maxDiskBytes / 1024 / 1024)} MB in its folder`,
+    );
+  }
   if (run.timedOut) {
     return failure("TimeoutError", `Job exceeded the timeout of ${formatSeconds(req.timeoutMs)} seconds`);
   }
@@ -272,12 +317,6 @@ function limitFailure(run: JobRun, req: ExecuteRequest, limits: JobLimits): Exec
     return failure(
       "CpuLimitExceeded",
       `Job exceeded its CPU time limit of ${limits.cpuSeconds} seconds per process and was killed`,
-    );
-  }
-  if (signal === "SIGXFSZ") {
-    return failure(
-      "FileSizeLimitExceeded",
-      `Job tried to write a file larger than ${Math.round(limits.maxFileBytes / 1024 / 1024)} MB and was killed`,
     );
   }
   return null;
@@ -374,6 +413,8 @@ export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
     const env = { ...req.env, ...p.extraEnv, PATH: jobPath(), HOME: dir, TMPDIR: dir, LANG: JOB_LANG };
     const how = launch(req, p, dir, limits, spec, warm, env);
     const user = jobUser();
+    const disk: DiskLimits = { dir, maxBytes: limits.maxDiskBytes, maxFileBytes: limits.maxFileBytes };
+    const startedAt = performance.now();
     const processRun = await runProcess({
       command: how.command,
       args: how.args,
@@ -387,6 +428,7 @@ export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
       maxTasks: limits.maxProcesses,
       sampleBy: how.sandboxed ? "tree" : "session",
       maxOutputBytes: limits.maxOutputBytes,
+      disk,
       launcher: req.launcher ?? null,
       started: how.started ?? null,
       ...(user ?? {}),
@@ -394,12 +436,25 @@ export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
     const run: JobRun = { ...processRun, sandboxed: how.sandboxed };
     groupKilled = run.groupKilled;
     if (run.canceled) return { status: "canceled" };
-    const limited = limitFailure(run, req, limits);
+    const limited = limitFailure(
+      run,
+      req,
+      limits,
+      run.spawnError ? null : finalDiskCheck(disk, performance.now() - startedAt),
+    );
     if (limited) return limited;
     if (run.spawnError) {
       return failure("ExecutionErr", `could not start ${p.command}: ${run.spawnError.message}`);
     }
-    return p.wrapped ? wrappedOutcome(run, dir, p.resultFile) : bashOutcome(run, dir, p.resultFile);
+    const maxBytes = req.maxResultBytes ?? Infinity;
+    try {
+      return p.wrapped
+        ? wrappedOutcome(run, dir, p.resultFile, maxBytes)
+        : bashOutcome(run, dir, p.resultFile, maxBytes);
+    } catch (error) {
+      if (error instanceof ResultTooLarge) return resultTooLarge(Number(error.message), maxBytes);
+      throw error;
+    }
   } finally {
     // The folder goes once the job's processes are killed (a sandbox may wait for its teardown,
     // see TEARDOWN_DELAY_MS): what the job left running must not write into a folder being removed.

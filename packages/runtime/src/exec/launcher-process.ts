@@ -84,8 +84,20 @@ process.on("message", (request: LauncherRequest) => {
 process.on("SIGINT", () => {});
 process.on("SIGTERM", () => {});
 
-// The worker is gone (or stopped us): nothing left to serve. Job processes are in sessions of
-// their own and are not killed here, as they would not be if the worker had spawned them.
-process.on("disconnect", () => process.exit(0));
+// The worker is gone (or stopped us): nothing left to serve, and the jobs still running here go
+// with it. A worker that stops cleanly has already killed or waited for them; one that died
+// (kill -9) will have its jobs put back in the queue by the zombie monitor, and a job must never
+// run there while it still runs here. Sandboxed jobs would die anyway (bwrap's --die-with-parent);
+// this also reaches the process groups of jobs run without the sandbox.
+process.on("disconnect", () => {
+  for (const job of children.values()) {
+    try {
+      if (job.child.pid !== undefined) process.kill(-job.child.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  process.exit(0);
+});
 
 send({ type: "ready", id: 0 });

@@ -1,0 +1,147 @@
+// Every job ends, whatever it printed or returned and whatever happened to the database while it
+// finished: real worker processes, a real PostgreSQL reached through a TCP proxy the test cuts.
+import assert from "node:assert/strict";
+import net from "node:net";
+import { after, before, describe, it } from "node:test";
+import {
+  deployScript,
+  getJob,
+  runScriptByPath,
+  waitForJob,
+  type JobWithLogs,
+  type Membership,
+  type NewScriptInput,
+} from "@millrace/core";
+import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
+import { startTestWorker, type TestWorker } from "./testing.ts";
+
+let services: TestServices;
+let membership: Membership;
+const workers: TestWorker[] = [];
+
+async function worker(env: Record<string, string> = {}, databaseUrl = services.database.url) {
+  const started = await startTestWorker(databaseUrl, { WORKER_PING_INTERVAL: "1", ...env });
+  workers.push(started);
+  return started;
+}
+
+async function deploy(input: Omit<NewScriptInput, "language"> & { language?: string }) {
+  return deployScript(services, membership, { language: "bash", ...input });
+}
+
+async function run(path: string, args: Record<string, unknown> = {}): Promise<JobWithLogs> {
+  const id = await runScriptByPath(services, membership, path, args);
+  return waitForJob(services, membership, id, 30_000);
+}
+
+/** A TCP proxy to PostgreSQL that can be cut (every connection dropped, new ones refused) and restored. */
+async function databaseProxy(target: URL) {
+  const sockets = new Set<net.Socket>();
+  let up = true;
+  const server = net.createServer((client) => {
+    if (!up) return client.destroy();
+    const upstream = net.connect(Number(target.port), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on("close", () => sockets.delete(socket));
+      socket.on("error", () => {});
+    }
+    client.pipe(upstream).pipe(client);
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = new URL(target);
+  url.port = String((server.address() as net.AddressInfo).port);
+  url.searchParams.delete("host");
+  const cut = () => {
+    up = false;
+    for (const socket of sockets) socket.destroy();
+  };
+  return {
+    url: url.toString(),
+    cut,
+    restore: () => (up = true),
+    close: () => new Promise<void>((resolve) => (cut(), server.close(() => resolve()))),
+  };
+}
+
+describe("every job ends", () => {
+  before(async () => {
+    services = await createTestServices();
+    ({ membership } = await createTestMember(services));
+    await worker({ WORKER_TAGS: "ends", NUM_WORKERS: "2", JOB_MAX_RESULT_MB: "1" });
+  });
+  after(async () => {
+    await Promise.all(workers.map((w) => w.stop()));
+    await services?.close();
+  });
+
+  it("a NUL byte in output or result is stored (as U+FFFD) and the job ends", async () => {
+    await deploy({ path: "u/t/nul_bash", tag: "ends", content: 'printf "a\\0b\\n"\nprintf "c\\0d"' });
+    const bash = await run("u/t/nul_bash");
+    assert.equal(bash.status, "success", JSON.stringify(bash.result));
+    assert.equal(bash.result, "c\uFFFDd");
+    assert.match(bash.logs, /a\uFFFDb/);
+    await deploy({
+      path: "u/t/nul_py",
+      tag: "ends",
+      language: "python3",
+      content: 'def main():\n    print("x\\x00y")\n    return {"k\\x00": "v\\x00", "lone": "\\ud800"}\n',
+    });
+    const python = await run("u/t/nul_py");
+    assert.equal(python.status, "success", JSON.stringify(python.result));
+    const result = python.result as Record<string, string>;
+    assert.equal(result["k\uFFFD"], "v\uFFFD");
+    // python3 writes the lone surrogate as 3 bytes that are no UTF-8: each became U+FFFD.
+    assert.match(result.lone!, /^\uFFFD+$/);
+    assert.match(python.logs, /x\uFFFDy/);
+  });
+
+  it("a result above JOB_MAX_RESULT_MB fails the job with ResultTooLarge, without loading it", async () => {
+    await deploy({
+      path: "u/t/big_py",
+      tag: "ends",
+      language: "python3",
+      content: 'def main():\n    return "x" * (3 * 1024 * 1024)\n',
+    });
+    const python = await run("u/t/big_py");
+    assert.equal(python.status, "failure");
+    const error = (python.result as { error: { name: string; message: string } }).error;
+    assert.equal(error.name, "ResultTooLarge");
+    assert.match(error.message, /JOB_MAX_RESULT_MB/);
+    await deploy({
+      path: "u/t/big_bash",
+      tag: "ends",
+      content: 'head -c 2000000 /dev/zero | tr "\\0" a | sed "s/.*/\\"&\\"/" > result.json',
+    });
+    const bash = await run("u/t/big_bash");
+    assert.equal(bash.status, "failure");
+    assert.equal((bash.result as { error: { name: string } }).error.name, "ResultTooLarge");
+  });
+
+  it("a job that finishes while the database is unreachable is recorded once it is back", async () => {
+    const proxy = await databaseProxy(new URL(services.database.url));
+    try {
+      await worker({ WORKER_TAGS: "ends-outage", WORKER_NAME_PREFIX: "outage" }, proxy.url);
+      await deploy({ path: "u/t/outage", tag: "ends-outage", content: 'echo "ran once"\nsleep 1\necho done' });
+      const id = await runScriptByPath(services, membership, "u/t/outage", {});
+      const deadline = Date.now() + 20_000;
+      while ((await getJob(services, membership, id)).status !== "running") {
+        assert.ok(Date.now() < deadline, "the job started");
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      proxy.cut();
+      // The job ends about a second in, during the outage: its completion must wait, not be lost.
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      assert.equal((await getJob(services, membership, id)).status, "running");
+      proxy.restore();
+      const job = await waitForJob(services, membership, id, 20_000);
+      assert.equal(job.status, "success", JSON.stringify(job.result));
+      assert.equal(job.result, "done");
+      assert.equal(job.logs.match(/ran once/g)?.length, 1, job.logs);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
