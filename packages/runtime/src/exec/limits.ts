@@ -13,6 +13,8 @@ export interface JobLimits {
   maxOutputBytes: number;
   /** Largest file the job may write (RLIMIT_FSIZE). */
   maxFileBytes: number;
+  /** What its folder may hold (blocks; see disk.ts): past it the job is killed (DiskQuotaExceeded). */
+  maxDiskBytes: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<JobLimits> = Object.freeze({
@@ -21,6 +23,7 @@ export const DEFAULT_LIMITS: Readonly<JobLimits> = Object.freeze({
   cpuSeconds: null,
   maxOutputBytes: 32 * 1024 * 1024,
   maxFileBytes: 1024 * 1024 * 1024,
+  maxDiskBytes: 1024 * 1024 * 1024,
 });
 
 export function resolveLimits(partial: Partial<JobLimits> | undefined, timeoutMs: number): JobLimits {

@@ -32,9 +32,9 @@ export interface TreeSample {
 
 /**
  * Samples a process tree. Walks /proc/<pid>/task/<tid>/children rather than scanning every
- * process on the machine.
+ * process on the machine. `pids` receives the processes found.
  */
-export function sampleTree(rootPid: number): TreeSample {
+export function sampleTree(rootPid: number, pids?: number[]): TreeSample {
   const sample: TreeSample = { residentBytes: 0, tasks: 0 };
   const stack = [rootPid];
   const seen = new Set<number>();
@@ -48,6 +48,7 @@ export function sampleTree(rootPid: number): TreeSample {
     } catch {
       continue;
     }
+    pids?.push(pid);
     stack.push(...childrenOf(pid, sample));
   }
   return sample;
@@ -57,8 +58,9 @@ export function sampleTree(rootPid: number): TreeSample {
  * Samples every process of a session, wherever it sits in the process tree: without a pid
  * namespace, a child whose parent exited is re-parented outside the job's tree (a fork bomb's
  * processes are), but it keeps its session. Costs a scan of /proc (~6 µs per process on the host).
+ * `pids` receives the processes found.
  */
-export function sampleSession(sessionId: number): TreeSample {
+export function sampleSession(sessionId: number, pids?: number[]): TreeSample {
   const sample: TreeSample = { residentBytes: 0, tasks: 0 };
   let entries: string[];
   try {
@@ -78,6 +80,7 @@ export function sampleSession(sessionId: number): TreeSample {
     // Fields after the command name, which may itself contain spaces and parentheses.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     if (Number(fields[3]) !== sessionId) continue;
+    pids?.push(Number(entry));
     sample.tasks += Number(fields[17]) || 1;
     sample.residentBytes += (Number(fields[21]) || 0) * PAGE_SIZE;
   }

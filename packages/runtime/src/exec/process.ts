@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import { spawnHere, type JobProcess, type ProcessLauncher } from "./launcher.ts";
+import { watchDisk, type DiskLimits } from "./disk.ts";
 import { sampleSession, sampleTree } from "./memory.ts";
 
 export const MAX_LOG_BYTES = 2 * 1024 * 1024;
@@ -32,6 +33,8 @@ export interface RunOptions {
   maxTasks?: number | null;
   /** Kill the process tree once it has written more than this to stdout and stderr. */
   maxOutputBytes?: number | null;
+  /** Kill the process tree when its folder outgrows its quota or holds a file at the size limit. */
+  disk?: DiskLimits | null;
   /**
    * "tree": the process and its descendants (enough in a pid namespace, whose init adopts
    * orphans); "session": every process of its session, orphans included (without the sandbox).
@@ -62,6 +65,10 @@ export interface RunResult {
   outOfMemory: boolean;
   processLimit: boolean;
   outputLimit: boolean;
+  /** Killed: its folder held more than its disk quota (see watchDisk). */
+  diskQuota: boolean;
+  /** Killed: a file of its folder reached the file-size limit. */
+  fileSizeLimit: boolean;
   /** Highest resident memory of the process tree seen while sampling (bytes). */
   memoryPeakBytes: number;
   spawnError?: Error;
@@ -140,6 +147,8 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       outOfMemory: false,
       processLimit: false,
       outputLimit: false,
+      diskQuota: false,
+      fileSizeLimit: false,
       memoryPeakBytes: 0,
       outputTail: "",
       stdoutTail: "",
@@ -160,6 +169,7 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
     let killRequested = false;
     let drainTimer: NodeJS.Timeout | undefined;
     let sampler: NodeJS.Timeout | undefined;
+    let diskWatch: { stop(): void } | undefined;
     // Before the pid is known (the launcher replies asynchronously) a kill is remembered and sent
     // as soon as it is.
     const killGroup = (): void => {
@@ -185,8 +195,23 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       if (pid === undefined || settled) return;
       if (killRequested) killGroup();
       preferForOomKill(pid);
+      // The job's processes as last sampled: the disk watch looks for deleted files they hold open.
+      let pids: number[] = [pid];
+      if (options.disk) {
+        diskWatch = watchDisk(
+          options.disk,
+          () => pids,
+          (why) => {
+            if (why === "quota") result.diskQuota = true;
+            else result.fileSizeLimit = true;
+            killGroup();
+          },
+        );
+      }
       sampler = setInterval(() => {
-        const sample = bySession ? sampleSession(pid) : sampleTree(pid);
+        const found = diskWatch ? [] : undefined;
+        const sample = bySession ? sampleSession(pid, found) : sampleTree(pid, found);
+        if (found) pids = found;
         result.memoryPeakBytes = Math.max(result.memoryPeakBytes, sample.residentBytes);
         if (result.outOfMemory || result.processLimit) return;
         if (options.memoryLimitBytes && sample.residentBytes > options.memoryLimitBytes) {
@@ -229,6 +254,7 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       settled = true;
       clearTimeout(timer);
       clearInterval(sampler);
+      diskWatch?.stop();
       clearTimeout(drainTimer);
       options.signal?.removeEventListener("abort", onAbort);
       const restOut = decoders.out.end();
