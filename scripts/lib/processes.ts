@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
 
 export interface Managed {
   name: string;
@@ -76,4 +77,26 @@ export async function waitForHttp(url: string, timeoutMs: number, alive: () => b
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   throw new Error(`${url} did not answer within ${timeoutMs / 1000} s`);
+}
+
+/**
+ * Starts the watchdog (watchdog.ts) that stops what `guard` was given once this process is gone,
+ * however it ends. Returns `guard`; the watchdog itself exits after the last guarded process.
+ */
+export function startWatchdog(): {
+  guard(what: "group" | "pid", pid: number, signal: NodeJS.Signals, graceMs: number): void;
+} {
+  const watchdog = spawn(process.execPath, [path.join(import.meta.dirname, "watchdog.ts")], {
+    detached: true,
+    stdio: ["pipe", "ignore", "inherit"],
+  });
+  watchdog.unref();
+  // Never written to after the lines below: it closes when this process exits.
+  const stdin = watchdog.stdin!;
+  (stdin as unknown as { unref?: () => void }).unref?.();
+  return {
+    guard(what, pid, signal, graceMs) {
+      stdin.write(`${what} ${pid} ${signal} ${graceMs}\n`);
+    },
+  };
 }

@@ -17,6 +17,8 @@ for (const event of asyncExitHook.hookedEvents()) asyncExitHook.unhookEvent(even
 export interface EmbeddedDatabase {
   url: string;
   stop(): Promise<void>;
+  /** The postmaster's pid (from its postmaster.pid), while it runs. */
+  pid(): number | null;
 }
 
 async function portIsFree(port: number): Promise<boolean> {
@@ -105,5 +107,12 @@ export async function startEmbeddedPostgres(
   } finally {
     await admin.end();
   }
-  return { url, stop: () => server.stop() };
+  const pid = (): number | null => {
+    try {
+      return Number(fs.readFileSync(path.join(absolute, "postmaster.pid"), "utf8").split("\n")[0]) || null;
+    } catch {
+      return null;
+    }
+  };
+  return { url, stop: () => server.stop(), pid };
 }
