@@ -28,6 +28,7 @@ import { defaultCacheRoot } from "./job-dependencies.ts";
 import { pingWorkers, type SlotState } from "./heartbeat.ts";
 import { Notifications } from "./notifications.ts";
 import { Occupancy } from "./occupancy.ts";
+import { sweepStaleJobFolders } from "./stale-job-folders.ts";
 import type { JobIsolation } from "./run-job.ts";
 
 const VERSION = "0.1.0";
@@ -49,6 +50,9 @@ const claimPool = createPool(env.DATABASE_URL, {
   asyncCommit: true,
 });
 const boss = await startBoss(env.DATABASE_URL, "worker");
+// Folders of jobs a killed worker left in JOB_DIR (waiting sandboxes' and FIFOs' folders are
+// removed by the next process that makes its own: see owned-folders.ts).
+sweepStaleJobFolders(pool, env.JOB_DIR, log);
 
 const sandbox = env.DISABLE_SANDBOX
   ? ({ kind: "none", reason: "DISABLE_SANDBOX is set" } as const)

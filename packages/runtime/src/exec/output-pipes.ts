@@ -6,14 +6,18 @@
 // such device or address", where Windmill's workers give their jobs pipes. Node cannot make a
 // pipe, so FIFOs are made ahead, in batches (one `mkfifo` for many), in a private folder; each is
 // opened (read end first, so that opening the write end does not block) and unlinked at once.
+// The folder is removed when the process exits, and named after it (see owned-folders.ts) so that
+// the next process to make one removes those of processes killed before they could.
 import { execFile, execFileSync, spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { closeSync, constants, mkdtempSync, openSync, rmSync, unlinkSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { Readable } from "node:stream";
+import { ownerTag, removeStaleFolders } from "./owned-folders.ts";
 
 const BATCH = 128;
+const PIPES_PREFIX = "millrace-pipes-";
 const LOW_WATER = 32;
 // Read and write for everyone: a job running as another user must be able to open its own
 // stdout again (/dev/stdout is /proc/self/fd/1). Only the fds lead to them: the folder is 0700 and
@@ -98,7 +102,8 @@ class FifoStock {
 
   private nextNames(): string[] {
     if (!this.dir) {
-      const dir = mkdtempSync(path.join(os.tmpdir(), "millrace-pipes-"));
+      removeStaleFolders(os.tmpdir(), PIPES_PREFIX);
+      const dir = mkdtempSync(path.join(os.tmpdir(), `${PIPES_PREFIX}${ownerTag()}-`));
       process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
       this.dir = dir;
     }

@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
+import path from "node:path";
 import { JOB_LANG, resolvedInterpreters } from "./interpreters.ts";
-import { createJobDir, removeJobDirSoon } from "./job-dir.ts";
+import { createJobDir, removeJobDir, removeJobDirSoon } from "./job-dir.ts";
+import { ownerTag, removeStaleFolders } from "./owned-folders.ts";
 import { bunStub, bunStubCanRun } from "./bun-stub.ts";
 import { pythonStub } from "./python-stub.ts";
 import { spawnHere, type JobProcess, type ProcessLauncher } from "./launcher.ts";
@@ -87,6 +89,8 @@ builtin exit $_mr_x
 `;
 
 const ENV_CANDIDATES = ["/usr/bin/env", "/bin/env"];
+// A waiting sandbox's folder: `warm-<owner>-<uuid>` (see owned-folders.ts).
+const WARM_PREFIX = "warm-";
 
 // How long a replacement sandbox waits after a job ended while another one is ready (see replenish).
 const REPLENISH_QUIET_MS = 50;
@@ -156,6 +160,8 @@ export class WarmSandboxes {
     maxSpecs?: number;
   }) {
     this.options = { perSpec: 2, maxSpecs: 4, ...options };
+    // Folders of the waiting sandboxes of a worker that was killed (kill -9) before it removed them.
+    removeStaleFolders(path.resolve(options.workRoot), WARM_PREFIX, removeJobDir);
   }
 
   private static key(spec: WarmSandboxSpec): string {
@@ -237,7 +243,7 @@ export class WarmSandboxes {
   private spawn(key: string, spec: WarmSandboxSpec): void {
     let dir: string;
     try {
-      dir = createJobDir(this.options.workRoot, `warm-${randomUUID()}`);
+      dir = createJobDir(this.options.workRoot, `${WARM_PREFIX}${ownerTag()}-${randomUUID()}`);
     } catch {
       return;
     }

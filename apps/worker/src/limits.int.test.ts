@@ -1,0 +1,175 @@
+// Hardening of the limits through real worker processes: the disk quota of a job's folder, the
+// file-size limit, the temporary folders of a worker killed with SIGKILL.
+import assert from "node:assert/strict";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import {
+  deployScript,
+  handleZombieJobs,
+  runScriptByPath,
+  waitForJob,
+  type JobWithLogs,
+  type Membership,
+  type NewScriptInput,
+} from "@millrace/core";
+import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
+import { startTestWorker, type TestWorker } from "./testing.ts";
+
+let services: TestServices;
+let membership: Membership;
+const workers: TestWorker[] = [];
+const scratch = mkdtempSync(path.join(os.tmpdir(), "millrace-limits-"));
+// Jobs run as nobody: every folder above their own must let them through.
+chmodSync(scratch, 0o711);
+
+async function worker(env: Record<string, string>): Promise<TestWorker> {
+  const started = await startTestWorker(services.database.url, {
+    JOB_DIR: path.join(scratch, "jobs"),
+    WORKER_PING_INTERVAL: "1",
+    ...env,
+  });
+  workers.push(started);
+  return started;
+}
+
+async function deploy(input: Omit<NewScriptInput, "language"> & { language?: string }) {
+  return deployScript(services, membership, { language: "bash", ...input });
+}
+
+async function run(scriptPath: string, args: Record<string, unknown> = {}): Promise<JobWithLogs> {
+  const id = await runScriptByPath(services, membership, scriptPath, args);
+  return waitForJob(services, membership, id, 60_000);
+}
+
+function errorOf(job: JobWithLogs): { name: string; message: string } {
+  assert.equal(job.status, "failure", JSON.stringify(job.result));
+  return (job.result as { error: { name: string; message: string } }).error;
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe("job limits with real worker processes", () => {
+  before(async () => {
+    services = await createTestServices();
+    ({ membership } = await createTestMember(services));
+    await Promise.all([
+      worker({ WORKER_TAGS: "lim-default" }),
+      worker({ WORKER_TAGS: "lim-quota", JOB_DISK_QUOTA_MB: "50" }),
+    ]);
+  });
+  after(async () => {
+    await Promise.all(workers.map((w) => w.stop()));
+    await services?.close();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it("a job writing 2 GB into its folder ends with DiskQuotaExceeded at JOB_DISK_QUOTA_MB; the worker goes on", async () => {
+    await deploy({
+      path: "u/t/fill",
+      tag: "lim-quota",
+      content: "for i in $(seq 1 20); do head -c 100000000 /dev/zero > f$i; done\necho filled\n",
+    });
+    await deploy({ path: "u/t/ok-quota", tag: "lim-quota", content: "echo fine" });
+    const started = Date.now();
+    const job = await run("u/t/fill");
+    assert.deepEqual(errorOf(job), {
+      name: "DiskQuotaExceeded",
+      message: "Job stored more than its disk quota of 50 MB in its folder",
+    });
+    assert.ok(Date.now() - started < 10_000, `ended after ${Date.now() - started} ms`);
+    assert.doesNotMatch(job.logs ?? "", /filled/);
+    assert.equal((await run("u/t/ok-quota")).result, "fine");
+  });
+
+  it("a file stopped at the 1 GiB file-size limit fails the job with FileSizeLimitExceeded, in bash and python3", async () => {
+    await deploy({
+      path: "u/t/big-sh",
+      tag: "lim-default",
+      content: "head -c 1100M /dev/zero > big\necho still here\n",
+    });
+    await deploy({
+      path: "u/t/big-py",
+      tag: "lim-default",
+      language: "python3",
+      content: [
+        "def main():",
+        "    try:",
+        "        with open('big', 'wb') as f:",
+        "            for _ in range(1100):",
+        "                f.write(b'x' * 1024 * 1024)",
+        "    except OSError as e:",
+        "        return 'caught: ' + str(e)",
+        "    return 'written'",
+      ].join("\n"),
+    });
+    for (const script of ["u/t/big-sh", "u/t/big-py"]) {
+      const job = await run(script);
+      assert.deepEqual(
+        errorOf(job),
+        {
+          name: "FileSizeLimitExceeded",
+          message: "Job tried to write a file larger than 1024 MB, the file-size limit",
+        },
+        script,
+      );
+    }
+  });
+
+  it("the temporary folders of a worker killed with SIGKILL are removed by the next one", async () => {
+    // A TMPDIR and a JOB_DIR of their own: nothing of the other workers' is seen here.
+    const tmp = path.join(scratch, "tmp-kill");
+    const jobDir = path.join(scratch, "jobs-kill");
+    mkdirSync(tmp, { mode: 0o711 });
+    const env = { TMPDIR: tmp, JOB_DIR: jobDir, WORKER_TAGS: "lim-kill", WORKER_GROUP: "kill" };
+    const first = await worker(env);
+    const tag = `${first.process.pid}.`;
+    const owned = (dir: string) => readdirSync(dir).filter((name) => name.includes(`-${tag}`));
+    await deploy({ path: "u/t/quick", tag: "lim-kill", content: "echo quick" });
+    await deploy({
+      path: "u/t/slow",
+      tag: "lim-kill",
+      language: "python3",
+      content: "import time\ndef main():\n    time.sleep(60)\n",
+    });
+    assert.equal((await run("u/t/quick")).result, "quick");
+    // Its FIFOs' folder in TMPDIR, its waiting sandboxes' folders and a running job's in JOB_DIR.
+    await until("the worker keeps warm sandboxes", () =>
+      owned(jobDir).some((name) => name.startsWith("warm-")),
+    );
+    assert.ok(
+      owned(tmp).some((name) => name.startsWith("millrace-pipes-")),
+      readdirSync(tmp).join(" "),
+    );
+    const slow = await runScriptByPath(services, membership, "u/t/slow", {});
+    await until("the slow job runs", () => existsSync(path.join(jobDir, slow)));
+    await first.kill9();
+    assert.ok(owned(tmp).length > 0 && owned(jobDir).length > 0, "the killed worker left its folders");
+    // The zombie monitor ends the job of the dead worker.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await handleZombieJobs(services.pool, services.boss, { timeoutSecs: 1, restart: false });
+    assert.equal((await waitForJob(services, membership, slow, 10_000)).status, "failure");
+    assert.ok(existsSync(path.join(jobDir, slow)));
+
+    const second = await worker(env);
+    assert.equal((await run("u/t/quick")).result, "quick");
+    await until(
+      "the next worker removed them",
+      () => owned(tmp).length === 0 && owned(jobDir).length === 0 && !existsSync(path.join(jobDir, slow)),
+    );
+    await second.stop();
+    // A worker that stops normally leaves nothing either.
+    assert.deepEqual(
+      readdirSync(tmp).filter((name) => name.startsWith("millrace-")),
+      [],
+    );
+    assert.deepEqual(readdirSync(jobDir), []);
+  });
+});
