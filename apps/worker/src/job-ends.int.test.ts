@@ -124,7 +124,11 @@ describe("every job ends", () => {
     const proxy = await databaseProxy(new URL(services.database.url));
     try {
       await worker({ WORKER_TAGS: "ends-outage", WORKER_NAME_PREFIX: "outage" }, proxy.url);
-      await deploy({ path: "u/t/outage", tag: "ends-outage", content: 'echo "ran once"\nsleep 1\necho done' });
+      await deploy({
+        path: "u/t/outage",
+        tag: "ends-outage",
+        content: 'echo "ran once"\nsleep 1\necho done',
+      });
       const id = await runScriptByPath(services, membership, "u/t/outage", {});
       const deadline = Date.now() + 20_000;
       while ((await getJob(services, membership, id)).status !== "running") {
