@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
@@ -54,6 +55,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   // Workers announce their tags once they are ready to claim.
   while (!output.includes("serving tags") && Date.now() < deadline)
     await new Promise((r) => setTimeout(r, 100));
+  // What the launcher printed at start, for the tests that check what its log shows.
+  fs.writeFileSync(path.join(root, ".data/e2e-launcher.log"), output);
 
   return async () => {
     try {

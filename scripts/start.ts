@@ -48,18 +48,30 @@ interface Login {
   password: string;
 }
 
-/** The first superadmin: from SUPERADMIN_EMAIL/PASSWORD, else generated once and kept in .data/. */
-function initialLogin(): Login & { remembered: boolean } {
+/**
+ * The first superadmin: from SUPERADMIN_EMAIL/PASSWORD, else generated once and kept in .data/.
+ * `generated`: the password was made here, so printing it tells nobody anything they were not
+ * meant to learn; a password from the environment is never printed (logs are collected, shared
+ * and kept far longer than an operator's environment).
+ */
+function initialLogin(): Login & { generated: boolean } {
   if (env.SUPERADMIN_EMAIL && env.SUPERADMIN_PASSWORD) {
-    return { email: env.SUPERADMIN_EMAIL, password: env.SUPERADMIN_PASSWORD, remembered: false };
+    return { email: env.SUPERADMIN_EMAIL, password: env.SUPERADMIN_PASSWORD, generated: false };
   }
   const file = path.join(dataDir, "initial-login.json");
   if (fs.existsSync(file))
-    return { ...(JSON.parse(fs.readFileSync(file, "utf8")) as Login), remembered: true };
+    return { ...(JSON.parse(fs.readFileSync(file, "utf8")) as Login), generated: true };
   const login = { email: "admin@millrace.local", password: randomBytes(12).toString("base64url") };
   fs.mkdirSync(dataDir, { recursive: true });
   fs.writeFileSync(file, JSON.stringify(login), { mode: 0o600 });
-  return { ...login, remembered: true };
+  return { ...login, generated: true };
+}
+
+/** The sign-in line of the start banner: a password only when it was generated here. */
+function signInLine(login: (Login & { generated: boolean }) | null): string {
+  if (!login) return "sign in with the superadmin account you created earlier";
+  if (!login.generated) return `sign in as ${login.email} with the password from SUPERADMIN_PASSWORD`;
+  return `sign in as ${login.email} / ${login.password}`;
 }
 
 /**
@@ -70,7 +82,8 @@ function initialLogin(): Login & { remembered: boolean } {
 function instanceSecretKey(): string | undefined {
   if (env.MILLRACE_SECRET_KEY) return env.MILLRACE_SECRET_KEY;
   if (env.MODE !== "standalone") {
-    log("warning: MILLRACE_SECRET_KEY is not set: secret variables cannot be created or read");
+    // MODE=server refuses to start without it (launcher-env.ts); a worker still runs jobs.
+    log("warning: MILLRACE_SECRET_KEY is not set: this worker cannot read secret variables");
     return undefined;
   }
   const file = path.join(dataDir, "secret-key");
@@ -94,7 +107,7 @@ async function main(): Promise<void> {
     databaseUrl = embedded.url;
   }
 
-  let login: (Login & { remembered: boolean }) | null = null;
+  let login: (Login & { generated: boolean }) | null = null;
   if (runsServer) {
     if (env.SKIP_MIGRATION) log("SKIP_MIGRATION=true: not applying migrations");
     else {
@@ -106,7 +119,7 @@ async function main(): Promise<void> {
       login = initialLogin();
       const { created } = await ensureFirstSuperadmin({ db: createDb(pool), pool }, login);
       if (created) log(`created the first superadmin ${login.email}`);
-      else if (!login.remembered) login = null;
+      else if (!login.generated) login = null;
     } finally {
       await pool.end();
     }
@@ -176,8 +189,7 @@ async function main(): Promise<void> {
 
   if (runsServer) {
     log(`Millrace is running at ${baseUrl}`);
-    if (login) log(`sign in as ${login.email} / ${login.password}`);
-    else log("sign in with the superadmin account you created earlier");
+    log(signInLine(login));
   } else {
     log(`worker running (${numWorkers} slot(s)) against ${new URL(databaseUrl).host}`);
   }

@@ -15,7 +15,8 @@ const launcherEnvSchema = z
     SUPERADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
     // Port of the embedded PostgreSQL (only used when DATABASE_URL is unset).
     EMBEDDED_PG_PORT: positiveIntVar(5488),
-    // Instance key for secret variables; standalone generates one into .data/ when unset.
+    // Instance key for sessions and secret variables: required with MODE=server, standalone
+    // generates one into .data/ when unset, a worker without it cannot read secrets.
     MILLRACE_SECRET_KEY: secretKeyVar,
   })
   .superRefine((env, context) => {
@@ -24,6 +25,15 @@ const launcherEnvSchema = z
         code: "custom",
         path: ["DATABASE_URL"],
         message: `is required with MODE=${env.MODE} (only MODE=standalone starts an embedded PostgreSQL)`,
+      });
+    }
+    if (env.MODE === "server" && !env.MILLRACE_SECRET_KEY) {
+      context.addIssue({
+        code: "custom",
+        path: ["MILLRACE_SECRET_KEY"],
+        message:
+          "is required with MODE=server: sessions are signed and secrets encrypted with it (32+ " +
+          "characters, e.g. `openssl rand -base64 32`; the same value on every server and worker)",
       });
     }
     if (!!env.SUPERADMIN_EMAIL !== !!env.SUPERADMIN_PASSWORD) {

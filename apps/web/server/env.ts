@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { databaseUrlVar, parseEnv, positiveIntVar, secretKeyVar } from "@millrace/core/config";
+import { databaseUrlVar, parseEnv, positiveIntVar, requiredSecretKeyVar } from "@millrace/core/config";
 
 const serverEnvSchema = z.object({
   DATABASE_URL: databaseUrlVar,
@@ -8,8 +8,9 @@ const serverEnvSchema = z.object({
   BASE_URL: z.url().default("http://localhost:8000"),
   // A bearer token accepted as superadmin on the API, as in Windmill.
   SUPERADMIN_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
-  // Wraps every workspace's key for secret variables; the same value on every server and worker.
-  MILLRACE_SECRET_KEY: secretKeyVar,
+  // Wraps every workspace's key for secret variables and keys the session-signing key; the same
+  // value on every server and worker. Required: see sessionSigningSecret.
+  MILLRACE_SECRET_KEY: requiredSecretKeyVar,
   // Seconds run_wait_result waits for a job before answering with a timeout.
   TIMEOUT_WAIT_RESULT: positiveIntVar(60),
   // Request bodies larger than this many MB are refused with 413 (run args are capped at 5 MB).

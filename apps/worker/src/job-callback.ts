@@ -63,6 +63,7 @@ export async function prepareCallback(deps: RunJobDeps, job: ClaimedJob): Promis
     job.workspaceId,
     job.permissionedAs,
     job.args,
+    job,
   );
   const state = statePath(job);
   return {

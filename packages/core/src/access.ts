@@ -7,6 +7,15 @@ import type { Membership } from "./workspaces.ts";
 export type PathAccess = "read" | "write";
 
 /**
+ * Every user whose rights the caller must stay within: the caller alone, or (a job's token whose
+ * code someone else deployed, see Membership.bounds) the caller and each bounding user, each with
+ * their own role. A check passes only if it passes for each.
+ */
+export function eachMembership(membership: Membership): Membership[] {
+  return membership.bounds ?? [membership];
+}
+
+/**
  * Who may see and change an item by its path (scripts, jobs of a script, variables, resources,
  * schedules), after the role check of the permission table. The rules, as in Windmill:
  *
@@ -21,6 +30,15 @@ export type PathAccess = "read" | "write";
  * member refused a write gets FORBIDDEN (a write names a path, it reveals no item).
  */
 export async function authorizePath(
+  ctx: CoreContext,
+  membership: Membership,
+  path: string,
+  access: PathAccess,
+): Promise<void> {
+  for (const each of eachMembership(membership)) await authorizePathFor(ctx, each, path, access);
+}
+
+async function authorizePathFor(
   ctx: CoreContext,
   membership: Membership,
   path: string,
@@ -76,6 +94,36 @@ export async function folderLevels(
   membership: Membership,
   folder?: string,
 ): Promise<Map<string, PermissionLevel>> {
+  if (!membership.bounds) return ownFolderLevels(ctx, membership, folder);
+  // Bounded: the weakest level each folder has for all of them (an admin owns every folder).
+  let levels: Map<string, PermissionLevel> | null = null;
+  for (const each of membership.bounds) {
+    if (each.role === "admin") continue;
+    const own = await ownFolderLevels(ctx, each, folder);
+    if (!levels) levels = own;
+    else {
+      const previous: Map<string, PermissionLevel> = levels;
+      levels = new Map();
+      for (const [name, level] of own) {
+        const other = previous.get(name);
+        if (other) levels.set(name, RANK[other] <= RANK[level] ? other : level);
+      }
+    }
+  }
+  if (levels) return levels;
+  // Every one of them is an admin: they own every folder.
+  const { rows } = await ctx.pool.query<{ name: string }>(
+    "SELECT name FROM folder WHERE workspace_id = $1 AND ($2::text IS NULL OR name = $2)",
+    [membership.workspace.id, folder ?? null],
+  );
+  return new Map(rows.map((row) => [row.name, "owner" as const]));
+}
+
+async function ownFolderLevels(
+  ctx: CoreContext,
+  membership: Membership,
+  folder?: string,
+): Promise<Map<string, PermissionLevel>> {
   const { rows } = await ctx.pool.query<{ folder_name: string; level: PermissionLevel }>(
     `SELECT fp.folder_name, fp.level::text AS level
        FROM folder_permission fp
@@ -106,9 +154,15 @@ export async function folderLevel(
  * when the caller reads everything (admins).
  */
 export async function readablePrefixes(ctx: CoreContext, membership: Membership): Promise<string[] | null> {
-  if (membership.role === "admin") return null;
-  const folders = await folderLevels(ctx, membership);
-  return [`u/${membership.principal.username}/`, ...[...folders.keys()].map((name) => `f/${name}/`)];
+  let readable: string[] | null = null;
+  for (const each of eachMembership(membership)) {
+    if (each.role === "admin") continue;
+    const folders = await ownFolderLevels(ctx, each);
+    const own = [`u/${each.principal.username}/`, ...[...folders.keys()].map((name) => `f/${name}/`)];
+    // No prefix holds another (`u/<user>/`, `f/<folder>/`): what all may read is what all list.
+    readable = readable ? readable.filter((prefix) => own.includes(prefix)) : own;
+  }
+  return readable;
 }
 
 /** Escapes `_` and `%` so that a path prefix matches itself only in LIKE / Prisma's startsWith. */
@@ -120,18 +174,25 @@ export function likePrefix(prefix: string): string {
  * Jobs follow their script's path: a member other than an admin sees the jobs they started and
  * the jobs of paths they may read. Returns null when the caller sees every job.
  */
+type JobsFilter = { OR: ({ createdBy: string } | { scriptPath: { startsWith: string } })[] };
+
 export async function visibleJobsFilter(
   ctx: CoreContext,
   membership: Membership,
-): Promise<{ OR: ({ createdBy: string } | { scriptPath: { startsWith: string } })[] } | null> {
-  const readable = await readablePrefixes(ctx, membership);
-  if (!readable) return null;
-  return {
-    OR: [
-      { createdBy: membership.principal.username },
-      ...readable.map((prefix) => ({ scriptPath: { startsWith: likePrefix(prefix) } })),
-    ],
-  };
+): Promise<JobsFilter | { AND: JobsFilter[] } | null> {
+  const filters: JobsFilter[] = [];
+  for (const each of eachMembership(membership)) {
+    if (each.role === "admin") continue;
+    const readable = (await readablePrefixes(ctx, each))!;
+    filters.push({
+      OR: [
+        { createdBy: each.principal.username },
+        ...readable.map((prefix) => ({ scriptPath: { startsWith: likePrefix(prefix) } })),
+      ],
+    });
+  }
+  if (filters.length === 0) return null;
+  return filters.length === 1 ? filters[0]! : { AND: filters };
 }
 
 export async function canSeeJob(
@@ -139,12 +200,32 @@ export async function canSeeJob(
   membership: Membership,
   job: { createdBy: string; scriptPath: string | null },
 ): Promise<boolean> {
-  if (membership.role === "admin" || job.createdBy === membership.principal.username) return true;
-  if (!job.scriptPath) return false;
-  try {
-    await authorizePath(ctx, membership, job.scriptPath, "read");
-    return true;
-  } catch {
-    return false;
+  for (const each of eachMembership(membership)) {
+    if (each.role === "admin" || job.createdBy === each.principal.username) continue;
+    if (!job.scriptPath) return false;
+    try {
+      await authorizePathFor(ctx, each, job.scriptPath, "read");
+    } catch {
+      return false;
+    }
   }
+  return true;
 }
+
+/**
+ * For rules of the form "everyone sees their own rows, `seesAll` roles see every row" (audit log,
+ * webhook tokens): null when the caller sees every row, else the one user whose own rows the
+ * caller sees. `NOBODY` when bounded users would each see only their own (different) rows.
+ */
+export function ownRowsOnly(
+  membership: Membership,
+  seesAll: (role: Membership["role"]) => boolean,
+): { userId: string; username: string } | null {
+  const restricted = eachMembership(membership).filter((each) => !seesAll(each.role));
+  if (restricted.length === 0) return null;
+  const first = restricted[0]!.principal;
+  return restricted.every((each) => each.principal.userId === first.userId) ? first : NOBODY;
+}
+
+/** Matches no user (ownRowsOnly's answer when no row is everyone's own): no username has a `-`. */
+export const NOBODY = { userId: "ffffffff-ffff-ffff-ffff-ffffffffffff", username: "-nobody-" };

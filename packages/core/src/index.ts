@@ -24,6 +24,8 @@ export {
   membershipFromBearer,
   requireMembership,
   WORKSPACE_ID,
+  ADMINS_WORKSPACE,
+  RESERVED_WORKSPACE_IDS,
   type Membership,
   type WorkspaceSummary,
 } from "./workspaces.ts";
@@ -39,7 +41,7 @@ export {
   type NewScriptInput,
   type ScriptLookup,
 } from "./scripts.ts";
-export { getInstanceSecret } from "./instance.ts";
+export { getInstanceSecret, sessionSigningSecret, SESSION_SALT_SETTING } from "./instance.ts";
 export * from "./jobs/index.ts";
 export {
   handleZombieJobs,

@@ -37,7 +37,10 @@ export function parsePath(path: string, field = "path"): ParsedPath {
  */
 export function requirePathWrite(membership: Membership, path: string): void {
   const parsed = parsePath(path);
-  if (parsed.kind === "u" && parsed.owner !== membership.principal.username && membership.role !== "admin") {
-    throw new AppError("FORBIDDEN", `only ${parsed.owner} or an admin may write under u/${parsed.owner}/`);
+  // Each user bounding the caller's rights too (see Membership.bounds).
+  for (const each of membership.bounds ?? [membership]) {
+    if (parsed.kind === "u" && parsed.owner !== each.principal.username && each.role !== "admin") {
+      throw new AppError("FORBIDDEN", `only ${parsed.owner} or an admin may write under u/${parsed.owner}/`);
+    }
   }
 }

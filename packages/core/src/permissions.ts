@@ -43,8 +43,27 @@ export function can(role: WorkspaceRole, action: Action): boolean {
   return (PERMISSIONS[action] as readonly WorkspaceRole[]).includes(role);
 }
 
-export function requirePermission(membership: { role: WorkspaceRole }, action: Action): void {
-  if (!can(membership.role, action)) {
-    throw new AppError("FORBIDDEN", `your role (${membership.role}) may not ${action.replace(".", " ")}`);
+/**
+ * Actions that change who may do what (members, roles, groups): people do them, a job's token
+ * never does, whatever its user's role (the code it runs may be someone else's).
+ */
+const NOT_FOR_JOBS: readonly Action[] = ["member.manage", "group.manage"];
+
+export function requirePermission(
+  membership: {
+    role: WorkspaceRole;
+    principal?: { tokenKind?: string };
+    bounds?: { role: WorkspaceRole }[];
+  },
+  action: Action,
+): void {
+  // `role` is already the lowest of a bounded caller's; each bound is checked all the same.
+  for (const each of [membership, ...(membership.bounds ?? [])]) {
+    if (!can(each.role, action)) {
+      throw new AppError("FORBIDDEN", `your role (${each.role}) may not ${action.replace(".", " ")}`);
+    }
+  }
+  if (membership.principal?.tokenKind === "job" && NOT_FOR_JOBS.includes(action)) {
+    throw new AppError("FORBIDDEN", `a job's token cannot ${action.replace(".", " ")}`);
   }
 }

@@ -5,6 +5,7 @@ import type { CoreContext } from "./context.ts";
 import { AppError, invalidInput, notFound } from "./errors.ts";
 import { authorizePath, likePrefix, readablePrefixes } from "./access.ts";
 import { recordAudit } from "./audit/index.ts";
+import { refuseWhenBounded } from "./auth/principal.ts";
 import { parsePath } from "./paths.ts";
 import { requirePermission } from "./permissions.ts";
 import { checkScriptLimits, type JobLimits, type ScriptLimitsInput } from "./jobs/limits.ts";
@@ -111,6 +112,9 @@ export async function deployScript(
   requirePermission(membership, "script.write");
   parsePath(input.path);
   await authorizePath(ctx, membership, input.path, "write");
+  // The version would be the caller's (its runs bounded by the caller's rights alone), though
+  // code of someone else wrote it.
+  refuseWhenBounded(membership.principal, "deploy scripts");
   if (typeof input.content !== "string") throw invalidInput("content", "is required");
   if (Buffer.byteLength(input.content) > MAX_SCRIPT_BYTES) {
     throw invalidInput("content", `at most ${MAX_SCRIPT_BYTES / 1024} KiB`);

@@ -1,6 +1,6 @@
 import { isUniqueViolation, prepared, type Workspace, type WorkspaceRole } from "@millrace/db";
 import { recordAudit } from "./audit/index.ts";
-import type { Principal } from "./auth/principal.ts";
+import { refuseJobCredential, type Principal } from "./auth/principal.ts";
 import {
   BEARER_COLUMNS,
   BEARER_FROM,
@@ -8,6 +8,7 @@ import {
   principalOfBearerRow,
   sameSecret,
   SUPERADMIN_SECRET_PRINCIPAL,
+  withBounds,
   type BearerRow,
 } from "./auth/tokens.ts";
 import type { CoreContext } from "./context.ts";
@@ -15,11 +16,43 @@ import { AppError, invalidInput, notFound } from "./errors.ts";
 
 export const WORKSPACE_ID = /^[a-z0-9][a-z0-9_-]{0,49}$/;
 
+/**
+ * The workspace where workers record their groups' init and periodic scripts (which run on the
+ * worker machines, outside any sandbox), as in Windmill. Superadmins only: nobody else reads it,
+ * whatever its member rows say.
+ */
+export const ADMINS_WORKSPACE = "admins";
+
+/**
+ * Workspace ids nobody creates over the API, superadmins included: `admins` (above), and names
+ * that read as the instance's own (`global`, `instance`, `system`, …), which a tenant could use to
+ * pass their workspace off as the platform's.
+ */
+export const RESERVED_WORKSPACE_IDS: readonly string[] = [
+  ADMINS_WORKSPACE,
+  "global",
+  "instance",
+  "internal",
+  "millrace",
+  "root",
+  "system",
+  "windmill",
+];
+
 export interface Membership {
   workspace: Workspace;
+  /** The caller's role; when `bounds` is set, the lowest role among them. */
   role: WorkspaceRole;
   principal: Principal;
+  /**
+   * Set when the caller's rights are bounded by other users (Principal.boundedBy): the caller's
+   * own membership first, then each bounding user's, each with its own role. Every check must
+   * pass for each of them (see eachMembership in access.ts).
+   */
+  bounds?: Membership[];
 }
+
+const ROLE_RANK: Record<WorkspaceRole, number> = { operator: 1, developer: 2, admin: 3 };
 
 const MEMBERSHIP_COLUMNS = `w.id AS workspace_id, w.name AS workspace_name, w.created_by AS workspace_created_by,
        w.created_at AS workspace_created_at, m.role`;
@@ -45,6 +78,9 @@ function membershipOfRow(
   const missing = notFound(`workspace ${workspaceId}`);
   if (principal.workspaceScope && principal.workspaceScope !== workspaceId) throw missing;
   if (!row?.workspace_id) throw missing;
+  // A superadmin's job token is admin of its own workspace (it passed the scope check above).
+  const superAdmin = principal.isSuperAdmin || !!principal.adminOfScope;
+  if (workspaceId === ADMINS_WORKSPACE && !superAdmin) throw missing;
   const workspace: Workspace = {
     id: row.workspace_id,
     name: row.workspace_name,
@@ -52,9 +88,42 @@ function membershipOfRow(
     createdAt: row.workspace_created_at,
     deleted: false,
   };
-  if (principal.isSuperAdmin) return { workspace, role: "admin", principal };
+  if (superAdmin) return { workspace, role: "admin", principal };
   if (!row.role) throw missing;
   return { workspace, role: row.role, principal };
+}
+
+/**
+ * The membership of a caller bounded by other users: each of them must be a member (else the
+ * workspace is not found, as for the caller), and the role is the lowest of theirs.
+ */
+async function boundedMembership(ctx: CoreContext, own: Membership): Promise<Membership> {
+  const bounding = own.principal.boundedBy ?? [];
+  if (bounding.length === 0) return own;
+  const workspaceId = own.workspace.id;
+  const { rows } = await ctx.pool.query<MembershipRow & { user_id: string }>(
+    `SELECT ${MEMBERSHIP_COLUMNS}, u.id AS user_id
+       FROM "user" u
+       JOIN workspace w ON w.id = $1 AND NOT w.deleted
+       LEFT JOIN workspace_member m ON m.workspace_id = w.id AND m.user_id = u.id AND NOT m.disabled
+      WHERE u.id = ANY($2::uuid[]) AND NOT u.disabled`,
+    [workspaceId, bounding.map((user) => user.userId)],
+  );
+  const bounds = [
+    own,
+    ...bounding.map((user) =>
+      membershipOfRow(
+        user,
+        workspaceId,
+        rows.find((row) => row.user_id === user.userId),
+      ),
+    ),
+  ];
+  const role = bounds.reduce<WorkspaceRole>(
+    (lowest, m) => (ROLE_RANK[m.role] < ROLE_RANK[lowest] ? m.role : lowest),
+    own.role,
+  );
+  return { workspace: own.workspace, role, principal: own.principal, bounds };
 }
 
 /** Loads the caller's membership in one query (see membershipOfRow). */
@@ -73,7 +142,7 @@ export async function requireMembership(
       [workspaceId, principal.userId],
     ),
   );
-  return membershipOfRow(principal, workspaceId, rows[0]);
+  return boundedMembership(ctx, membershipOfRow(principal, workspaceId, rows[0]));
 }
 
 /**
@@ -101,8 +170,11 @@ export async function membershipFromBearer(
       [hashToken(token), workspaceId],
     ),
   );
-  const principal = vet(principalOfBearerRow(ctx, rows[0]));
-  return membershipOfRow(principal, workspaceId, rows[0]);
+  const row = rows[0];
+  let principal = principalOfBearerRow(ctx, row);
+  if (row?.token_bounded_by?.length) principal = await withBounds(ctx, principal, row.token_bounded_by);
+  principal = vet(principal);
+  return boundedMembership(ctx, membershipOfRow(principal, workspaceId, row));
 }
 
 export interface CreateWorkspaceInput {
@@ -123,8 +195,17 @@ export async function createWorkspace(
   principal: Principal,
   input: CreateWorkspaceInput,
 ): Promise<Workspace> {
+  // A job's token is limited to its own workspace: a new one would be outside it, and its creator
+  // would be admin there.
+  refuseJobCredential(principal, "create workspaces");
   if (!WORKSPACE_ID.test(input.id)) {
     throw invalidInput("id", "use 1-50 lowercase letters, digits, - or _, starting with a letter or digit");
+  }
+  if (RESERVED_WORKSPACE_IDS.includes(input.id)) {
+    throw invalidInput(
+      "id",
+      `"${input.id}" is reserved for Millrace's own use (reserved: ${RESERVED_WORKSPACE_IDS.join(", ")})`,
+    );
   }
   const name = input.name.trim();
   if (!name || name.length > 100) throw invalidInput("name", "must be 1-100 characters");
@@ -175,15 +256,19 @@ export interface WorkspaceSummary {
 
 /** Workspaces the caller belongs to; a superadmin sees every workspace. */
 export async function listWorkspaces(ctx: CoreContext, principal: Principal): Promise<WorkspaceSummary[]> {
-  if (principal.isSuperAdmin) {
-    const all = await ctx.db.workspace.findMany({ where: { deleted: false }, orderBy: { id: "asc" } });
+  // A superadmin's job token (adminOfScope) sees its own workspace as its user would.
+  if (principal.isSuperAdmin || (principal.adminOfScope && principal.workspaceScope)) {
+    const all = await ctx.db.workspace.findMany({
+      where: { deleted: false, ...(principal.workspaceScope ? { id: principal.workspaceScope } : {}) },
+      orderBy: { id: "asc" },
+    });
     return all.map((w) => ({ id: w.id, name: w.name, role: "admin" as const }));
   }
   const memberships = await ctx.db.workspaceMember.findMany({
     where: {
       userId: principal.userId,
       disabled: false,
-      workspace: { deleted: false },
+      workspace: { deleted: false, id: { not: ADMINS_WORKSPACE } },
       ...(principal.workspaceScope ? { workspaceId: principal.workspaceScope } : {}),
     },
     include: { workspace: true },

@@ -1,16 +1,18 @@
 import type { AuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
-import { getInstanceSecret, signIn } from "@millrace/core";
+import { sessionSigningSecret, signIn } from "@millrace/core";
+import { serverEnv } from "../env.ts";
 import { getServices } from "../services.ts";
 import { lastHop } from "./ip.ts";
 
-// JWT sessions signed with a secret kept in the database: any server sharing the database
-// verifies any session, with no sticky sessions and no extra configuration.
+// JWT sessions signed with a key derived from MILLRACE_SECRET_KEY and a random value kept in the
+// database: any server sharing both verifies any session, with no sticky sessions, and a database
+// dump alone cannot sign one.
 let cached: Promise<AuthOptions> | undefined;
 
 async function buildAuthOptions(): Promise<AuthOptions> {
   const services = await getServices();
-  const secret = await getInstanceSecret(services, "session_secret");
+  const secret = await sessionSigningSecret(services, serverEnv().MILLRACE_SECRET_KEY);
   return {
     secret,
     session: { strategy: "jwt", maxAge: 7 * 24 * 3600 },

@@ -1,10 +1,25 @@
 import type { Prisma } from "@millrace/db";
+import { ownRowsOnly } from "../access.ts";
 import type { CoreContext } from "../context.ts";
 import { invalidInput, notFound } from "../errors.ts";
 import { can, requirePermission } from "../permissions.ts";
 import type { Membership } from "../workspaces.ts";
 
 export type ActionKind = "Created" | "Updated" | "Delete" | "Execute";
+
+/**
+ * The rows a member sees: the workspace's (admins) or their own in it, and their own instance
+ * rows (sign-ins, tokens). A caller bounded by other users (a job's token) sees what each of them
+ * would (see ownRowsOnly).
+ */
+function visibleRows(membership: Membership): Prisma.AuditLogWhereInput[] {
+  const inWorkspace = ownRowsOnly(membership, (role) => can(role, "audit.read_all"));
+  const instance = ownRowsOnly(membership, () => false)!;
+  return [
+    { workspaceId: membership.workspace.id, ...(inWorkspace ? { actor: inWorkspace.username } : {}) },
+    { workspaceId: null, actor: instance.username },
+  ];
+}
 
 export interface AuditRow {
   id: number;
@@ -70,17 +85,8 @@ export async function listAudit(
   if (input.allWorkspaces && !membership.principal.isSuperAdmin) {
     throw invalidInput("all_workspaces", "only superadmins may read every workspace's audit log");
   }
-  const me = membership.principal.username;
-  const seeAll = can(membership.role, "audit.read_all");
   const and: Prisma.AuditLogWhereInput[] = [];
-  if (!input.allWorkspaces) {
-    and.push({
-      OR: [
-        { workspaceId: membership.workspace.id, ...(seeAll ? {} : { actor: me }) },
-        { workspaceId: null, actor: me },
-      ],
-    });
-  }
+  if (!input.allWorkspaces) and.push({ OR: visibleRows(membership) });
   if (input.username) and.push({ actor: input.username });
   if (input.operation) and.push({ operation: { startsWith: input.operation } });
   if (input.operations?.length) and.push({ operation: { in: input.operations } });
@@ -129,15 +135,10 @@ function auditView(row: {
 export async function getAudit(ctx: CoreContext, membership: Membership, id: number): Promise<AuditRow> {
   requirePermission(membership, "audit.read");
   if (!Number.isSafeInteger(id) || id < 1) throw notFound(`audit log ${id}`);
-  const me = membership.principal.username;
-  const seeAll = can(membership.role, "audit.read_all");
   const row = await ctx.db.auditLog.findFirst({
     where: {
       id: BigInt(id),
-      OR: [
-        { workspaceId: membership.workspace.id, ...(seeAll ? {} : { actor: me }) },
-        { workspaceId: null, actor: me },
-      ],
+      OR: visibleRows(membership),
     },
   });
   if (!row) throw notFound(`audit log ${id}`);

@@ -17,6 +17,17 @@ export interface Principal {
   tokenKind?: string;
   /** The caller's address, when the request came over HTTP (recorded in the audit log). */
   ip?: string;
+  /**
+   * A job token of a superadmin's job: it is admin of its own workspace (`workspaceScope`), as
+   * its user is, but never a superadmin (a job's token stays within its workspace).
+   */
+  adminOfScope?: boolean;
+  /**
+   * Users whose rights bound the caller's: a job's token acts with the intersection of the rights
+   * of the user it runs as and of each of these (the deployer of the code it runs, and the users
+   * bounding the job that started it). Every membership, role and path check must pass for each.
+   */
+  boundedBy?: Principal[];
 }
 
 /**
@@ -27,6 +38,23 @@ export interface Principal {
 export function refuseJobCredential(principal: Principal, what: string): void {
   if (principal.tokenKind === "job") {
     throw new AppError("FORBIDDEN", `a job's token cannot ${what}`);
+  }
+}
+
+/**
+ * Refuses what would record the caller alone as the author of something that later acts with
+ * their rights (a script version others' schedules run, a schedule running as them) when the
+ * caller's rights are bounded by other users: it would launder code or choices of those users
+ * into the caller's full rights.
+ */
+export function refuseWhenBounded(principal: Principal, what: string): void {
+  const others = principal.boundedBy?.filter((user) => user.userId !== principal.userId) ?? [];
+  if (others.length > 0) {
+    throw new AppError(
+      "FORBIDDEN",
+      `this job runs code deployed by ${others.map((user) => user.username).join(", ")}, not by ` +
+        `${principal.username}: it cannot ${what} as ${principal.username}`,
+    );
   }
 }
 

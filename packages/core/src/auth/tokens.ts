@@ -76,7 +76,7 @@ export const SUPERADMIN_SECRET_PRINCIPAL: Principal = {
  * the process's local zone.
  */
 export const BEARER_COLUMNS = `t.id AS token_id, t.kind AS token_kind, t.workspace_id AS token_workspace_id,
-            t.scope_path AS token_scope_path,
+            t.scope_path AS token_scope_path, t.bounded_by AS token_bounded_by,
             coalesce(t.expires_at <= localtimestamp, false) AS token_expired,
             coalesce(t.last_used_at < localtimestamp - interval '1 minute', true) AS token_touch,
             u.id AS user_id, u.email, u.username, u.is_super_admin, u.disabled AS user_disabled`;
@@ -87,6 +87,8 @@ export interface BearerRow {
   token_kind: string;
   token_workspace_id: string | null;
   token_scope_path: string | null;
+  /** Usernames whose rights bound a job token's (see Principal.boundedBy). */
+  token_bounded_by: string[] | null;
   token_expired: boolean;
   token_touch: boolean;
   user_id: string;
@@ -110,15 +112,63 @@ export function principalOfBearerRow(ctx: CoreContext, row: BearerRow | undefine
       .query("UPDATE api_token SET last_used_at = now() WHERE id = $1", [row.token_id])
       .catch(() => {});
   }
+  // A job's token is never a superadmin, even when its user is: it is limited to its workspace,
+  // where a superadmin's job is admin (adminOfScope).
+  const job = row.token_kind === "job";
   return {
     userId: row.user_id,
     email: row.email,
     username: row.username,
-    isSuperAdmin: row.is_super_admin,
+    isSuperAdmin: row.is_super_admin && !job,
+    ...(job && row.is_super_admin ? { adminOfScope: true } : {}),
     ...(row.token_workspace_id ? { workspaceScope: row.token_workspace_id } : {}),
     ...(row.token_scope_path ? { pathScope: row.token_scope_path } : {}),
     tokenKind: row.token_kind,
   };
+}
+
+/**
+ * The users a job token's rights are bounded by (Principal.boundedBy), looked up by username:
+ * each with the same limits as the token (its workspace, no superadmin rights). A bounding user
+ * who no longer exists or is disabled has no rights, so neither has the token. Scripts deployed
+ * with SUPERADMIN_SECRET (`superadmin_secret`, no account) bound nothing: the instance's own secret
+ * holder wrote them.
+ */
+export async function withBounds(
+  ctx: CoreContext,
+  principal: Principal,
+  usernames: readonly string[] | null | undefined,
+): Promise<Principal> {
+  const names = [...new Set(usernames ?? [])].filter((name) => name !== principal.username);
+  if (names.length === 0) return principal;
+  const { rows } = await ctx.pool.query<{
+    id: string;
+    email: string;
+    username: string;
+    is_super_admin: boolean;
+    disabled: boolean;
+  }>('SELECT id, email, username, is_super_admin, disabled FROM "user" WHERE username = ANY($1)', [names]);
+  const boundedBy: Principal[] = [];
+  for (const name of names) {
+    const user = rows.find((row) => row.username === name);
+    if (!user && name === SUPERADMIN_SECRET_PRINCIPAL.username) continue;
+    if (!user || user.disabled) {
+      throw new AppError(
+        "FORBIDDEN",
+        `this job runs code deployed by ${name}, who is no longer an active user: its token may do nothing`,
+      );
+    }
+    boundedBy.push({
+      userId: user.id,
+      email: user.email,
+      username: user.username,
+      isSuperAdmin: false,
+      ...(user.is_super_admin ? { adminOfScope: true } : {}),
+      ...(principal.workspaceScope ? { workspaceScope: principal.workspaceScope } : {}),
+      tokenKind: principal.tokenKind,
+    });
+  }
+  return boundedBy.length ? { ...principal, boundedBy } : principal;
 }
 
 /** Resolves `Authorization: Bearer <token>` to a principal, or throws UNAUTHORIZED. */
@@ -132,5 +182,6 @@ export async function principalFromBearer(
   const { rows } = await ctx.pool.query<BearerRow>(
     prepared(`SELECT ${BEARER_COLUMNS} FROM ${BEARER_FROM} WHERE t.token_hash = $1`, [hashToken(token)]),
   );
-  return principalOfBearerRow(ctx, rows[0]);
+  const principal = principalOfBearerRow(ctx, rows[0]);
+  return rows[0]?.token_bounded_by?.length ? withBounds(ctx, principal, rows[0].token_bounded_by) : principal;
 }

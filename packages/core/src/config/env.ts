@@ -61,3 +61,22 @@ export const secretKeyVar = z
     }
     return value;
   });
+
+/**
+ * MILLRACE_SECRET_KEY where the process cannot work without it: a server signs sessions with a key
+ * derived from it (a key stored in the database alone would let a dump forge any session).
+ */
+export const requiredSecretKeyVar = z
+  .string({
+    error:
+      "is required: servers sign sessions and encrypt secrets with it (32+ characters, e.g. " +
+      "`openssl rand -base64 32`; the same value on every server and worker)",
+  })
+  .transform((value, context) => {
+    const problem = instanceKeyProblem(value);
+    if (problem) {
+      context.addIssue({ code: "custom", message: problem });
+      return z.NEVER;
+    }
+    return value;
+  });

@@ -1,2 +1,10 @@
 export { assertNodeVersion } from "./node-version.ts";
-export { parseEnv, booleanVar, positiveIntVar, databaseUrlVar, tagListVar, secretKeyVar } from "./env.ts";
+export {
+  parseEnv,
+  booleanVar,
+  positiveIntVar,
+  databaseUrlVar,
+  tagListVar,
+  secretKeyVar,
+  requiredSecretKeyVar,
+} from "./env.ts";

@@ -68,6 +68,12 @@ export interface EnqueueInput extends JobLimitsInput {
   scheduledFor: Date | null;
   createdBy: string;
   permissionedAs: string;
+  /**
+   * Usernames whose rights bound the job's besides `permissionedAs` (job.bounded_by): the deployer
+   * of the version it runs, and the users bounding the job's token that started it, if any. Its
+   * WM_TOKEN and `$var:` arguments act with the intersection of their rights.
+   */
+  boundedBy?: string[];
   /** The script version's dependency lock; filled in at enqueue (see attachLocks). */
   lock?: string | null;
   /** The schedule whose tick created the job (its page lists the schedule's runs). */
@@ -123,16 +129,17 @@ function enqueueStatement(bossInsert: string, p: number): string {
      ), inserted AS (
        INSERT INTO job (id, boss_job_id, workspace_id, kind, script_path, script_hash, language, content, args,
          arg_order, tag, priority, created_by, permissioned_as, scheduled_for, timeout_secs, memory_limit_mb,
-         concurrency_key, concurrent_limit, concurrency_time_window_s, retry, schedule_path, lock)
+         concurrency_key, concurrent_limit, concurrency_time_window_s, retry, schedule_path, lock, bounded_by)
        SELECT v.id, v.id, v.workspace_id, v.kind, v.script_path, v.script_hash, v.language, v.content, v.args,
          ARRAY(SELECT jsonb_array_elements_text(v.arg_order)), v.tag, v.priority, v.created_by, v.permissioned_as,
          v.scheduled_for, v.timeout_secs, v.memory_limit_mb, v.concurrency_key, v.concurrent_limit,
-         v.concurrency_time_window_s, v.retry, v.schedule_path, v.lock
+         v.concurrency_time_window_s, v.retry, v.schedule_path, v.lock,
+         ARRAY(SELECT jsonb_array_elements_text(v.bounded_by))
        FROM jsonb_to_recordset($${p + 1}::jsonb) AS v(id uuid, workspace_id text, kind text, script_path text,
          script_hash text, language text, content text, args jsonb, arg_order jsonb, tag text, priority int,
          created_by text, permissioned_as text, scheduled_for timestamptz, timeout_secs int, memory_limit_mb int,
          concurrency_key text, concurrent_limit int, concurrency_time_window_s int, retry jsonb,
-         schedule_path text, lock text)
+         schedule_path text, lock text, bounded_by jsonb)
        RETURNING tag
      ), audited AS (
        INSERT INTO audit_log (workspace_id, actor, operation, resource, parameters, ip, at)
@@ -159,6 +166,7 @@ function jobRows(inputs: EnqueueInput[], ids: string[], now: Date): string {
       priority: input.priority,
       created_by: input.createdBy,
       permissioned_as: input.permissionedAs,
+      bounded_by: input.boundedBy ?? [],
       scheduled_for: (input.scheduledFor ?? now).toISOString(),
       timeout_secs: input.timeoutSecs,
       memory_limit_mb: input.memoryLimitMb,

@@ -8,6 +8,7 @@ import {
   type Language,
 } from "@millrace/runtime";
 import type { PoolClient } from "@millrace/db";
+import type { Principal } from "../auth/principal.ts";
 import type { CoreContext } from "../context.ts";
 import { AppError, invalidInput } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
@@ -54,6 +55,18 @@ function checkedArgs(schema: ArgSchema, args: unknown): Record<string, unknown> 
     if (error instanceof ArgsError) throw invalidInput(`args.${error.field}`, error.message);
     throw error;
   }
+}
+
+/**
+ * Who bounds a job's rights besides the caller it runs as (EnqueueInput.boundedBy): the deployer
+ * of the code, unless the caller deployed it, and whoever already bounds the caller (a job's
+ * token starting another job passes its bounds on, so a chain of jobs never gains rights).
+ */
+export function jobBounds(principal: Principal, codeAuthor: string | null): string[] {
+  const names = new Set(principal.boundedBy?.map((user) => user.username) ?? []);
+  if (codeAuthor) names.add(codeAuthor);
+  names.delete(principal.username);
+  return [...names].sort();
 }
 
 function timeoutFor(ctx: JobsContext, scriptTimeout: number | null): number {
@@ -108,6 +121,7 @@ export async function runScriptByPath(
       retry: (script.retry as RetryPolicy | null) ?? null,
       createdBy: principal.username,
       permissionedAs: `u/${principal.username}`,
+      boundedBy: jobBounds(principal, script.createdBy),
       schedulePath: options.schedulePath ?? null,
       audit: {
         actor: principal,
@@ -166,6 +180,7 @@ export async function runPreview(
     retry: null,
     createdBy: principal.username,
     permissionedAs: `u/${principal.username}`,
+    boundedBy: jobBounds(principal, null),
     audit: {
       actor: principal,
       entry: {

@@ -1,6 +1,7 @@
 import { isUniqueViolation, type PermissionLevel } from "@millrace/db";
 import { folderLevel, folderLevels, likePrefix } from "../access.ts";
 import { recordAudit } from "../audit/index.ts";
+import { refuseJobCredential } from "../auth/principal.ts";
 import type { CoreContext } from "../context.ts";
 import { AppError, invalidInput, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
@@ -149,6 +150,9 @@ export async function createFolder(
   input: CreateFolderInput,
 ): Promise<FolderView> {
   requirePermission(membership, "folder.write");
+  if ((input.owners?.length ?? 0) > 0 || Object.keys(input.extraPerms ?? {}).length > 0) {
+    refuseJobCredential(membership.principal, "grant permissions on folders");
+  }
   if (typeof input.name !== "string" || !FOLDER_NAME.test(input.name)) {
     throw invalidInput("name", "use 1-50 letters, digits, _ or -");
   }
@@ -231,6 +235,8 @@ export async function updateFolder(
     });
   }
   if (input.owners !== undefined || input.extraPerms !== undefined) {
+    // Who may use a folder is people's decision, never a job's (see requirePermission).
+    refuseJobCredential(membership.principal, "change folder permissions");
     const current = (await permissionsOf(ctx, workspaceId)).get(name) ?? [];
     const owners = input.owners ?? current.filter((p) => p.level === "owner").map((p) => p.principal);
     const extra =
@@ -273,6 +279,7 @@ export async function setFolderPermission(
   level: PermissionLevel | null,
 ): Promise<FolderView> {
   await requireOwner(ctx, membership, name);
+  refuseJobCredential(membership.principal, "change folder permissions");
   const workspaceId = membership.workspace.id;
   const checked = await checkedPrincipal(ctx, workspaceId, principal, "principal");
   if (level === null) {

@@ -236,17 +236,23 @@ describe("resources and resource types", () => {
   });
 
   it("resolves a job's $res:/$var: arguments as the job's user", async () => {
-    const args = await resolveJobArgs(ctx, "acme", `u/${me}`, {
-      db: `$res:u/${me}/main_db`,
-      pw: `$var:u/${me}/pg_password`,
-      n: 3,
-      plain: "x",
-    });
+    const args = await resolveJobArgs(
+      ctx,
+      "acme",
+      `u/${me}`,
+      {
+        db: `$res:u/${me}/main_db`,
+        pw: `$var:u/${me}/pg_password`,
+        n: 3,
+        plain: "x",
+      },
+      null,
+    );
     assert.equal((args.db as { password: string }).password, "pg-secret");
     assert.equal(args.pw, "pg-secret");
     assert.equal(args.n, 3);
     await rejectsWith(
-      resolveJobArgs(ctx, "acme", `u/${operator.principal.username}`, { db: `$res:u/${me}/main_db` }),
+      resolveJobArgs(ctx, "acme", `u/${operator.principal.username}`, { db: `$res:u/${me}/main_db` }, null),
       "NOT_FOUND",
       "args.db",
     );

@@ -62,9 +62,12 @@ function checkDescription(description: unknown): string | undefined {
  */
 function requireResourceWrite(membership: Membership, path: string, resourceType: string): void {
   const parsed = parsePath(path);
-  if (resourceType === "state" && parsed.kind === "u" && parsed.owner === membership.principal.username)
-    return;
-  requirePermission(membership, "resource.write");
+  // Bounded callers (a job's token): each of them must be the state's owner (or may write).
+  const own = (each: Membership) =>
+    resourceType === "state" && parsed.kind === "u" && parsed.owner === each.principal.username;
+  for (const each of membership.bounds ?? [membership]) {
+    if (!own(each)) requirePermission(each, "resource.write");
+  }
 }
 
 async function loadRow(

@@ -6,6 +6,7 @@ import type { CoreContext } from "../context.ts";
 import { AppError, invalidInput, notFound } from "../errors.ts";
 import { MAX_ARGS_BYTES } from "../jobs/run.ts";
 import { parsePath } from "../paths.ts";
+import { refuseWhenBounded } from "../auth/principal.ts";
 import { requirePermission } from "../permissions.ts";
 import { getScriptByPath } from "../scripts.ts";
 import type { Membership } from "../workspaces.ts";
@@ -201,6 +202,8 @@ export async function createSchedule(
   input: ScheduleInput,
 ): Promise<ScheduleView> {
   await writable(ctx, membership, input.path);
+  // Its jobs would run as the caller alone, with args chosen by the code of someone else.
+  refuseWhenBounded(membership.principal, "create schedules");
   const timezone = checkTimezone(input.timezone);
   const schedule = typeof input.schedule === "string" ? input.schedule.trim().replace(/\s+/g, " ") : "";
   parseCron(input.schedule, timezone);
@@ -263,6 +266,7 @@ export async function updateSchedule(
   input: ScheduleUpdate,
 ): Promise<ScheduleView> {
   await writable(ctx, membership, path);
+  refuseWhenBounded(membership.principal, "change schedules");
   const workspaceId = membership.workspace.id;
   const existing = await loadRow(ctx.pool, workspaceId, path);
   if (!existing) throw notFound(`schedule ${path}`);

@@ -2,6 +2,8 @@ export { SECRET_KEY_VAR, MIN_SECRET_KEY_LENGTH, SecretKeyError, instanceKeyProbl
 export { createKeyring, isEncrypted, SECRET_PREFIX, type Keyring } from "./keyring.ts";
 export {
   issueJobTokensSql,
+  jobBoundsSql,
+  boundsOfJob,
   JOB_TOKEN_KINDS,
   JOB_TOKEN_MARGIN_SECS,
   revokeJobTokens,

@@ -9,9 +9,10 @@ export const JOB_TOKEN_KINDS = ["script", "preview", "init_script", "periodic_sc
 
 /**
  * SQL of two CTEs issuing the WM_TOKEN of each job of `claimed` (a CTE with the job columns `id`,
- * `kind`, `workspace_id`, `permissioned_as`, `timeout_secs`) that runs user code as a user: an
- * `api_token` of kind `job`, scoped to the job's workspace, acting as the user the job is
- * permissioned as, expiring shortly after the job's timeout. A job that does not run as an
+ * `kind`, `workspace_id`, `script_hash`, `permissioned_as`, `timeout_secs`) that runs user code as
+ * a user: an `api_token` of kind `job`, scoped to the job's workspace, acting as the user the job
+ * is permissioned as within the rights of the users bounding the job (jobBoundsSql: the deployer
+ * of its code…), expiring shortly after the job's timeout. A job that does not run as an
  * enabled user (e.g. started with SUPERADMIN_SECRET) gets none rather than borrowed rights.
  *
  * `job_token` yields `job_id` and `token` (the plain token, for the worker to hand to the job;
@@ -24,18 +25,43 @@ export const JOB_TOKEN_KINDS = ["script", "preview", "init_script", "periodic_sc
 export function issueJobTokensSql(claimed: string): string {
   return `job_token AS MATERIALIZED (
        SELECT c.id AS job_id, c.workspace_id, c.timeout_secs, u.id AS user_id,
+              ${jobBoundsSql("c", "u.username")} AS bounded_by,
               'jt_' || replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', '') AS token
          FROM ${claimed} c
          JOIN "user" u ON u.username = substr(c.permissioned_as, 3) AND NOT u.disabled
         WHERE c.permissioned_as LIKE 'u/%'
           AND c.kind IN (${JOB_TOKEN_KINDS.map((kind) => `'${kind}'`).join(", ")})
      ), job_token_issued AS (
-       INSERT INTO api_token (id, token_hash, token_prefix, label, kind, user_id, workspace_id, expires_at, created_at)
+       INSERT INTO api_token (id, token_hash, token_prefix, label, kind, user_id, workspace_id, bounded_by,
+         expires_at, created_at)
        SELECT gen_random_uuid(), ${hashTokenSql("t.token")}, left(t.token, 10),
-              'job ' || t.job_id, 'job', t.user_id, t.workspace_id,
+              'job ' || t.job_id, 'job', t.user_id, t.workspace_id, t.bounded_by,
               now() + make_interval(secs => t.timeout_secs + ${JOB_TOKEN_MARGIN_SECS}), now()
          FROM job_token t
      )`;
+}
+
+/**
+ * SQL of the usernames bounding the rights of the job `job` (an alias with the job's `id`,
+ * `workspace_id` and `script_hash`) other than `runner`: the job's `bounded_by` (set at enqueue)
+ * and, whatever enqueued the job, the deployer of the script version it runs. A job's token and
+ * its `$var:`/`$res:` arguments act with the intersection of their rights and the runner's.
+ */
+export function jobBoundsSql(job: string, runner: string): string {
+  return `ARRAY(SELECT b.name FROM (
+                SELECT unnest(bj.bounded_by) AS name FROM job bj WHERE bj.id = ${job}.id
+                UNION SELECT s.created_by FROM script s
+                 WHERE s.workspace_id = ${job}.workspace_id AND s.hash = ${job}.script_hash
+              ) b WHERE b.name <> ${runner} ORDER BY b.name)`;
+}
+
+/** The usernames bounding a job's rights besides the user it runs as (see jobBoundsSql). */
+export async function boundsOfJob(client: Pool | PoolClient, jobId: string): Promise<string[]> {
+  const { rows } = await client.query<{ bounded_by: string[] }>(
+    `SELECT ${jobBoundsSql("j", "substr(j.permissioned_as, 3)")} AS bounded_by FROM job j WHERE j.id = $1`,
+    [jobId],
+  );
+  return rows[0]?.bounded_by ?? [];
 }
 
 /**

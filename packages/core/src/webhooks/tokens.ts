@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { recordAudit } from "../audit/index.ts";
+import { ownRowsOnly } from "../access.ts";
 import { refuseJobCredential } from "../auth/principal.ts";
 import { hashToken, SUPERADMIN_SECRET_PRINCIPAL } from "../auth/tokens.ts";
 import type { CoreContext } from "../context.ts";
@@ -74,6 +75,12 @@ export async function createWebhookToken(
   return token;
 }
 
+/** Admins see every webhook token of the workspace, anyone else their own (see ownRowsOnly). */
+function ownTokens(membership: Membership): { userId?: string } {
+  const own = ownRowsOnly(membership, (role) => role === "admin");
+  return own ? { userId: own.userId } : {};
+}
+
 /** The webhook tokens of one script: the caller's own, or everyone's for an admin. */
 export async function listWebhookTokens(
   ctx: CoreContext,
@@ -86,7 +93,7 @@ export async function listWebhookTokens(
       kind: "webhook",
       workspaceId: membership.workspace.id,
       scopePath: path,
-      ...(membership.role === "admin" ? {} : { userId: membership.principal.userId }),
+      ...ownTokens(membership),
       OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }],
     },
     include: { user: { select: { email: true } } },
@@ -116,7 +123,7 @@ export async function revokeWebhookToken(
     kind: "webhook",
     workspaceId: membership.workspace.id,
     tokenPrefix,
-    ...(membership.role === "admin" ? {} : { userId: membership.principal.userId }),
+    ...ownTokens(membership),
   };
   const token = await ctx.db.apiToken.findFirst({ where, select: { scopePath: true } });
   if (!token) throw notFound(`webhook token ${tokenPrefix}`);
