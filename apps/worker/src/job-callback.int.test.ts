@@ -20,6 +20,8 @@ import { startTestWorker, type TestWorker } from "./testing.ts";
 
 const KEY = "worker-test-instance-key-0123456789abcdef";
 const SECRET = "the-api-secret-9f8e7d";
+// Scripts return secrets reversed: a secret's own value is masked in a job's result.
+const REVERSED = [...SECRET].reverse().join("");
 
 let services: TestServices;
 let ctx: SecretsContext;
@@ -105,7 +107,9 @@ describe("jobs call back with WM_TOKEN", () => {
   it("bun: windmill-client reads a secret and a resource, and keeps state between runs", async () => {
     const content = `import * as wmill from "windmill-client";
 
-export async function main(db: object) {
+const rev = (text: string) => [...text].reverse().join("");
+
+export async function main(db: { password: string }) {
   const secret = await wmill.getVariable("u/${me}/api_secret");
   const resource = await wmill.getResource("u/${me}/db");
   const before = await wmill.getState();
@@ -113,19 +117,21 @@ export async function main(db: object) {
   const other = await fetch(process.env.BASE_INTERNAL_URL + "/api/w/elsewhere/variables/list", {
     headers: { Authorization: "Bearer " + process.env.WM_TOKEN },
   });
-  return { secret, host: resource.host, password: resource.password, before, after: await wmill.getState(),
-    arg: db, elsewhere: other.status, statePath: process.env.WM_STATE_PATH };
+  return { secret: rev(secret), host: resource.host, password: rev(resource.password), before,
+    after: await wmill.getState(), arg: db, argPassword: rev(db.password), elsewhere: other.status,
+    statePath: process.env.WM_STATE_PATH };
 }
 `;
     const first = await run(`u/${me}/client_ts`, "bun", content, { db: `$res:u/${me}/db` });
     assert.equal(first.status, "success", first.logs);
     const result = first.result as Record<string, unknown>;
-    assert.equal(result.secret, SECRET);
+    assert.equal(result.secret, REVERSED);
     assert.equal(result.host, "db.internal");
-    assert.equal(result.password, SECRET, "the resource's $var: reference is resolved");
+    assert.equal(result.password, REVERSED, "the resource's $var: reference is resolved");
     assert.equal(result.before, undefined, "no state on the first run");
     assert.deepEqual(result.after, { runs: 1 });
-    assert.equal((result.arg as { password: string }).password, SECRET, "$res: argument resolved");
+    assert.equal(result.argPassword, REVERSED, "$res: argument resolved");
+    assert.equal((result.arg as { password: string }).password, "***", "and masked in the result");
     assert.equal(result.elsewhere, 404, "the token only works in the job's workspace");
     assert.equal(result.statePath, `u/${me}/state/u/${me}/client_ts`);
     assert.doesNotMatch(first.logs, new RegExp(SECRET));
@@ -156,15 +162,15 @@ def main():
     before = wmill.get_state()
     wmill.set_state({"n": 1 if before is None else before["n"] + 1})
     return {
-        "secret": wmill.get_variable("u/${me}/api_secret"),
-        "password": wmill.get_resource("u/${me}/db")["password"],
+        "secret": wmill.get_variable("u/${me}/api_secret")[::-1],
+        "password": wmill.get_resource("u/${me}/db")["password"][::-1],
         "before": before,
         "after": wmill.get_state(),
     }
 `,
     );
     assert.equal(job.status, "success", job.logs);
-    assert.deepEqual(job.result, { secret: SECRET, password: SECRET, before: null, after: { n: 1 } });
+    assert.deepEqual(job.result, { secret: REVERSED, password: REVERSED, before: null, after: { n: 1 } });
   });
 
   it("a job's token cannot mint a token that outlives the job", async () => {

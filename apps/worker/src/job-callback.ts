@@ -2,6 +2,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { resolveJobArgs, type ClaimedJob } from "@millrace/core";
 import { createDb, type Db, type Pool } from "@millrace/db";
+import { secretsOfJob } from "./job-secrets.ts";
 import type { RunJobDeps } from "./run-job.ts";
 
 export interface JobCallback {
@@ -59,7 +60,13 @@ export async function prepareCallback(deps: RunJobDeps, job: ClaimedJob): Promis
   clients ??= bundledClients();
   const token = job.callbackToken;
   const args = await resolveJobArgs(
-    { pool: deps.pool, db: dbFor(deps.pool), secrets: deps.secrets },
+    {
+      pool: deps.pool,
+      db: dbFor(deps.pool),
+      secrets: deps.secrets,
+      // Masked in the job's logs and result (see job-secrets.ts).
+      onSecretRevealed: (value) => secretsOfJob(job.id)?.masker.add(value),
+    },
     job.workspaceId,
     job.permissionedAs,
     job.args,

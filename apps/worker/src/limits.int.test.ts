@@ -1,12 +1,19 @@
 // Hardening of the limits through real worker processes: the disk quota of a job's folder, the
-// file-size limit, the temporary folders of a worker killed with SIGKILL.
+// file-size limit, the temporary folders of a worker killed with SIGKILL, secrets masked in what
+// a job prints and returns.
 import assert from "node:assert/strict";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
+  createKeyring,
+  createResource,
+  createVariable,
   deployScript,
+  getJob,
   handleZombieJobs,
   runScriptByPath,
   waitForJob,
@@ -56,19 +63,22 @@ async function until(what: string, check: () => boolean | Promise<boolean>, time
   }
 }
 
+before(async () => {
+  services = await createTestServices();
+});
+after(async () => {
+  await Promise.all(workers.map((w) => w.stop()));
+  await services?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
 describe("job limits with real worker processes", () => {
   before(async () => {
-    services = await createTestServices();
     ({ membership } = await createTestMember(services));
     await Promise.all([
       worker({ WORKER_TAGS: "lim-default" }),
       worker({ WORKER_TAGS: "lim-quota", JOB_DISK_QUOTA_MB: "50" }),
     ]);
-  });
-  after(async () => {
-    await Promise.all(workers.map((w) => w.stop()));
-    await services?.close();
-    rmSync(scratch, { recursive: true, force: true });
   });
 
   it("a job writing 2 GB into its folder ends with DiskQuotaExceeded at JOB_DISK_QUOTA_MB; the worker goes on", async () => {
@@ -130,8 +140,10 @@ describe("job limits with real worker processes", () => {
     mkdirSync(tmp, { mode: 0o711 });
     const env = { TMPDIR: tmp, JOB_DIR: jobDir, WORKER_TAGS: "lim-kill", WORKER_GROUP: "kill" };
     const first = await worker(env);
-    const tag = `${first.process.pid}.`;
-    const owned = (dir: string) => readdirSync(dir).filter((name) => name.includes(`-${tag}`));
+    const folders = () => [
+      ...readdirSync(tmp).filter((name) => name.startsWith("millrace-pipes-")),
+      ...readdirSync(jobDir),
+    ];
     await deploy({ path: "u/t/quick", tag: "lim-kill", content: "echo quick" });
     await deploy({
       path: "u/t/slow",
@@ -141,29 +153,31 @@ describe("job limits with real worker processes", () => {
     });
     assert.equal((await run("u/t/quick")).result, "quick");
     // Its FIFOs' folder in TMPDIR, its waiting sandboxes' folders and a running job's in JOB_DIR.
-    await until("the worker keeps warm sandboxes", () =>
-      owned(jobDir).some((name) => name.startsWith("warm-")),
-    );
-    assert.ok(
-      owned(tmp).some((name) => name.startsWith("millrace-pipes-")),
-      readdirSync(tmp).join(" "),
-    );
+    await until("the worker keeps warm sandboxes", () => folders().some((name) => name.startsWith("warm-")));
     const slow = await runScriptByPath(services, membership, "u/t/slow", {});
     await until("the slow job runs", () => existsSync(path.join(jobDir, slow)));
     await first.kill9();
-    assert.ok(owned(tmp).length > 0 && owned(jobDir).length > 0, "the killed worker left its folders");
-    // The zombie monitor ends the job of the dead worker.
+    // Its process launcher, which outlives it a moment, removes its own FIFOs' folder as it exits.
     await new Promise((resolve) => setTimeout(resolve, 1500));
+    const left = folders();
+    assert.ok(
+      left.some((name) => name.startsWith("millrace-pipes-")),
+      `left: ${left.join(" ")}`,
+    );
+    assert.ok(
+      left.some((name) => name.startsWith("warm-")) && left.includes(slow),
+      `left: ${left.join(" ")}`,
+    );
+    // The zombie monitor ends the job of the dead worker.
     await handleZombieJobs(services.pool, services.boss, { timeoutSecs: 1, restart: false });
     assert.equal((await waitForJob(services, membership, slow, 10_000)).status, "failure");
-    assert.ok(existsSync(path.join(jobDir, slow)));
 
     const second = await worker(env);
     assert.equal((await run("u/t/quick")).result, "quick");
-    await until(
-      "the next worker removed them",
-      () => owned(tmp).length === 0 && owned(jobDir).length === 0 && !existsSync(path.join(jobDir, slow)),
-    );
+    const stale = () => folders().filter((name) => left.includes(name));
+    await until("the next worker removed them", () => stale().length === 0, 10_000).catch(() => {
+      assert.deepEqual(stale(), [], "folders of the killed worker");
+    });
     await second.stop();
     // A worker that stops normally leaves nothing either.
     assert.deepEqual(
@@ -171,5 +185,133 @@ describe("job limits with real worker processes", () => {
       [],
     );
     assert.deepEqual(readdirSync(jobDir), []);
+  });
+});
+
+const KEY = "limits-test-instance-key-0123456789abcdef";
+const SECRET = "Zq8-secret-value-77";
+const PLAIN = "plain-value-not-secret";
+
+/** The web app's REST router (the one Next serves under /api) on a plain Node HTTP server. */
+async function startApi(): Promise<{ url: string; close(): Promise<void> }> {
+  process.env.DATABASE_URL = services.database.url;
+  process.env.MILLRACE_SECRET_KEY = KEY;
+  // A computed specifier keeps the web app (and Next's global types) out of the worker's typecheck.
+  const web = (file: string) => new URL(`../../web/server/${file}`, import.meta.url).href;
+  const { handleRest } = (await import(web("rest/handler.ts"))) as {
+    handleRest: (request: Request) => Promise<Response>;
+  };
+  const { getServices } = (await import(web("services.ts"))) as {
+    getServices: () => Promise<Pick<TestServices, "boss" | "events" | "pool">>;
+  };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = chunks.length ? Buffer.concat(chunks) : undefined;
+      const request = new Request(`http://${req.headers.host}${req.url}`, {
+        method: req.method,
+        headers: req.headers as Record<string, string>,
+        ...(body && req.method !== "GET" ? { body } : {}),
+      });
+      void handleRest(request).then(async (response) => {
+        res.writeHead(response.status, Object.fromEntries(response.headers));
+        res.end(Buffer.from(await response.arrayBuffer()));
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async close() {
+      await new Promise((resolve) => server.close(resolve));
+      const started = await getServices();
+      await started.boss.stop({ graceful: false, close: true, timeout: 2000 }).catch(() => {});
+      await started.events.close();
+      await started.pool.end();
+    },
+  };
+}
+
+describe("secrets a job got are masked in its logs and result", () => {
+  let api: { url: string; close(): Promise<void> } | undefined;
+  let me: string;
+
+  before(async () => {
+    ({ membership } = await createTestMember(services));
+    me = membership.principal.username;
+    const ctx = { ...services, secrets: createKeyring(KEY) };
+    await createVariable(ctx, membership, { path: `u/${me}/token`, value: SECRET, isSecret: true });
+    await createVariable(ctx, membership, { path: `u/${me}/plain`, value: PLAIN, isSecret: false });
+    await createResource(ctx, membership, {
+      path: `u/${me}/db`,
+      resourceType: "postgresql",
+      value: { host: "db.internal", port: 5432, user: "app", dbname: "app", password: `$var:u/${me}/token` },
+    });
+    api = await startApi();
+    await worker({
+      WORKER_TAGS: "lim-secret",
+      BASE_URL: api.url,
+      MILLRACE_SECRET_KEY: KEY,
+      NUM_WORKERS: "2",
+    });
+  });
+  after(async () => {
+    await Promise.all(workers.map((w) => w.stop()));
+    await api?.close();
+  });
+
+  it("a $var: argument printed, split across two writes, and returned", async () => {
+    await deploy({
+      path: `u/${me}/print_arg`,
+      tag: "lim-secret",
+      content: [
+        'token="$1"',
+        'plain="$2"',
+        'echo "got $token and $plain"',
+        'printf "%s" "${token:0:6}"',
+        "sleep 0.4",
+        'printf "%s\\n" "${token:6}"',
+        'echo "$token"',
+      ].join("\n"),
+    });
+    const job = await run(`u/${me}/print_arg`, { token: `$var:u/${me}/token`, plain: `$var:u/${me}/plain` });
+    assert.equal(job.status, "success", JSON.stringify(job.result));
+    assert.equal(job.result, "***");
+    assert.equal(job.logs, `got *** and ${PLAIN}\n***\n***\n`);
+  });
+
+  it("secrets read through WM_TOKEN (a variable, a resource) are masked in the streamed log and the result", async () => {
+    await deployScript(services, membership, {
+      path: `u/${me}/read_py`,
+      tag: "lim-secret",
+      language: "python3",
+      content: [
+        "import time, wmill",
+        "",
+        "def main():",
+        `    secret = wmill.get_variable("u/${me}/token")`,
+        "    print('read', secret, flush=True)",
+        "    time.sleep(1.5)",
+        `    db = wmill.get_resource("u/${me}/db")`,
+        "    return {'secret': secret, 'password': db['password'], 'reversed': secret[::-1], secret: 1}",
+      ].join("\n"),
+    });
+    const id = await runScriptByPath(services, membership, `u/${me}/read_py`, {});
+    // While it runs, what it printed is already stored (and streamed), masked.
+    await until("the job's first line is stored", async () =>
+      (await getJob(services, membership, id)).logs.includes("read "),
+    );
+    const running = await getJob(services, membership, id);
+    assert.equal(running.status, "running");
+    assert.equal(running.logs, "read ***\n");
+    const job = await waitForJob(services, membership, id, 60_000);
+    assert.deepEqual(job.result, {
+      secret: "***",
+      password: "***",
+      reversed: [...SECRET].reverse().join(""),
+      "***": 1,
+    });
+    assert.doesNotMatch(job.logs ?? "", new RegExp(SECRET));
   });
 });

@@ -6,6 +6,7 @@ import {
   effectiveWorkerTags,
   JOB_CANCEL_CHANNEL,
   JOB_QUEUED_CHANNEL,
+  JOB_SECRET_READ_CHANNEL,
   loadWorkerGroupConfig,
   startBoss,
   type WorkerGroupConfig,
@@ -27,6 +28,7 @@ import { PeriodicScript, runWorkerScript } from "./init-scripts.ts";
 import { defaultCacheRoot } from "./job-dependencies.ts";
 import { pingWorkers, type SlotState } from "./heartbeat.ts";
 import { Notifications } from "./notifications.ts";
+import { secretReadByJob } from "./job-secrets.ts";
 import { Occupancy } from "./occupancy.ts";
 import { sweepStaleJobFolders } from "./stale-job-folders.ts";
 import type { JobIsolation } from "./run-job.ts";
@@ -175,6 +177,8 @@ const notifications = new Notifications(
     [WORKER_CONFIG_CHANNEL]: (group) => {
       if (group === env.WORKER_GROUP) void reloadTags().catch(() => {});
     },
+    // A job's token read a secret: its running jobs mask the value.
+    [JOB_SECRET_READ_CHANNEL]: (payload) => secretReadByJob(runDeps, payload),
   },
   () => {
     dispatcher.wake.wakeAll();

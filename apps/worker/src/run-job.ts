@@ -6,8 +6,15 @@ import {
   type Keyring,
 } from "@millrace/core";
 import type { Pool } from "@millrace/db";
-import { executeJob, resultTooLarge, type ExecuteOutcome, type ProcessLauncher, type WarmSandboxes } from "@millrace/runtime";
+import {
+  executeJob,
+  resultTooLarge,
+  type ExecuteOutcome,
+  type ProcessLauncher,
+  type WarmSandboxes,
+} from "@millrace/runtime";
 import { prepareCallback } from "./job-callback.ts";
+import { watchJobSecrets, type JobSecrets } from "./job-secrets.ts";
 import type { DedicatedRunner } from "./dedicated.ts";
 import { prepareDependencies, runDependencyJob, type DependencySettings } from "./job-dependencies.ts";
 
@@ -135,7 +142,10 @@ export async function runClaimedJob(
   signal: AbortSignal,
   cancelReason: () => string | null,
 ): Promise<Completion | null> {
+  const { secrets, release } = watchJobSecrets(job);
+  // Output not masked yet, and masked output a flush could not store (kept for the final write).
   let pending = "";
+  let unsent = "";
   let timer: NodeJS.Timeout | null = null;
   let flushing: Promise<void> = Promise.resolve();
   const flush = () => {
@@ -143,12 +153,13 @@ export async function runClaimedJob(
     const chunk = pending;
     pending = "";
     if (!chunk) return;
-    // Chained so that chunks land in order; a failed flush puts the chunk back for the final write.
-    flushing = flushing.then(() =>
-      appendJobLog(deps.pool, job.id, chunk).catch(() => {
-        pending = chunk + pending;
-      }),
-    );
+    // Chained so that chunks land in order, each masked once the secrets announced so far are known.
+    flushing = flushing.then(async () => {
+      await secrets.settled();
+      const text = unsent + secrets.masker.push(chunk);
+      unsent = "";
+      if (text) await appendJobLog(deps.pool, job.id, text).catch(() => (unsent = text));
+    });
   };
 
   const onLog = (chunk: string) => {
@@ -174,9 +185,18 @@ export async function runClaimedJob(
   outcome = capped(deps, outcome);
   if (timer) clearTimeout(timer);
   await flushing;
+  await secrets.settled();
+  release();
+  const rest = unsent + secrets.masker.push(pending) + secrets.masker.end();
   if (outcome.status === "canceled" && signal.reason === "shutdown") {
-    if (pending) await appendJobLog(deps.pool, job.id, pending).catch(() => {});
+    if (rest) await appendJobLog(deps.pool, job.id, rest).catch(() => {});
     return null;
   }
-  return { job, outcome: toJobOutcome(outcome, cancelReason()), pendingLog: pending };
+  return { job, outcome: masked(secrets, toJobOutcome(outcome, cancelReason())), pendingLog: rest };
+}
+
+/** The outcome with the job's secrets masked in its result (and error). */
+function masked(secrets: JobSecrets, outcome: JobOutcome): JobOutcome {
+  if (secrets.masker.empty) return outcome;
+  return { ...outcome, result: secrets.masker.maskValue(outcome.result) } as JobOutcome;
 }

@@ -15,3 +15,9 @@ export {
   type UpdateVariableInput,
   type WriteOptions,
 } from "./variables.ts";
+export {
+  JOB_SECRET_READ_CHANNEL,
+  notifyJobSecretRead,
+  parseJobSecretRead,
+  type JobSecretRead,
+} from "./secret-reads.ts";

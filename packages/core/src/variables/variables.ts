@@ -8,6 +8,7 @@ import type { SecretsContext } from "../secrets/context.ts";
 import { isEncrypted } from "../secrets/keyring.ts";
 import type { Membership } from "../workspaces.ts";
 import { pageWindow, readableCondition } from "./readable.ts";
+import { notifyJobSecretRead } from "./secret-reads.ts";
 
 export const MAX_VARIABLE_VALUE_CHARS = 1024 * 1024;
 export const MAX_DESCRIPTION_CHARS = 10_000;
@@ -103,6 +104,16 @@ async function revealSecret(
     resource: row.path,
     ip: meta.ip ?? null,
   });
+  // The workers mask what a job got in its logs and result.
+  if (ctx.onSecretRevealed) ctx.onSecretRevealed(plain);
+  else if (membership.principal.tokenKind === "job") {
+    await notifyJobSecretRead(ctx.pool, {
+      workspaceId: row.workspace_id,
+      username: membership.principal.username,
+      path: row.path,
+      stored: row.value,
+    });
+  }
   return plain;
 }
 
