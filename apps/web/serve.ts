@@ -8,6 +8,7 @@ import { Readable } from "node:stream";
 import next from "next";
 import { requestToken } from "./server/auth/principal.ts";
 import { serverEnv } from "./server/env.ts";
+import { logInternalError } from "./server/http.ts";
 import { handleRest } from "./server/rest/handler.ts";
 
 const port = serverEnv().PORT;
@@ -61,7 +62,8 @@ const server = http.createServer((req, res) => {
       void handleRest(request)
         .then((response) => sendResponse(response, res))
         .catch((error: unknown) => {
-          if (!disconnected.signal.aborted) console.error(error);
+          // Class and frames only: the message may quote the request (see logInternalError).
+          if (!disconnected.signal.aborted) logInternalError(error, { route: `${req.method} REST response` });
           if (!res.headersSent) res.statusCode = 500;
           res.end();
         });

@@ -1,8 +1,76 @@
-import { AppError, HTTP_STATUS } from "@millrace/core";
+import { randomBytes } from "node:crypto";
+import { AppError, checkJsonInput, HTTP_STATUS, SecretKeyError } from "@millrace/core";
 import { serverEnv } from "./env.ts";
 
+/** Where an error happened, for its log line: never a value the request carried. */
+export interface ErrorSite {
+  /** The route's pattern (`POST /api/w/:workspace/variables/create`, `trpc variable.create`). */
+  route: string;
+}
+
+/**
+ * A missing or wrong MILLRACE_SECRET_KEY (the operator's configuration, not the caller's input).
+ * By name too: Next's bundles may hold a second copy of the class.
+ */
+export function isSecretKeyError(error: unknown): error is Error {
+  return error instanceof SecretKeyError || (error instanceof Error && error.name === "SecretKeyError");
+}
+
+/** Logs a secret key problem as one line: its message names the variable, never a value. */
+export function logSecretKeyError(error: Error): void {
+  console.error(`secrets: ${error.message}`);
+}
+
+const SAFE_CODE = /^[A-Za-z0-9_]{1,32}$/;
+
+function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return typeof error;
+  // `name` survives minification; pg's DatabaseError names itself "error", its class does not.
+  const generic = !error.name || error.name === "Error" || error.name === "error";
+  const name = (generic ? error.constructor?.name : error.name) || "Error";
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" && SAFE_CODE.test(code) ? `${name} [${code}]` : name;
+}
+
+/**
+ * The stack's frames, without its first line, which repeats the message. Frames only name our
+ * code's files and functions; when the stack does not start with the message as V8 wrote it (a
+ * message changed after the fact), no frame is kept rather than risk keeping part of a message.
+ */
+function stackFrames(error: Error): string[] {
+  const stack = typeof error.stack === "string" ? error.stack : "";
+  const head = `${error.name}: ${error.message}`;
+  const rest = error.message ? (stack.startsWith(head) ? stack.slice(head.length) : "") : stack;
+  return rest
+    .split("\n")
+    .filter((line) => /^ {4}at \S/.test(line))
+    .slice(0, 12);
+}
+
+/**
+ * Logs an unexpected error. Error messages quote what the request carried (PostgreSQL's detail,
+ * Prisma's dump of the failed call, a thrown value), so the log line holds only the error's class
+ * and code, those of its causes, the route's pattern, a request id the answer repeats, and the
+ * stack frames: never a message, a body, an argument, a path or query value. Returns the id.
+ */
+export function logInternalError(error: unknown, site: ErrorSite): string {
+  const requestId = randomBytes(6).toString("hex");
+  const causes: string[] = [];
+  for (let cause = error instanceof Error ? error.cause : undefined; cause && causes.length < 3;) {
+    causes.push(describeError(cause));
+    cause = cause instanceof Error ? cause.cause : undefined;
+  }
+  const frames = error instanceof Error ? stackFrames(error) : [];
+  console.error(
+    `internal error on ${site.route} (request ${requestId}): ${describeError(error)}` +
+      (causes.length ? `, caused by ${causes.join(", caused by ")}` : "") +
+      (frames.length ? `\n${frames.join("\n")}` : ""),
+  );
+  return requestId;
+}
+
 /** Windmill answers errors as plain text; the message names the field at fault. */
-export function errorResponse(error: unknown): Response {
+export function errorResponse(error: unknown, site: ErrorSite): Response {
   if (error instanceof AppError) {
     return new Response(error.message, {
       status: error instanceof PayloadTooLargeError ? 413 : HTTP_STATUS[error.code],
@@ -12,8 +80,18 @@ export function errorResponse(error: unknown): Response {
       },
     });
   }
-  console.error(error);
-  return new Response("internal server error", { status: 500, headers: { "content-type": "text/plain" } });
+  if (isSecretKeyError(error)) {
+    logSecretKeyError(error);
+    return new Response(error.message, {
+      status: 503,
+      headers: { "content-type": "text/plain; charset=utf-8", "x-error-field": "MILLRACE_SECRET_KEY" },
+    });
+  }
+  const requestId = logInternalError(error, site);
+  return new Response(`internal server error (request ${requestId})`, {
+    status: 500,
+    headers: { "content-type": "text/plain; charset=utf-8", "x-request-id": requestId },
+  });
 }
 
 export function text(body: string, status = 200): Response {
@@ -58,15 +136,22 @@ export async function readText(request: Request): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** Parses a JSON body, refusing oversized or malformed ones with a 4xx that says why. */
+/**
+ * Parses a JSON body, refusing oversized or malformed ones with a 4xx that says why, and values
+ * the database cannot hold (NUL, unpaired surrogates, nesting past MAX_JSON_DEPTH) with a 400
+ * naming the field, before any handler sees them.
+ */
 export async function readJson(request: Request): Promise<unknown> {
   const raw = await readText(request);
   if (!raw.trim()) return {};
+  let parsed: unknown;
   try {
-    return JSON.parse(raw);
+    parsed = JSON.parse(raw);
   } catch {
     throw new AppError("INVALID_INPUT", "body: not valid JSON", "body");
   }
+  checkJsonInput(parsed);
+  return parsed;
 }
 
 export function readObject(value: unknown, field = "body"): Record<string, unknown> {

@@ -1,4 +1,5 @@
 export { AppError, HTTP_STATUS, invalidInput, notFound, type AppErrorCode } from "./errors.ts";
+export { checkJsonInput, checkQueryInput, checkTextInput, MAX_JSON_DEPTH } from "./input.ts";
 export type { CoreContext } from "./context.ts";
 export type { Principal } from "./auth/principal.ts";
 export {

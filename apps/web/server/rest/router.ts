@@ -1,4 +1,11 @@
-import { requireMembership, type Membership, type Principal } from "@millrace/core";
+import {
+  checkQueryInput,
+  checkTextInput,
+  invalidInput,
+  requireMembership,
+  type Membership,
+  type Principal,
+} from "@millrace/core";
 import { requireMembershipOfRequest, requirePrincipal } from "../auth/principal.ts";
 import { errorResponse, text } from "../http.ts";
 import { getServices, type Services } from "../services.ts";
@@ -47,6 +54,25 @@ function compile(route: Route): CompiledRoute {
   return { ...route, regex: new RegExp(`^${source}/?$`), names };
 }
 
+/**
+ * The route's path parameters, decoded. Malformed percent-encoding, and what the database cannot
+ * hold (NUL, which `%00` decodes to), are refused here, naming the parameter, for every route.
+ */
+function pathParams(route: CompiledRoute, match: RegExpExecArray): Record<string, string> {
+  const params: Record<string, string> = {};
+  route.names.forEach((name, i) => {
+    let value: string;
+    try {
+      value = decodeURIComponent(match[i + 1] ?? "");
+    } catch {
+      throw invalidInput(name, "malformed percent-encoding in the URL");
+    }
+    checkTextInput(name, value);
+    params[name] = value;
+  });
+  return params;
+}
+
 export function createRestRouter(routes: Route[]): (request: Request) => Promise<Response> {
   const compiled = routes.map(compile);
   return async (request) => {
@@ -57,9 +83,9 @@ export function createRestRouter(routes: Route[]): (request: Request) => Promise
       if (!match) continue;
       pathMatched = true;
       if (route.method !== request.method) continue;
-      const params: Record<string, string> = {};
-      route.names.forEach((name, i) => (params[name] = decodeURIComponent(match[i + 1] ?? "")));
       try {
+        const params = pathParams(route, match);
+        checkQueryInput(url.searchParams);
         const services = await getServices();
         let principal: Promise<Principal> | undefined;
         let membership: Promise<Membership> | undefined;
@@ -80,7 +106,7 @@ export function createRestRouter(routes: Route[]): (request: Request) => Promise
         };
         return await route.handler(ctx);
       } catch (error) {
-        return errorResponse(error);
+        return errorResponse(error, { route: `${route.method} ${route.pattern}` });
       }
     }
     return text(pathMatched ? "method not allowed" : `no route for ${url.pathname}`, pathMatched ? 405 : 404);

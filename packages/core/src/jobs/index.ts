@@ -52,6 +52,7 @@ export {
   parseDateTime,
   isJobId,
   JOB_LIST_PARAMS,
+  checkJobListParams,
   JOB_STATUSES,
   DEFAULT_JOBS_PER_PAGE,
   MAX_JOBS_PER_PAGE,

@@ -167,4 +167,44 @@ describe("job lists and reads", () => {
     assert.equal((await getJob(services, alpha, ids.deployOk!, { withLogs: false })).logs, undefined);
     assert.equal((await getJob(services, alpha, ids.deployFailed!)).logs, "", "no log row yet");
   });
+
+  it("filters by schedule path and by label (wm_labels in the result)", async () => {
+    const base = ROWS.filter((row) => !row.workspace).length;
+    const extra: [string, string | null, unknown][] = [
+      ["nightly", "f/ops/nightly", { wm_labels: ["deploy", "prod"], rows: 3 }],
+      ["hourly", "f/ops/hourly", { wm_labels: ["deploy"] }],
+      ["malformed", null, { wm_labels: "deploy" }],
+      ["nullLabels", null, { wm_labels: null }],
+      ["scalar", null, "deploy"],
+    ];
+    for (const [index, [name, schedule, result]] of extra.entries()) {
+      ids[name] = await insertJob(services.pool, { name, status: "success", at: 100 + index });
+      await services.pool.query("UPDATE job SET schedule_path = $2, result = $3::jsonb WHERE id = $1", [
+        ids[name],
+        schedule,
+        JSON.stringify(result),
+      ]);
+    }
+    try {
+      assert.deepEqual(await names({ schedule_path: "f/ops/nightly" }), ["nightly"]);
+      assert.deepEqual(await names({ schedule_path: "f/ops/nightly,f/ops/hourly" }), ["hourly", "nightly"]);
+      assert.equal((await names({ schedule_path: "!f/ops/nightly" })).length, base + 4);
+      assert.deepEqual(await names({ label: "prod" }), ["nightly"]);
+      assert.deepEqual(await names({ label: "deploy" }), ["hourly", "nightly"]);
+      assert.deepEqual(await names({ label: "deploy,prod" }), ["hourly", "nightly"]);
+      assert.deepEqual(await names({ label: "nope" }), []);
+      const unlabelled = await names({ label: "!deploy" });
+      assert.equal(unlabelled.length, base + 2, "jobs without labels are not labelled deploy");
+      assert.deepEqual(unlabelled.slice(0, 2), ["scalar", "nullLabels"]);
+      assert.ok(!unlabelled.includes("malformed"), "a wm_labels that is no array matches no label filter");
+      assert.deepEqual((await names({ label: "!prod" })).slice(0, 3), ["scalar", "nullLabels", "hourly"]);
+      assert.deepEqual(await names({ label: "!prod,!deploy" }), unlabelled);
+      assert.deepEqual(await names({ label: "deploy", schedule_path: "f/ops/hourly" }), ["hourly"]);
+    } finally {
+      await services.pool.query("DELETE FROM job WHERE id = ANY($1::uuid[])", [
+        extra.map(([name]) => ids[name]),
+      ]);
+      for (const [name] of extra) delete ids[name];
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { AppError } from "../errors.ts";
-import { parseDateTime, parseJobListQuery, type JobListQuery } from "./queries.ts";
+import { checkJobListParams, parseDateTime, parseJobListQuery, type JobListQuery } from "./queries.ts";
 
 function refused(query: JobListQuery, field: string, pattern: RegExp) {
   assert.throws(
@@ -74,6 +74,44 @@ describe("parseJobListQuery", () => {
       { created_after: "2025-02-01T00:00:00Z", created_before: "2025-01-01T00:00:00Z" },
       "created_after",
       /earlier than created_before/,
+    );
+  });
+});
+
+describe("schedule_path and label", () => {
+  it("are read as value filters", () => {
+    assert.deepEqual(parseJobListQuery({ schedule_path: "f/ops/nightly", label: "!deploy,!prod" }), {
+      schedulePath: { in: ["f/ops/nightly"] },
+      label: { notIn: ["deploy", "prod"] },
+    });
+  });
+
+  it("refuse a schedule path that is no path and an overlong label", () => {
+    refused({ schedule_path: "nightly" }, "schedule_path", /must look like u\/<user>\/<name>/);
+    refused({ schedule_path: "f/ops/x,f/ops/a b" }, "schedule_path", /may only contain/);
+    refused({ label: "x".repeat(256) }, "label", /at most 255 characters/);
+  });
+});
+
+describe("checkJobListParams", () => {
+  it("takes the known parameters and the token", () => {
+    checkJobListParams(["script_path_exact", "schedule_path", "label", "per_page", "token"]);
+  });
+
+  it("refuses Windmill filters Millrace lacks and unknown names, naming them", () => {
+    assert.throws(
+      () => checkJobListParams(["per_page", "worker"]),
+      (error: unknown) =>
+        error instanceof AppError &&
+        error.field === "worker" &&
+        /^worker: this Windmill filter is not supported/.test(error.message),
+    );
+    assert.throws(
+      () => checkJobListParams(["script_path"]),
+      (error: unknown) =>
+        error instanceof AppError &&
+        error.field === "script_path" &&
+        /^script_path: unknown parameter; the job lists take script_path_exact/.test(error.message),
     );
   });
 });

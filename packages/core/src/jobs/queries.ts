@@ -1,6 +1,7 @@
-import type { Job, JobStatus, Prisma } from "@millrace/db";
+import { Prisma, type Job, type JobStatus } from "@millrace/db";
 import { canSeeJob, visibleJobsFilter } from "../access.ts";
 import { invalidInput, notFound } from "../errors.ts";
+import { parsePath } from "../paths.ts";
 import { requirePermission } from "../permissions.ts";
 import type { Membership } from "../workspaces.ts";
 import type { JobsContext } from "./run.ts";
@@ -82,6 +83,13 @@ export interface ListJobsInput {
   createdBy?: ValueFilter;
   tag?: ValueFilter;
   jobKinds?: ValueFilter;
+  /** The schedule that started the job (exact paths). */
+  schedulePath?: ValueFilter;
+  /**
+   * Windmill's job labels: the strings of `wm_labels` in the job's result (a script labels its
+   * run by returning `{"wm_labels": ["deploy"], …}`), matched exactly.
+   */
+  label?: ValueFilter;
   /** true: running only; false: anything but running. */
   running?: boolean;
   /** true: succeeded; false: failed or canceled. Either way, finished jobs only. */
@@ -111,8 +119,56 @@ export const JOB_LIST_PARAMS = [
   "order_desc",
   "page",
   "per_page",
+  "schedule_path",
+  "label",
 ] as const;
 export type JobListQuery = Partial<Record<(typeof JOB_LIST_PARAMS)[number], string | null>>;
+
+// Windmill's other job-list filters: refused by name rather than silently ignored (which would
+// answer with jobs the caller asked to leave out).
+const UNSUPPORTED_JOB_LIST_PARAMS = new Set([
+  "all_workspaces",
+  "allow_wildcards",
+  "args",
+  "broad_filter",
+  "completed_after",
+  "completed_before",
+  "created_after_queue",
+  "created_before_queue",
+  "excludes_entrypoint_override",
+  "has_null_parent",
+  "is_flow_step",
+  "is_not_schedule",
+  "is_skipped",
+  "parent_job",
+  "resolved",
+  "result",
+  "scheduled_for_before_now",
+  "script_hash",
+  "started_after",
+  "started_before",
+  "suspended",
+  "trigger_kind",
+  "worker",
+]);
+
+/**
+ * Refuses a job-list query parameter Millrace does not take, naming it: a filter that is silently
+ * ignored answers with the very jobs it was meant to leave out. `ignored` names parameters that
+ * are not filters (`token`, the credential some clients pass in the query string).
+ */
+export function checkJobListParams(names: Iterable<string>, ignored: readonly string[] = ["token"]): void {
+  const known = new Set<string>([...JOB_LIST_PARAMS, ...ignored]);
+  for (const name of names) {
+    if (known.has(name)) continue;
+    if (UNSUPPORTED_JOB_LIST_PARAMS.has(name))
+      throw invalidInput(name, "this Windmill filter is not supported by Millrace's job lists");
+    throw invalidInput(name, `unknown parameter; the job lists take ${JOB_LIST_PARAMS.join(", ")}`);
+  }
+}
+
+/** At most this many characters per label filter value. */
+const MAX_LABEL_CHARS = 255;
 
 // Windmill's job kinds; the ones Millrace has are stored under their own name except these.
 const STORED_KIND: Record<string, string> = { dependencies: "dependency" };
@@ -208,6 +264,8 @@ export function parseJobListQuery(query: JobListQuery): ListJobsInput {
     ["created_by", "createdBy"],
     ["tag", "tag"],
     ["job_kinds", "jobKinds"],
+    ["schedule_path", "schedulePath"],
+    ["label", "label"],
   ] as const;
   for (const [name, key] of lists) {
     const raw = get(name);
@@ -218,6 +276,14 @@ export function parseJobListQuery(query: JobListQuery): ListJobsInput {
     const values = "in" in kinds ? kinds.in : kinds.notIn;
     const unknown = values.find((kind) => !WINDMILL_JOB_KINDS.has(kind));
     if (unknown) throw invalidInput("job_kinds", `unknown job kind "${unknown}"`);
+  }
+  const schedules = input.schedulePath;
+  if (schedules)
+    for (const path of "in" in schedules ? schedules.in : schedules.notIn) parsePath(path, "schedule_path");
+  const labels = input.label;
+  if (labels) {
+    const long = ("in" in labels ? labels.in : labels.notIn).find((label) => label.length > MAX_LABEL_CHARS);
+    if (long !== undefined) throw invalidInput("label", `at most ${MAX_LABEL_CHARS} characters per label`);
   }
   const running = get("running");
   if (running !== undefined) input.running = booleanParam("running", running);
@@ -249,7 +315,7 @@ export function parseJobListQuery(query: JobListQuery): ListJobsInput {
 const FINISHED: JobStatus[] = ["success", "failure", "canceled"];
 
 function columnFilter(
-  column: "scriptPath" | "createdBy" | "tag" | "kind",
+  column: "scriptPath" | "createdBy" | "tag" | "kind" | "schedulePath",
   filter: ValueFilter,
   nullable: boolean,
 ): Prisma.JobWhereInput {
@@ -266,6 +332,27 @@ function prefixFilter(filter: ValueFilter): Prisma.JobWhereInput {
   const starts = (prefix: string) => ({ scriptPath: { startsWith: likeLiteral(prefix) } });
   if ("in" in filter) return { OR: filter.in.map(starts) };
   return { OR: [{ scriptPath: null }, { AND: filter.notIn.map((prefix) => ({ NOT: starts(prefix) })) }] };
+}
+
+/**
+ * Jobs labelled (or, negated, labelled none of) the filter's labels. A job is labelled `x` when
+ * its result is an object whose `wm_labels` array holds the string `x`. A job without
+ * `wm_labels` (no result, a result that is no object, no such key, or null) has no label, so a
+ * negated filter keeps it; a `wm_labels` that is not an array is malformed, and its job matches no
+ * label filter, negated or not (Prisma's JSON filters cannot tell it apart otherwise).
+ */
+function labelFilter(filter: ValueFilter): Prisma.JobWhereInput {
+  const labelled = (label: string): Prisma.JobWhereInput => ({
+    result: { path: ["wm_labels"], array_contains: [label] },
+  });
+  if ("in" in filter) return { OR: filter.in.map(labelled) };
+  return {
+    OR: [
+      { result: { path: ["wm_labels"], equals: Prisma.AnyNull } },
+      // Prisma negates a JSON array filter as "an array without it".
+      { NOT: filter.notIn.map(labelled) },
+    ],
+  };
 }
 
 /** The jobs of the caller's workspace matching Windmill's list filters, newest first. */
@@ -301,6 +388,8 @@ export async function listJobs(
       columnFilter("kind", "in" in kinds ? { in: stored(kinds.in) } : { notIn: stored(kinds.notIn) }, false),
     );
   }
+  if (input.schedulePath) and.push(columnFilter("schedulePath", input.schedulePath, true));
+  if (input.label) and.push(labelFilter(input.label));
   if (input.createdBefore) and.push({ createdAt: { lte: input.createdBefore } });
   if (input.createdAfter) and.push({ createdAt: { gt: input.createdAfter } });
   const direction = input.orderDesc === false ? "asc" : "desc";

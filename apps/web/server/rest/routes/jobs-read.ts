@@ -1,5 +1,6 @@
 import {
   AppError,
+  checkJobListParams,
   getJob,
   getJobUpdate,
   invalidInput,
@@ -12,13 +13,14 @@ import {
   type JobUpdate,
   type ListJobsInput,
 } from "@millrace/core";
-import { json } from "../../http.ts";
+import { json, logInternalError } from "../../http.ts";
 import type { RestContext, Route } from "../router.ts";
 import { windmillJob } from "../shapes.ts";
 
 const HEARTBEAT_MS = 15_000;
 
 function listQuery(ctx: RestContext): JobListQuery {
+  checkJobListParams(ctx.url.searchParams.keys());
   const query: JobListQuery = {};
   for (const name of JOB_LIST_PARAMS) query[name] = ctx.url.searchParams.get(name);
   return query;
@@ -96,7 +98,7 @@ async function sse(ctx: RestContext): Promise<Response> {
           }
         } catch (error) {
           // The browser reconnects with its last event id and resumes; nothing is lost.
-          if (!abort.signal.aborted) console.error("job update stream failed", error);
+          if (!abort.signal.aborted) logInternalError(error, { route: "job update stream" });
         } finally {
           open = false;
           clearInterval(heartbeat);

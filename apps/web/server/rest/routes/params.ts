@@ -1,4 +1,4 @@
-import { invalidInput, webhookArgs, type RunOptions } from "@millrace/core";
+import { checkJsonInput, invalidInput, webhookArgs, type RunOptions } from "@millrace/core";
 import { readText } from "../../http.ts";
 import type { RestContext } from "../router.ts";
 
@@ -29,8 +29,14 @@ export function intParam(ctx: RestContext, name: string): number | undefined {
   if (raw === null || raw === "") return undefined;
   const value = Number(raw);
   if (!Number.isInteger(value)) throw invalidInput(name, `must be a whole number, got "${raw}"`);
+  // 1e308 is a whole number to JavaScript; no parameter means anything past 2^53.
+  if (!Number.isSafeInteger(value)) throw invalidInput(name, `is out of range, got "${raw}"`);
   return value;
 }
+
+// Run dates are kept to years 1 to 9999, which PostgreSQL, Prisma and JavaScript all hold.
+const EARLIEST_RUN_DATE = Date.parse("0001-01-01T00:00:00Z");
+const LATEST_RUN_DATE = Date.parse("9999-12-31T23:59:59Z");
 
 /** Run options from the query string, as Windmill's run endpoints take them. */
 export function runOptions(ctx: RestContext): RunOptions {
@@ -41,14 +47,23 @@ export function runOptions(ctx: RestContext): RunOptions {
     when = new Date(scheduledFor);
     if (Number.isNaN(when.getTime()))
       throw invalidInput("scheduled_for", `not a valid date-time: "${scheduledFor}"`);
+    if (when.getTime() < EARLIEST_RUN_DATE || when.getTime() > LATEST_RUN_DATE)
+      throw invalidInput("scheduled_for", "must be between 0001-01-01 and 9999-12-31");
   } else if (inSecs !== undefined) {
     if (inSecs < 0) throw invalidInput("scheduled_in_secs", "must not be negative");
     when = new Date(Date.now() + inSecs * 1000);
+    if (!(when.getTime() <= LATEST_RUN_DATE))
+      throw invalidInput("scheduled_in_secs", "is too far ahead (the run would start after the year 9999)");
   }
   return { scheduledFor: when, priority: intParam(ctx, "priority") ?? null };
 }
 
-/** Run arguments: a JSON object body is the args; any other body is wrapped as `{ body }`. */
+/**
+ * Run arguments: a JSON object body is the args; any other body is wrapped as `{ body }`. What the
+ * database cannot hold is refused as readJson refuses it, naming the argument (`args.name`).
+ */
 export async function runArgs(ctx: RestContext): Promise<unknown> {
-  return webhookArgs(ctx.request.headers.get("content-type"), await readText(ctx.request));
+  const args = webhookArgs(ctx.request.headers.get("content-type"), await readText(ctx.request));
+  checkJsonInput(args, "args");
+  return args;
 }

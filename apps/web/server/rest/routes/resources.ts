@@ -19,7 +19,7 @@ import {
 import { json, readJson, readObject, text } from "../../http.ts";
 import type { RestContext, Route } from "../router.ts";
 import { intParam, optionalString, requiredString } from "./params.ts";
-import { boolParam, callMeta, secretErrors } from "./variables.ts";
+import { boolParam, callMeta } from "./variables.ts";
 
 /** Windmill's Resource / ListableResource (lists carry no value). */
 function windmillResource(resource: Omit<ResourceView, "value"> & { value?: unknown }) {
@@ -80,11 +80,10 @@ export const resourceRoutes: Route[] = [
   {
     method: "GET",
     pattern: "/api/w/:workspace/resources/get_value_interpolated/*path",
-    handler: secretErrors(async (ctx) =>
+    handler: async (ctx) =>
       json(
         await getResourceValueInterpolated(ctx.services, await ctx.membership(), path(ctx), callMeta(ctx)),
       ),
-    ),
   },
   {
     method: "GET",

@@ -5,14 +5,13 @@ import {
   getVariableValue,
   invalidInput,
   listVariables,
-  SecretKeyError,
   updateVariable,
   variableExists,
   type VariableView,
 } from "@millrace/core";
 import { requestIp } from "../../auth/principal.ts";
 import { json, readJson, readObject, text } from "../../http.ts";
-import type { Route, RestContext, RestHandler } from "../router.ts";
+import type { Route, RestContext } from "../router.ts";
 import { intParam, optionalString, requiredString } from "./params.ts";
 
 /** Windmill's ListableVariable. */
@@ -49,24 +48,6 @@ export function optionalBoolean(body: Record<string, unknown>, field: string): b
   return value;
 }
 
-/**
- * A missing or wrong MILLRACE_SECRET_KEY is the operator's problem, not the caller's: answer 500
- * with the reason (it names the variable, never a value) rather than a bare "internal error".
- */
-export function secretErrors(handler: RestHandler): RestHandler {
-  return async (ctx) => {
-    try {
-      return await handler(ctx);
-    } catch (error) {
-      if (error instanceof SecretKeyError) {
-        console.error(`secrets: ${error.message}`);
-        return text(error.message, 500);
-      }
-      throw error;
-    }
-  };
-}
-
 export function callMeta(ctx: RestContext) {
   return { ip: requestIp(ctx.request.headers) };
 }
@@ -89,21 +70,20 @@ export const variableRoutes: Route[] = [
   {
     method: "GET",
     pattern: "/api/w/:workspace/variables/get/*path",
-    handler: secretErrors(async (ctx) => {
+    handler: async (ctx) => {
       const variable = await getVariable(ctx.services, await ctx.membership(), path(ctx), {
         decryptSecret: boolParam(ctx, "decrypt_secret"),
         includeEncrypted: boolParam(ctx, "include_encrypted"),
         ...callMeta(ctx),
       });
       return json(windmillVariable(variable));
-    }),
+    },
   },
   {
     method: "GET",
     pattern: "/api/w/:workspace/variables/get_value/*path",
-    handler: secretErrors(async (ctx) =>
+    handler: async (ctx) =>
       json(await getVariableValue(ctx.services, await ctx.membership(), path(ctx), callMeta(ctx))),
-    ),
   },
   {
     method: "GET",
@@ -113,7 +93,7 @@ export const variableRoutes: Route[] = [
   {
     method: "POST",
     pattern: "/api/w/:workspace/variables/create",
-    handler: secretErrors(async (ctx) => {
+    handler: async (ctx) => {
       const body = readObject(await readJson(ctx.request));
       const variable = await createVariable(
         ctx.services,
@@ -127,12 +107,12 @@ export const variableRoutes: Route[] = [
         { alreadyEncrypted: boolParam(ctx, "already_encrypted") ?? false, ...callMeta(ctx) },
       );
       return text(variable.path, 201);
-    }),
+    },
   },
   {
     method: "POST",
     pattern: "/api/w/:workspace/variables/update/*path",
-    handler: secretErrors(async (ctx) => {
+    handler: async (ctx) => {
       const body = readObject(await readJson(ctx.request));
       const variable = await updateVariable(
         ctx.services,
@@ -147,7 +127,7 @@ export const variableRoutes: Route[] = [
         { alreadyEncrypted: boolParam(ctx, "already_encrypted") ?? false, ...callMeta(ctx) },
       );
       return text(`updated variable ${variable.path}`);
-    }),
+    },
   },
   {
     method: "DELETE",

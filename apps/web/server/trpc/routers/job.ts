@@ -57,6 +57,8 @@ export const jobReadRouter = router({
         created_after: filterText,
         page: filterText,
         per_page: filterText,
+        schedule_path: filterText,
+        label: filterText,
       }),
     )
     .query(async ({ ctx, input }) => {

@@ -10,9 +10,8 @@ const handler = (request: Request) =>
     req: request,
     router: appRouter,
     createContext: () => createTrpcContext(request),
-    onError({ error }) {
-      if (error.code === "INTERNAL_SERVER_ERROR") console.error(error);
-    },
+    // Internal errors are logged by the error formatter (server/trpc/init.ts), without their
+    // message, which may quote the input.
   });
 
 export { handler as GET, handler as POST };
