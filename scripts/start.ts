@@ -12,7 +12,7 @@ import { createDb, createPool } from "@millrace/db";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "@millrace/db/embedded";
 import { migrateDeploy } from "@millrace/db/migrate";
 import { loadLauncherEnv } from "./lib/launcher-env.ts";
-import { startManaged, stopManaged, waitForHttp, type Managed } from "./lib/processes.ts";
+import { startManaged, startWatchdog, stopManaged, waitForHttp, type Managed } from "./lib/processes.ts";
 import { webBuildIsStale } from "./lib/web-build.ts";
 
 assertNodeVersion();
@@ -29,6 +29,15 @@ const numWorkers = env.NUM_WORKERS ?? (env.MODE === "standalone" ? "2" : "1");
 
 let embedded: EmbeddedDatabase | null = null;
 const children: Managed[] = [];
+// Stops every process started here if this one ends without doing so itself (SIGKILL, its group
+// killed): the children run in groups of their own, which no signal to this one reaches.
+const watchdog = startWatchdog();
+function startChild(...args: Parameters<typeof startManaged>): Managed {
+  const managed = startManaged(...args);
+  // A worker puts its running jobs back in the queue before it stops (WORKER_GRACE_PERIOD).
+  if (managed.child.pid) watchdog.guard("group", managed.child.pid, "SIGTERM", 45_000);
+  return managed;
+}
 let stopping = false;
 
 async function shutdown(code: number): Promise<never> {
@@ -42,6 +51,12 @@ async function shutdown(code: number): Promise<never> {
 }
 process.on("SIGINT", () => void shutdown(0));
 process.on("SIGTERM", () => void shutdown(0));
+// `npm start` ends on a SIGTERM to its own pid without passing it on: this process, orphaned,
+// stops too rather than run unsupervised.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) void shutdown(0);
+}, 500).unref();
 
 interface Login {
   email: string;
@@ -105,6 +120,9 @@ async function main(): Promise<void> {
     log("DATABASE_URL is not set: starting the embedded PostgreSQL (data in .data/pg)");
     embedded = await startEmbeddedPostgres(path.join(dataDir, "pg"), { port: env.EMBEDDED_PG_PORT });
     databaseUrl = embedded.url;
+    // Fast shutdown (SIGINT), after the server and workers are gone.
+    const pid = embedded.pid();
+    if (pid) watchdog.guard("pid", pid, "SIGINT", 15_000);
   }
 
   let login: (Login & { generated: boolean }) | null = null;
@@ -126,16 +144,11 @@ async function main(): Promise<void> {
 
     if (webBuildIsStale(root)) {
       log("building the web app (first start, or sources changed; about a minute)…");
-      const build = startManaged(
-        "build",
-        process.execPath,
-        [require.resolve("next/dist/bin/next"), "build"],
-        {
-          cwd: path.join(root, "apps/web"),
-          env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", NODE_ENV: "production" },
-          quiet: true,
-        },
-      );
+      const build = startChild("build", process.execPath, [require.resolve("next/dist/bin/next"), "build"], {
+        cwd: path.join(root, "apps/web"),
+        env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", NODE_ENV: "production" },
+        quiet: true,
+      });
       children.push(build);
       const code = await build.exited;
       children.splice(children.indexOf(build), 1);
@@ -159,7 +172,7 @@ async function main(): Promise<void> {
   };
 
   if (runsServer) {
-    const server = startManaged("server", process.execPath, [path.join(root, "apps/web/serve.ts")], {
+    const server = startChild("server", process.execPath, [path.join(root, "apps/web/serve.ts")], {
       cwd: path.join(root, "apps/web"),
       env: { ...childEnv, PORT: String(env.PORT) },
     });
@@ -172,7 +185,7 @@ async function main(): Promise<void> {
   }
   if (runsWorkers) {
     children.push(
-      startManaged("worker", process.execPath, [path.join(root, "apps/worker/src/main.ts")], {
+      startChild("worker", process.execPath, [path.join(root, "apps/worker/src/main.ts")], {
         cwd: root,
         env: childEnv,
       }),

@@ -9,6 +9,8 @@ const launcherEnvSchema = z
     DATABASE_URL: databaseUrlVar.optional(),
     PORT: positiveIntVar(8000),
     BASE_URL: z.url().optional(),
+    // Where jobs reach a server (WM_TOKEN callbacks); defaults to BASE_URL.
+    BASE_INTERNAL_URL: z.url().optional(),
     NUM_WORKERS: z.string().optional(),
     SKIP_MIGRATION: booleanVar,
     SUPERADMIN_EMAIL: z.email().optional(),
@@ -34,6 +36,17 @@ const launcherEnvSchema = z
         message:
           "is required with MODE=server: sessions are signed and secrets encrypted with it (32+ " +
           "characters, e.g. `openssl rand -base64 32`; the same value on every server and worker)",
+      });
+    }
+    if (env.MODE === "worker" && !env.BASE_INTERNAL_URL && !env.BASE_URL) {
+      // A worker of its own has no server beside it: localhost would answer nothing, and every
+      // job calling back (windmill-client, wmill) would fail.
+      context.addIssue({
+        code: "custom",
+        path: ["BASE_INTERNAL_URL"],
+        message:
+          "is required with MODE=worker (or BASE_URL): the URL at which jobs on this machine reach a " +
+          "Millrace server, e.g. http://millrace-server:8000",
       });
     }
     if (!!env.SUPERADMIN_EMAIL !== !!env.SUPERADMIN_PASSWORD) {

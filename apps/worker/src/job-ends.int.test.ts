@@ -1,11 +1,13 @@
 // Every job ends, whatever it printed or returned and whatever happened to the database while it
 // finished: real worker processes, a real PostgreSQL reached through a TCP proxy the test cuts.
 import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
 import net from "node:net";
 import { after, before, describe, it } from "node:test";
 import {
   deployScript,
   getJob,
+  handleZombieJobs,
   runScriptByPath,
   waitForJob,
   type JobWithLogs,
@@ -147,5 +149,48 @@ describe("every job ends", () => {
     } finally {
       await proxy.close();
     }
+  });
+
+  it("kill -9 of a worker's process group kills its jobs before they run again; the log keeps both attempts", async () => {
+    const marker = `7.${process.pid}${Date.now() % 1000}`;
+    const crashing = await worker({ WORKER_TAGS: "ends-crash", WORKER_NAME_PREFIX: "crash" });
+    await deploy({
+      path: "u/t/crash",
+      tag: "ends-crash",
+      content: `echo "attempt starts"\nsleep ${marker}\necho finished`,
+    });
+    const id = await runScriptByPath(services, membership, "u/t/crash", {});
+    const sleepers = () =>
+      readdirSync("/proc").filter((pid) => {
+        try {
+          return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker);
+        } catch {
+          return false;
+        }
+      });
+    const deadline = Date.now() + 20_000;
+    while (sleepers().length === 0) {
+      assert.ok(Date.now() < deadline, "the job started");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // Output reaches the database every 200 ms while a job runs: what was flushed survives a crash.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await crashing.kill9();
+    const gone = Date.now() + 2000;
+    while (sleepers().length > 0 && Date.now() < gone)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(sleepers(), [], "the job's processes died with the worker");
+    // The zombie monitor (1 s without a ping here) puts it back; another worker runs it again.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const { restarted } = await handleZombieJobs(services.pool, services.boss, {
+      timeoutSecs: 1,
+      restart: true,
+    });
+    assert.deepEqual(restarted, [id]);
+    await worker({ WORKER_TAGS: "ends-crash" });
+    const job = await waitForJob(services, membership, id, 30_000);
+    assert.equal(job.status, "success");
+    assert.equal(job.logs.match(/attempt starts/g)?.length, 2, job.logs);
+    assert.match(job.logs, /zombie restart 1/);
   });
 });

@@ -24,6 +24,20 @@ function isGone(pid: number): boolean {
   }
 }
 
+/** Pids of the host's processes whose command line holds `marker` (the test runs as root: all of them). */
+function processesShowing(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`).includes(marker)) found.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return found;
+}
+
 test("bash: args are positional in argOrder order; the last line is the result", async () => {
   const r = await bash('a="$1"\nb="$2"\nc="$3"\necho "log line"\necho "$b|$a|$c"\n', {
     args: { c: { k: [1] }, a: "x y", b: 2 },
@@ -66,35 +80,46 @@ test("bash: non-zero exit is an ExecutionErr with the code and the last lines", 
   assert.match(r.outcome.error.message, /step one\nbad thing/);
 });
 
+let markers = 0;
+/** A sleep length no other process has: its command line finds the job's processes on the host. */
+function sleepMarker(): string {
+  return `100.${process.pid}${++markers}`;
+}
+
+async function gone(marker: string): Promise<number[]> {
+  for (let i = 0; i < 50 && processesShowing(marker).length > 0; i++)
+    await new Promise((res) => setTimeout(res, 20));
+  return processesShowing(marker);
+}
+
+// Without the sandbox, on purpose (DISABLE_SANDBOX): jobs still die whole (see processFence).
 test("bash: timeout kills the whole process tree quickly", async () => {
-  const pidFile = path.join(outside, "pids");
-  const r = await bash('sleep 100 &\necho "$! $$" > "$PID_FILE"\nbash -c "sleep 100"\n', {
-    env: { PID_FILE: pidFile },
-    timeoutMs: 300,
-    sandbox: false,
-  });
+  const marker = sleepMarker();
+  const r = await bash(`sleep ${marker} &\nbash -c "sleep ${marker}"\n`, { timeoutMs: 300, sandbox: false });
   assert.deepEqual(r.outcome, {
     status: "failure",
     error: { name: "TimeoutError", message: "Job exceeded the timeout of 0.3 seconds" },
   });
   assert.ok(r.ms < 2000, `took ${r.ms} ms`);
-  const pids = readFileSync(pidFile, "utf8").trim().split(" ").map(Number);
-  assert.equal(pids.length, 2);
-  for (let i = 0; i < 50 && !pids.every(isGone); i++) await new Promise((res) => setTimeout(res, 20));
-  assert.ok(pids.every(isGone), `still running: ${pids.filter((p) => !isGone(p)).join(", ")}`);
+  assert.deepEqual(await gone(marker), []);
 });
 
-test("bash: background children are killed when the script ends", async () => {
-  const pidFile = path.join(outside, "bg-pid");
-  const r = await bash('sleep 100 &\necho "$!" > "$PID_FILE"\necho done\n', {
-    env: { PID_FILE: pidFile },
-    sandbox: false,
-  });
+test("bash: background children are killed when the script ends, setsid and double-forked ones too", async () => {
+  const marker = sleepMarker();
+  const r = await bash(
+    `sleep ${marker} &\nsetsid sleep ${marker} &\n(setsid sh -c "sleep ${marker} &" &)\necho done\n`,
+    { sandbox: false },
+  );
   assert.deepEqual(r.outcome, { status: "success", result: "done" });
   assert.ok(r.ms < 2000, `took ${r.ms} ms`);
-  const pid = Number(readFileSync(pidFile, "utf8"));
-  for (let i = 0; i < 50 && !isGone(pid); i++) await new Promise((res) => setTimeout(res, 20));
-  assert.ok(isGone(pid));
+  assert.deepEqual(await gone(marker), []);
+});
+
+test("bash: without the sandbox a job is not its namespace's init: its signals reach it", async () => {
+  const r = await bash("echo before\nkill -TERM $$\necho after\n", { sandbox: false });
+  assert.equal(r.outcome.status, "failure");
+  assert.match(JSON.stringify(r.outcome), /Terminated by signal SIGTERM/);
+  assert.doesNotMatch(r.logs, /after/);
 });
 
 test("bash: abort cancels and kills the tree", async () => {
@@ -225,20 +250,6 @@ test("a work root the job user cannot reach is refused with a clear error (root 
     assert.deepEqual((await attempt).outcome, { status: "success", result: "reached" });
   }
 });
-
-/** Pids of the host's processes whose command line holds `marker` (the test runs as root: all of them). */
-function processesShowing(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`).includes(marker)) found.push(Number(entry));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return found;
-}
 
 test("bash: arguments (maybe resolved secrets) never appear on a command line", async () => {
   const marker = `arg-marker-${process.pid}-${Date.now()}`;

@@ -12,7 +12,7 @@ import { runProcess } from "./process.ts";
 import type { RunResult } from "./process.ts";
 import { finalDiskCheck, type DiskLimits, type DiskVerdict } from "./disk.ts";
 import { createJobDir, jobDirRemoved, removeJobDirSoon } from "./job-dir.ts";
-import { bwrapArgs, detectSandbox, jobUser } from "./sandbox.ts";
+import { bwrapArgs, detectSandbox, jobUser, processFence } from "./sandbox.ts";
 import {
   needsCleanExec,
   type WarmSandbox,
@@ -381,15 +381,18 @@ function launch(
     const sandboxArgs = bwrapArgs({ ...spec, jobDir: dir });
     return { command: sandbox.path, args: [...sandboxArgs, ...inner, p.command, ...args], sandboxed: true };
   }
-  if (!prlimit) return { command: p.command, args, sandboxed: false };
   // Without a user namespace RLIMIT_NPROC counts every process of the uid: only meaningful when jobs
   // run as their own (unprivileged) user, not as the worker's.
   const nproc = jobUser() !== null;
-  return {
-    command: prlimit,
-    args: [...prlimitArgs(limits, nproc), "--", p.command, ...args],
-    sandboxed: false,
-  };
+  const fence = processFence();
+  const [command, ...rest] = [
+    ...(fence ?? []),
+    ...(prlimit ? [prlimit, ...prlimitArgs(limits, nproc), "--"] : []),
+    p.command,
+    ...args,
+  ];
+  // In the fence, as in the sandbox, a signal N comes back as exit code 128+N.
+  return { command: command!, args: rest, sandboxed: fence !== null };
 }
 
 export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {

@@ -1,5 +1,14 @@
 import { spawnSync } from "node:child_process";
-import { accessSync, constants, lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync, chownSync } from "node:fs";
+import {
+  accessSync,
+  constants,
+  lstatSync,
+  mkdtempSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  chownSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
@@ -168,4 +177,64 @@ function probe(): SandboxStatus {
     rmSync(dir, { recursive: true, force: true });
   }
   return { kind: "bubblewrap", version: version.stdout.trim().replace(/^bubblewrap\s+/, ""), path: bwrap };
+}
+
+/**
+ * Without the sandbox (DISABLE_SANDBOX), a job still gets a pid namespace of its own where util-linux
+ * allows it: `setpriv --pdeathsig KILL unshare --user --pid --fork --kill-child --mount-proc`.
+ * Every process it starts, `setsid` and double-forked ones included, then dies with it (killing
+ * the namespace's init kills the namespace), and with the worker: the launcher's death kills
+ * `unshare` (its parent-death signal), whose death kills the init (`--kill-child`). Without it,
+ * a worker killed with kill -9 left its jobs running, and the zombie monitor ran them again.
+ * Null where the host cannot (no util-linux, user namespaces disabled): process groups only.
+ */
+export function processFence(): string[] | null {
+  fence ??= probeFence();
+  return fence.length > 0 ? fence : null;
+}
+
+let fence: string[] | undefined;
+
+function probeFence(): string[] {
+  const find = (name: string) =>
+    ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]
+      .map((dir) => path.join(dir, name))
+      .find((file) => {
+        try {
+          accessSync(file, constants.X_OK);
+          return true;
+        } catch {
+          return false;
+        }
+      });
+  const setpriv = find("setpriv");
+  const unshare = find("unshare");
+  if (!setpriv || !unshare) return [];
+  const args = [
+    setpriv,
+    "--pdeathsig",
+    "KILL",
+    "--",
+    unshare,
+    "--user",
+    "--map-current-user",
+    "--pid",
+    "--fork",
+    "--kill-child",
+    "--mount-proc",
+    "--",
+    // The job must not be the namespace's init, which ignores every signal it has no handler
+    // for (a script's `kill $$`, SIGXFSZ): a shell is, and reports a signal N as 128+N, as bwrap does.
+    "/bin/sh",
+    "-c",
+    '"$@" & wait $!',
+    "sh",
+  ];
+  const trial = spawnSync(args[0]!, [...args.slice(1), "/bin/true"], {
+    env: NO_ENV,
+    cwd: "/",
+    ...(jobUser() ?? {}),
+    timeout: 10_000,
+  });
+  return trial.status === 0 ? args : [];
 }
