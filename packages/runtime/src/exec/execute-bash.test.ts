@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { executeJob, jobDirRemoved } from "../index.ts";
@@ -7,22 +7,8 @@ import type { ExecuteRequest } from "../index.ts";
 import { run, scratchDir } from "./testing.ts";
 
 const root = scratchDir();
-// Outside the job folder, writable by the job user: the process-tree tests below run without the
-// sandbox (which would hide this folder) to check the process-group kill on its own.
-const outside = path.join(root, "outside");
-mkdirSync(outside);
-chmodSync(outside, 0o777);
 const bash = (content: string, extra: Partial<ExecuteRequest> = {}) =>
   run(root, { language: "bash", content, ...extra });
-
-function isGone(pid: number): boolean {
-  try {
-    // Killed children may linger as zombies until init reaps them: those count as gone.
-    return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return true;
-  }
-}
 
 /** Pids of the host's processes whose command line holds `marker` (the test runs as root: all of them). */
 function processesShowing(marker: string): number[] {

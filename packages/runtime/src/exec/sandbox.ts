@@ -120,6 +120,8 @@ export function bwrapArgs(options: SandboxOptions): string[] {
 
 /** bwrap on the worker's PATH, as a shell would find it (the operator decides what is installed). */
 function findBwrap(): string | undefined {
+  // The worker's own PATH is only used to locate bwrap, never handed to a job.
+  // eslint-disable-next-line no-restricted-properties
   for (const dir of (process.env.PATH ?? "").split(":")) {
     if (!dir || !path.isAbsolute(dir)) continue;
     const candidate = path.join(dir, "bwrap");
