@@ -3,7 +3,8 @@ import path from "node:path";
 import type { Pool } from "@millrace/db";
 import { removeJobDir } from "@millrace/runtime";
 
-const JOB_FOLDER = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+// A job's folder, or an init or periodic script's (see init-scripts.ts): named after its job.
+const JOB_FOLDER = /^(?:\.worker-script-)?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 // After the start, as a worker killed while its jobs ran leaves their folders until the zombie
 // monitor (ZOMBIE_JOB_TIMEOUT) has ended or requeued those jobs.
 const SWEEP_EVERY_MS = 10 * 60 * 1000;
@@ -15,19 +16,22 @@ const SWEEP_EVERY_MS = 10 * 60 * 1000;
  * query. Returns the folders removed.
  */
 export async function removeStaleJobFolders(pool: Pool, jobDir: string): Promise<string[]> {
-  let names: string[];
+  const folders = new Map<string, string>();
   try {
-    names = readdirSync(jobDir).filter((name) => JOB_FOLDER.test(name));
+    for (const name of readdirSync(jobDir)) {
+      const id = JOB_FOLDER.exec(name)?.[1];
+      if (id) folders.set(name, id);
+    }
   } catch {
     return [];
   }
-  if (names.length === 0) return [];
+  if (folders.size === 0) return [];
   const { rows } = await pool.query<{ id: string }>(
     "SELECT id::text AS id FROM job WHERE id = ANY($1::uuid[]) AND status = 'running'",
-    [names],
+    [[...new Set(folders.values())]],
   );
   const running = new Set(rows.map((row) => row.id));
-  const stale = names.filter((name) => !running.has(name));
+  const stale = [...folders].filter(([, id]) => !running.has(id)).map(([name]) => name);
   for (const name of stale) removeJobDir(path.join(jobDir, name));
   return stale;
 }
