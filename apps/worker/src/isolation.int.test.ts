@@ -85,7 +85,7 @@ describe("isolation and limits with real worker processes", () => {
     assert.match(sandboxed.output(), /sandbox: bubblewrap \d+\.\d+/);
     assert.match(
       plain.output(),
-      /sandbox: none \(DISABLE_SANDBOX is set\): environment scrubbed, limits applied/,
+      /sandbox: disabled \(DISABLE_SANDBOX is set\): jobs run WITHOUT isolation, environment scrubbed, limits applied/,
     );
   });
 

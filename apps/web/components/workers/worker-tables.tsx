@@ -65,8 +65,7 @@ function CurrentJob({
 /** How the worker isolates jobs; one that runs them without isolation, or runs none, is flagged. */
 function Sandbox({ state }: { state: string }) {
   if (state.startsWith("bubblewrap")) return <span>{state}</span>;
-  if (state === "disabled")
-    return <span className="field-error">disabled: jobs run without isolation</span>;
+  if (state === "disabled") return <span className="field-error">disabled: jobs run without isolation</span>;
   return <span className="field-error">{`${state}: runs no job`}</span>;
 }
 

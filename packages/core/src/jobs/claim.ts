@@ -353,7 +353,11 @@ export async function appendLogs(
        ON CONFLICT (job_id) DO UPDATE SET logs = ${CAPPED_APPEND}
        RETURNING job_id AS id)
      SELECT pg_notify($3, string_agg(id::text, ',')) FROM ${NOTIFY_CHUNKS("appended")}`,
-    [nonEmpty.map((entry) => entry.jobId), nonEmpty.map((entry) => storableText(entry.chunk)), JOB_LOG_CHANNEL],
+    [
+      nonEmpty.map((entry) => entry.jobId),
+      nonEmpty.map((entry) => storableText(entry.chunk)),
+      JOB_LOG_CHANNEL,
+    ],
   );
 }
 
