@@ -2,8 +2,6 @@
 // `wmill` module from a python3 script read a secret variable and a resource, and keep state,
 // through the real REST routes of the web app served over HTTP.
 import assert from "node:assert/strict";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import {
   createKeyring,
@@ -16,7 +14,7 @@ import {
   type SecretsContext,
 } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
-import { startTestWorker, type TestWorker } from "./testing.ts";
+import { startTestApi, startTestWorker, type TestApi, type TestWorker } from "./testing.ts";
 
 const KEY = "worker-test-instance-key-0123456789abcdef";
 const SECRET = "the-api-secret-9f8e7d";
@@ -28,47 +26,7 @@ let ctx: SecretsContext;
 let membership: Membership;
 let me: string;
 let worker: TestWorker;
-let server: http.Server;
-let closeWeb: () => Promise<void>;
-
-/** The web app's REST router (the one Next serves under /api) on a plain Node HTTP server. */
-async function startApi(): Promise<string> {
-  process.env.DATABASE_URL = services.database.url;
-  process.env.MILLRACE_SECRET_KEY = KEY;
-  // A computed specifier keeps the web app (and Next's global types) out of the worker's typecheck.
-  const web = (file: string) => new URL(`../../web/server/${file}`, import.meta.url).href;
-  const { handleRest } = (await import(web("rest/handler.ts"))) as {
-    handleRest: (request: Request) => Promise<Response>;
-  };
-  const { getServices } = (await import(web("services.ts"))) as {
-    getServices: () => Promise<Pick<TestServices, "boss" | "events" | "pool">>;
-  };
-  server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      const body = chunks.length ? Buffer.concat(chunks) : undefined;
-      const request = new Request(`http://${req.headers.host}${req.url}`, {
-        method: req.method,
-        headers: req.headers as Record<string, string>,
-        ...(body && req.method !== "GET" ? { body } : {}),
-      });
-      void handleRest(request).then(async (response) => {
-        res.writeHead(response.status, Object.fromEntries(response.headers));
-        res.end(Buffer.from(await response.arrayBuffer()));
-      });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  closeWeb = async () => {
-    await new Promise((resolve) => server.close(resolve));
-    const web = await getServices();
-    await web.boss.stop({ graceful: false, close: true, timeout: 2000 }).catch(() => {});
-    await web.events.close();
-    await web.pool.end();
-  };
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+let api: TestApi | undefined;
 
 async function run(path: string, language: string, content: string, args: Record<string, unknown> = {}) {
   await deployScript(services, membership, { path, language, content });
@@ -95,12 +53,13 @@ describe("jobs call back with WM_TOKEN", () => {
         password: `$var:u/${me}/api_secret`,
       },
     });
-    const baseUrl = await startApi();
+    api = await startTestApi(services.database.url, KEY);
+    const baseUrl = api.url;
     worker = await startTestWorker(services.database.url, { BASE_URL: baseUrl, MILLRACE_SECRET_KEY: KEY });
   });
   after(async () => {
     await worker?.stop();
-    await closeWeb?.();
+    await api?.close();
     await services?.close();
   });
 

@@ -3,8 +3,6 @@
 // a job prints and returns.
 import assert from "node:assert/strict";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -22,7 +20,7 @@ import {
   type NewScriptInput,
 } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
-import { startTestWorker, type TestWorker } from "./testing.ts";
+import { startTestApi, startTestWorker, type TestApi, type TestWorker } from "./testing.ts";
 
 let services: TestServices;
 let membership: Membership;
@@ -192,49 +190,8 @@ const KEY = "limits-test-instance-key-0123456789abcdef";
 const SECRET = "Zq8-secret-value-77";
 const PLAIN = "plain-value-not-secret";
 
-/** The web app's REST router (the one Next serves under /api) on a plain Node HTTP server. */
-async function startApi(): Promise<{ url: string; close(): Promise<void> }> {
-  process.env.DATABASE_URL = services.database.url;
-  process.env.MILLRACE_SECRET_KEY = KEY;
-  // A computed specifier keeps the web app (and Next's global types) out of the worker's typecheck.
-  const web = (file: string) => new URL(`../../web/server/${file}`, import.meta.url).href;
-  const { handleRest } = (await import(web("rest/handler.ts"))) as {
-    handleRest: (request: Request) => Promise<Response>;
-  };
-  const { getServices } = (await import(web("services.ts"))) as {
-    getServices: () => Promise<Pick<TestServices, "boss" | "events" | "pool">>;
-  };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      const body = chunks.length ? Buffer.concat(chunks) : undefined;
-      const request = new Request(`http://${req.headers.host}${req.url}`, {
-        method: req.method,
-        headers: req.headers as Record<string, string>,
-        ...(body && req.method !== "GET" ? { body } : {}),
-      });
-      void handleRest(request).then(async (response) => {
-        res.writeHead(response.status, Object.fromEntries(response.headers));
-        res.end(Buffer.from(await response.arrayBuffer()));
-      });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    async close() {
-      await new Promise((resolve) => server.close(resolve));
-      const started = await getServices();
-      await started.boss.stop({ graceful: false, close: true, timeout: 2000 }).catch(() => {});
-      await started.events.close();
-      await started.pool.end();
-    },
-  };
-}
-
 describe("secrets a job got are masked in its logs and result", () => {
-  let api: { url: string; close(): Promise<void> } | undefined;
+  let api: TestApi | undefined;
   let me: string;
 
   before(async () => {
@@ -248,7 +205,7 @@ describe("secrets a job got are masked in its logs and result", () => {
       resourceType: "postgresql",
       value: { host: "db.internal", port: 5432, user: "app", dbname: "app", password: `$var:u/${me}/token` },
     });
-    api = await startApi();
+    api = await startTestApi(services.database.url, KEY);
     await worker({
       WORKER_TAGS: "lim-secret",
       BASE_URL: api.url,

@@ -1,5 +1,7 @@
 // Starts a real worker process for integration tests and stops it (and its job processes) after.
 import { spawn, type ChildProcess } from "node:child_process";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -63,6 +65,60 @@ export async function startTestWorker(
     async kill9() {
       signalGroup("SIGKILL");
       await exited;
+    },
+  };
+}
+
+export interface TestApi {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The web app's REST router (the one Next serves under /api) on a plain Node HTTP server, on the
+ * test database: where jobs' WM_TOKEN calls land in worker tests. The web app reads its settings
+ * from the environment, hence the two variables set here.
+ */
+export async function startTestApi(databaseUrl: string, secretKey: string): Promise<TestApi> {
+  process.env.DATABASE_URL = databaseUrl;
+  process.env.MILLRACE_SECRET_KEY = secretKey;
+  // A computed specifier keeps the web app (and Next's global types) out of the worker's typecheck.
+  const web = (file: string) => new URL(`../../web/server/${file}`, import.meta.url).href;
+  const { handleRest } = (await import(web("rest/handler.ts"))) as {
+    handleRest: (request: Request) => Promise<Response>;
+  };
+  const { getServices } = (await import(web("services.ts"))) as {
+    getServices: () => Promise<{
+      boss: { stop(options: object): Promise<void> };
+      events: { close(): Promise<void> };
+      pool: { end(): Promise<void> };
+    }>;
+  };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = chunks.length ? Buffer.concat(chunks) : undefined;
+      const request = new Request(`http://${req.headers.host}${req.url}`, {
+        method: req.method,
+        headers: req.headers as Record<string, string>,
+        ...(body && req.method !== "GET" ? { body } : {}),
+      });
+      void handleRest(request).then(async (response) => {
+        res.writeHead(response.status, Object.fromEntries(response.headers));
+        res.end(Buffer.from(await response.arrayBuffer()));
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async close() {
+      await new Promise((resolve) => server.close(resolve));
+      const started = await getServices();
+      await started.boss.stop({ graceful: false, close: true, timeout: 2000 }).catch(() => {});
+      await started.events.close();
+      await started.pool.end();
     },
   };
 }
