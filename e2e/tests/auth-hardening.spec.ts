@@ -257,6 +257,7 @@ test.describe("operations", () => {
     const compose = ["docker compose", "docker-compose"].find(
       (command) => spawnSync("sh", ["-c", `${command} version`], { stdio: "ignore" }).status === 0,
     );
+    // .ci/run installs docker-compose; a machine without either cannot check this.
     test.skip(!compose, "neither `docker compose` nor `docker-compose` is installed");
     const env = {
       PATH: process.env.PATH,
