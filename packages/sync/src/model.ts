@@ -1,0 +1,180 @@
+// The plain-data model of a workspace as it lives in git. No database types: callers (core, the
+// tarball endpoint, restore, the CLI) convert their rows to and from these shapes.
+
+/** JSON values as they travel through YAML files. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+/** The languages Millrace runs (the code file extension of each is in `CODE_EXTENSIONS`). */
+export const SYNC_LANGUAGES = ["bash", "python3", "bun", "deno", "postgresql"] as const;
+export type SyncLanguage = (typeof SYNC_LANGUAGES)[number];
+
+/** The latest version of one script. Field names follow Windmill's `.script.yaml`. */
+export interface SyncScript {
+  /** `u/<user>/<name>` or `f/<folder>/<name>`. */
+  path: string;
+  language: SyncLanguage;
+  content: string;
+  summary: string;
+  description: string;
+  /** The arguments' JSON schema. */
+  schema: JsonObject;
+  /** The dependency lock; null = none (no `lock` key), "" = an empty lock (`lock: ''`). */
+  lock: string | null;
+  tag: string | null;
+  /** Seconds. */
+  timeout: number | null;
+  priority: number | null;
+  concurrent_limit: number | null;
+  concurrency_time_window_s: number | null;
+  concurrency_key: string | null;
+  /** Windmill's retry shape (`{constant: …}` or `{exponential: …}`); a Millrace extension key. */
+  retry: JsonObject | null;
+  /** A Millrace extension key. */
+  memory_limit_mb: number | null;
+}
+
+export interface SyncFolder {
+  name: string;
+  /** Windmill's `display_name`; Millrace shows the name when it has none. */
+  display_name: string;
+  summary: string | null;
+  /** `u/<user>` or `g/<group>`, sorted. */
+  owners: string[];
+  /** `u/<user>` or `g/<group>` → true (write) / false (read). */
+  extra_perms: Record<string, boolean>;
+}
+
+export interface SyncGroup {
+  name: string;
+  summary: string | null;
+  /** Every member's username (without `u/`), sorted; admins are members too. */
+  members: string[];
+  /**
+   * Members that administer the group (Windmill's `admins`, from its extra_perms), sorted. The file
+   * lists them under `admins` and the others under `members`, as `u/<name>`, like wmill does.
+   */
+  admins: string[];
+}
+
+export interface SyncResource {
+  path: string;
+  resource_type: string;
+  value: Json;
+  description: string;
+}
+
+export interface SyncResourceType {
+  name: string;
+  /** JSON schema, kept verbatim (including a `$schema` key when it has one). */
+  schema: JsonObject;
+  description: string;
+}
+
+export interface SyncVariable {
+  path: string;
+  /** Plain text, or when `is_secret` the `enc:v1:…` ciphertext as Millrace stores it. */
+  value: string;
+  is_secret: boolean;
+  description: string;
+}
+
+export interface SyncSchedule {
+  path: string;
+  /** Cron with seconds (6 fields). */
+  schedule: string;
+  timezone: string;
+  script_path: string;
+  /** Always false until flows exist. */
+  is_flow: boolean;
+  args: JsonObject;
+  enabled: boolean;
+  summary: string | null;
+}
+
+export interface WorkspaceSnapshot {
+  /** The raw `wmill.yaml` (kept byte for byte; its `defaultTs` picks the `.ts` language). */
+  wmillYaml: string;
+  scripts: SyncScript[];
+  folders: SyncFolder[];
+  groups: SyncGroup[];
+  resources: SyncResource[];
+  resourceTypes: SyncResourceType[];
+  variables: SyncVariable[];
+  schedules: SyncSchedule[];
+  // flows: SyncFlow[] joins here when flows exist (`<path>__flow/flow.yaml`).
+}
+
+/** One problem found in a repository. */
+export interface SyncError {
+  file: string;
+  field?: string;
+  message: string;
+}
+
+/** The `wmill.yaml` Millrace writes when the snapshot has none: everything it exports is synced. */
+export const DEFAULT_WMILL_YAML = `# wmill.yaml written by Millrace: \`wmill sync pull/push\` read this repository as is.
+defaultTs: bun
+includes:
+  - f/**
+  - u/**
+excludes: []
+skipVariables: false
+skipResources: false
+skipResourceTypes: false
+skipSecrets: false
+skipScripts: false
+skipFolders: false
+includeSchedules: true
+includeGroups: true
+nonDottedPaths: true
+syncBehavior: v1
+`;
+
+export function emptySnapshot(): WorkspaceSnapshot {
+  return {
+    wmillYaml: DEFAULT_WMILL_YAML,
+    scripts: [],
+    folders: [],
+    groups: [],
+    resources: [],
+    resourceTypes: [],
+    variables: [],
+    schedules: [],
+  };
+}
+
+function byKey<T>(key: (item: T) => string): (a: T, b: T) => number {
+  return (a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+}
+
+function sortedRecord<V>(record: Record<string, V>): Record<string, V> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/**
+ * The canonical form of a snapshot: items sorted by path (or name), owners/members/admins sorted
+ * and deduplicated. `filesToSnapshot` returns snapshots in this form, so
+ * `filesToSnapshot(snapshotToFiles(s)).snapshot` deep-equals `normalizeSnapshot(s)`.
+ */
+export function normalizeSnapshot(snapshot: WorkspaceSnapshot): WorkspaceSnapshot {
+  const uniqueSorted = (list: string[]) => [...new Set(list)].sort();
+  return {
+    wmillYaml: snapshot.wmillYaml,
+    scripts: snapshot.scripts.map((s) => ({ ...s })).sort(byKey((s) => s.path)),
+    folders: snapshot.folders
+      .map((f) => ({ ...f, owners: uniqueSorted(f.owners), extra_perms: sortedRecord(f.extra_perms) }))
+      .sort(byKey((f) => f.name)),
+    groups: snapshot.groups
+      .map((g) => ({
+        ...g,
+        members: uniqueSorted([...g.members, ...g.admins]),
+        admins: uniqueSorted(g.admins),
+      }))
+      .sort(byKey((g) => g.name)),
+    resources: snapshot.resources.map((r) => ({ ...r })).sort(byKey((r) => r.path)),
+    resourceTypes: snapshot.resourceTypes.map((t) => ({ ...t })).sort(byKey((t) => t.name)),
+    variables: snapshot.variables.map((v) => ({ ...v })).sort(byKey((v) => v.path)),
+    schedules: snapshot.schedules.map((s) => ({ ...s })).sort(byKey((s) => s.path)),
+  };
+}
