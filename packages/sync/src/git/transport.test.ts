@@ -283,6 +283,57 @@ describe("git transport", () => {
     }
   });
 
+  test("ensureClone fast-forwards a clean cache to the remote head, deleted files included", async () => {
+    const { remote, opts } = await setup();
+    try {
+      await sync(opts, { "f/a/one.sh": "1\n", "f/a/two.sh": "2\n", "x/y.txt": "y\n" }, "initial");
+      await remote.commitAsOther({
+        files: { "f/a/two.sh": null, "x/y.txt": "changed\n", "z.txt": "z\n" },
+        message: "other",
+      });
+      const cloned = await ensureClone(opts);
+      assert.equal(cloned.head, await remote.head());
+      assert.equal(fs.existsSync(path.join(opts.dir, "f/a/two.sh")), false);
+      assert.equal(fs.readFileSync(path.join(opts.dir, "x/y.txt"), "utf8"), "changed\n");
+      // A later commit does not bring the file they deleted back.
+      await commitFiles({
+        dir: opts.dir,
+        files: new Map([["f/a/one.sh", "1b\n"]]),
+        author: ALICE,
+        message: "m2",
+      });
+      const pushed = await pushWithRebase(opts);
+      assert.equal(pushed.rebased, false);
+      assert.deepEqual((await remote.commits())[0]?.files, ["f/a/one.sh"]);
+      assert.deepEqual(await remote.listFiles(), ["f/a/one.sh", "x/y.txt", "z.txt"]);
+    } finally {
+      await remote.close();
+    }
+  });
+
+  test("empty remote that someone else initialised meanwhile: our first commit is replayed on theirs", async () => {
+    const { remote, opts } = await setup();
+    try {
+      assert.equal((await ensureClone(opts)).remoteHead, null);
+      await commitFiles({
+        dir: opts.dir,
+        files: new Map([["wmill.yaml", "a: 1\n"]]),
+        author: ALICE,
+        message: "ours",
+      });
+      await remote.commitAsOther({ files: { "README.md": "hi\n" }, message: "theirs" });
+      const pushed = await pushWithRebase(opts);
+      assert.equal(pushed.rebased, true);
+      assert.deepEqual(
+        (await remote.commits()).map((c) => c.message),
+        ["ours", "theirs"],
+      );
+      assert.deepEqual(await remote.listFiles(), ["README.md", "wmill.yaml"]);
+    } finally {
+      await remote.close();
+    }
+  });
+
   test("someone else changed the same file: GitConflictError naming it, their version kept", async () => {
     const { remote, opts } = await setup();
     try {
