@@ -1,18 +1,59 @@
-// Workspace <-> files in the Windmill CLI's layout, and git push/pull. The layout constants below
-// are shared with the REST API today; serialisation and git transport arrive with the git sync work.
+// @millrace/sync: one serializer, both directions, between a workspace and files in the layout the
+// Windmill CLI 1.819 reads and writes in `wmill sync pull/push` (checked against
+// node_modules/windmill-cli/esm/main.js; see layout.ts for where each rule comes from):
+//
+//   wmill.yaml                         settings (kept verbatim; `defaultTs` picks the `.ts` language)
+//   f/<folder>/folder.meta.yaml        folder: summary, display_name, owners, extra_perms
+//   <path>.<ext>                       script code (.sh bash, .py python3, .ts bun, .deno.ts deno,
+//                                      .pg.sql postgresql; with defaultTs: deno, .bun.ts / .ts)
+//   <path>.script.yaml                 script metadata; `lock: '!inline <path>.script.lock'`
+//   <path>.script.lock                 the script's lock, when it has a non-empty one
+//   <path>.resource.yaml               value, description, resource_type
+//   <name>.resource-type.yaml          at the root: schema (verbatim, `$schema` included), description
+//   <path>.variable.yaml               value (secrets: the `enc:v1:…` ciphertext), is_secret, description
+//   <path>.schedule.yaml               schedule, timezone, script_path, is_flow, args, enabled, summary
+//   groups/<name>.group.yaml           summary, admins, members (as u/<username>)
+//
+// YAML is written with wmill's own options (its key order, single quotes), so a repository written
+// by `wmill sync pull` and one written here are byte-identical for the same items. Flows
+// (`<path>__flow/flow.yaml`) join when flows exist; until then they are reported as skipped.
+export {
+  DEFAULT_WMILL_YAML,
+  emptySnapshot,
+  normalizeSnapshot,
+  SYNC_LANGUAGES,
+  type Json,
+  type JsonObject,
+  type SyncError,
+  type SyncFolder,
+  type SyncGroup,
+  type SyncLanguage,
+  type SyncResource,
+  type SyncResourceType,
+  type SyncSchedule,
+  type SyncScript,
+  type SyncVariable,
+  type WorkspaceSnapshot,
+} from "./model.ts";
+export { snapshotToFiles } from "./serialize.ts";
+export { filesToSnapshot, type ParseResult, type SkippedFile } from "./parse.ts";
+export { codeExtension, fromYaml, pathProblem, toYaml, YAML_OPTIONS } from "./layout.ts";
 
 /** File suffixes of the Windmill CLI's sync layout. */
 export const SYNC_SUFFIXES = {
   scriptMeta: ".script.yaml",
-  flowDir: ".flow",
+  scriptLock: ".script.lock",
+  flowDir: "__flow",
   resource: ".resource.yaml",
+  resourceType: ".resource-type.yaml",
   variable: ".variable.yaml",
   schedule: ".schedule.yaml",
+  group: ".group.yaml",
   folderMeta: "folder.meta.yaml",
   settings: "wmill.yaml",
 } as const;
 
-/** The code file extension Windmill's CLI uses for each language. */
+/** The code file extension Windmill's CLI uses for each language (with wmill.yaml's `defaultTs: bun`). */
 export const CODE_EXTENSIONS: Record<string, string> = {
   bash: ".sh",
   python3: ".py",

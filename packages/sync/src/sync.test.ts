@@ -1,0 +1,562 @@
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import { describe, it } from "node:test";
+import {
+  DEFAULT_WMILL_YAML,
+  emptySnapshot,
+  filesToSnapshot,
+  normalizeSnapshot,
+  snapshotToFiles,
+  type SyncScript,
+  type WorkspaceSnapshot,
+} from "./index.ts";
+
+const SCHEMA = {
+  $schema: "https://json-schema.org/draft/2020-12/schema",
+  type: "object",
+  properties: {},
+  required: [],
+};
+
+function script(
+  path: string,
+  language: SyncScript["language"],
+  content: string,
+  extra: Partial<SyncScript> = {},
+) {
+  return {
+    path,
+    language,
+    content,
+    summary: "",
+    description: "",
+    schema: SCHEMA,
+    lock: null,
+    tag: null,
+    timeout: null,
+    priority: null,
+    concurrent_limit: null,
+    concurrency_time_window_s: null,
+    concurrency_key: null,
+    retry: null,
+    memory_limit_mb: null,
+    ...extra,
+  } satisfies SyncScript;
+}
+
+/** A workspace with every kind and all five languages. */
+function fullSnapshot(): WorkspaceSnapshot {
+  return {
+    wmillYaml: DEFAULT_WMILL_YAML,
+    scripts: [
+      script(
+        "u/alice/hello",
+        "bun",
+        "export async function main(name: string) {\n  return `hi ${name}`;\n}\n",
+        {
+          summary: "Greets",
+          lock: '{\n  "dependencies": {}\n}\n//bun.lock\n',
+          schema: {
+            $schema: "https://json-schema.org/draft/2020-12/schema",
+            type: "object",
+            properties: { name: { type: "string", description: "", default: "world" } },
+            required: ["name"],
+          },
+        },
+      ),
+      script("f/ops/backup", "python3", "def main(days: int = 7):\n    return days\n", {
+        summary: "Nightly backup",
+        description: "Dumps the database.\nKeeps seven days.",
+        lock: "requests==2.32.3\n",
+        tag: "ops",
+        timeout: 300,
+        priority: 5,
+        concurrent_limit: 1,
+        concurrency_time_window_s: 60,
+        concurrency_key: "backup",
+        retry: { constant: { attempts: 3, seconds: 10 } },
+        memory_limit_mb: 512,
+      }),
+      script("f/ops/clean", "bash", 'echo "cleaning $1"\n'),
+      script("f/ops/deno_job", "deno", "export function main() {\n  return 1;\n}\n", { lock: "" }),
+      script(
+        "f/ops/report",
+        "postgresql",
+        "-- $1 since\nSELECT count(*) FROM job WHERE created_at > $1::timestamptz;\n",
+      ),
+    ],
+    folders: [
+      {
+        name: "ops",
+        display_name: "Operations",
+        summary: "Ops scripts",
+        owners: ["u/alice"],
+        extra_perms: { "u/alice": true, "g/devs": false },
+      },
+    ],
+    groups: [{ name: "devs", summary: "Developers", members: ["bob", "alice"], admins: ["alice"] }],
+    resources: [
+      {
+        path: "f/ops/db",
+        resource_type: "postgresql",
+        value: {
+          host: "db",
+          port: 5432,
+          user: "app",
+          password: "$var:f/ops/db_password",
+          sslmode: "disable",
+        },
+        description: "Main database",
+      },
+      {
+        path: "u/alice/cfg",
+        resource_type: "c_settings",
+        value: { level: 3, tags: ["a", "b"] },
+        description: "",
+      },
+    ],
+    resourceTypes: [
+      {
+        name: "c_settings",
+        schema: {
+          $schema: "https://json-schema.org/draft/2020-12/schema",
+          type: "object",
+          properties: { level: { type: "integer" }, tags: { type: "array", items: { type: "string" } } },
+          required: ["level"],
+        },
+        description: "Custom settings",
+      },
+    ],
+    variables: [
+      {
+        path: "f/ops/db_password",
+        value: "enc:v1:AAECAwQFBgcICQoL:c2VjcmV0",
+        is_secret: true,
+        description: "",
+      },
+      {
+        path: "u/alice/greeting",
+        value: "hello: world # not a comment",
+        is_secret: false,
+        description: "Plain",
+      },
+      { path: "u/alice/number_like", value: "0123", is_secret: false, description: "" },
+    ],
+    schedules: [
+      {
+        path: "f/ops/nightly",
+        schedule: "0 0 2 * * *",
+        timezone: "Europe/Paris",
+        script_path: "f/ops/backup",
+        is_flow: false,
+        args: { days: 7 },
+        enabled: true,
+        summary: "Every night",
+      },
+      {
+        path: "f/ops/paused",
+        schedule: "*/30 * * * * *",
+        timezone: "UTC",
+        script_path: "f/ops/clean",
+        is_flow: false,
+        args: {},
+        enabled: false,
+        summary: null,
+      },
+    ],
+  };
+}
+
+/** Reverses every list and the key order of every object (same data, other order). */
+function shuffled<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(shuffled).reverse() as T;
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value)
+        .reverse()
+        .map(([k, v]) => [k, shuffled(v)]),
+    ) as T;
+  }
+  return value;
+}
+
+function loadFixture(name: string): Map<string, string> {
+  const url = new URL(`../fixtures/${name}.json`, import.meta.url);
+  const parsed = JSON.parse(fs.readFileSync(url, "utf8")) as { files: Record<string, string> };
+  return new Map(Object.entries(parsed.files));
+}
+
+describe("snapshotToFiles", () => {
+  it("is deterministic: same snapshot, same bytes, whatever the order of items and keys", () => {
+    const a = snapshotToFiles(fullSnapshot());
+    const b = snapshotToFiles(fullSnapshot());
+    assert.deepEqual([...a], [...b]);
+    const s = fullSnapshot();
+    const reordered: WorkspaceSnapshot = {
+      ...s,
+      scripts: shuffled(s.scripts),
+      folders: shuffled(s.folders),
+      groups: shuffled(s.groups),
+      resources: shuffled(s.resources),
+      resourceTypes: shuffled(s.resourceTypes),
+      variables: shuffled(s.variables),
+      schedules: shuffled(s.schedules),
+    };
+    // Lists inside values (schema.required, args, value arrays) are data, not sets: put them back.
+    for (const [i, original] of s.scripts.entries()) {
+      const copy = reordered.scripts.find((x) => x.path === original.path);
+      assert.ok(copy, String(i));
+      copy.schema = shuffled(original.schema);
+      (copy.schema as { required: unknown }).required = original.schema.required ?? [];
+    }
+    for (const r of reordered.resources) r.value = s.resources.find((x) => x.path === r.path)?.value ?? null;
+    for (const t of reordered.resourceTypes) {
+      const original = s.resourceTypes.find((x) => x.name === t.name);
+      (t.schema as { required: unknown }).required = original?.schema.required ?? [];
+      ((t.schema.properties as { tags: { items: unknown } }).tags as { items: unknown }).items = {
+        type: "string",
+      };
+    }
+    const c = snapshotToFiles(reordered);
+    assert.deepEqual([...c.keys()], [...a.keys()]);
+    for (const [file, text] of a) assert.equal(c.get(file), text, file);
+  });
+
+  it("lays files out like wmill: code + .script.yaml (+ .script.lock), folder.meta.yaml, groups/, root resource types", () => {
+    const files = snapshotToFiles(fullSnapshot());
+    assert.deepEqual(
+      [...files.keys()],
+      [
+        "c_settings.resource-type.yaml",
+        "f/ops/backup.py",
+        "f/ops/backup.script.lock",
+        "f/ops/backup.script.yaml",
+        "f/ops/clean.script.yaml",
+        "f/ops/clean.sh",
+        "f/ops/db.resource.yaml",
+        "f/ops/db_password.variable.yaml",
+        "f/ops/deno_job.deno.ts",
+        "f/ops/deno_job.script.yaml",
+        "f/ops/folder.meta.yaml",
+        "f/ops/nightly.schedule.yaml",
+        "f/ops/paused.schedule.yaml",
+        "f/ops/report.pg.sql",
+        "f/ops/report.script.yaml",
+        "groups/devs.group.yaml",
+        "u/alice/cfg.resource.yaml",
+        "u/alice/greeting.variable.yaml",
+        "u/alice/hello.script.lock",
+        "u/alice/hello.script.yaml",
+        "u/alice/hello.ts",
+        "u/alice/number_like.variable.yaml",
+        "wmill.yaml",
+      ],
+    );
+    for (const [file, text] of files) {
+      if (file.endsWith(".yaml")) assert.ok(text.endsWith("\n"), `${file} ends with a newline`);
+    }
+  });
+
+  it("writes deno as .ts and bun as .bun.ts when wmill.yaml says defaultTs: deno, and reads them back", () => {
+    const s = fullSnapshot();
+    s.wmillYaml = "defaultTs: deno\n";
+    const files = snapshotToFiles(s);
+    assert.ok(files.has("u/alice/hello.bun.ts"));
+    assert.ok(files.has("f/ops/deno_job.ts"));
+    const back = filesToSnapshot(files);
+    assert.deepEqual(back.errors, []);
+    assert.deepEqual(back.snapshot, normalizeSnapshot(s));
+  });
+});
+
+describe("round trip", () => {
+  it("filesToSnapshot(snapshotToFiles(s)) equals s for a snapshot with every kind and all five languages", () => {
+    const s = fullSnapshot();
+    const result = filesToSnapshot(snapshotToFiles(s));
+    assert.deepEqual(result.errors, []);
+    assert.deepEqual(result.skipped, []);
+    assert.deepEqual(result.snapshot, normalizeSnapshot(s));
+    assert.deepEqual(
+      result.snapshot.scripts.map((x) => x.language),
+      ["python3", "bash", "deno", "postgresql", "bun"],
+    );
+  });
+
+  it("an empty workspace is just wmill.yaml", () => {
+    const files = snapshotToFiles(emptySnapshot());
+    assert.deepEqual([...files.keys()], ["wmill.yaml"]);
+    assert.deepEqual(filesToSnapshot(files), { snapshot: emptySnapshot(), errors: [], skipped: [] });
+  });
+});
+
+/**
+ * Files as `wmill sync pull` writes them: the server's JSON turned into YAML with wmill's options
+ * (`yamlOptions` in src/commands/sync/sync.ts: its key order, single quotes), the lock moved to
+ * `<path>.script.lock` and referenced as `'!inline …'` (ZipFSElement). Written by hand from those
+ * rules, not by our serializer.
+ */
+const PULLED: [string, string][] = [
+  [
+    "f/ops/backup.script.yaml",
+    `summary: Nightly backup
+description: |-
+  Dumps the database.
+  Keeps seven days.
+lock: '!inline f/ops/backup.script.lock'
+concurrency_key: backup
+concurrency_time_window_s: 60
+concurrent_limit: 1
+kind: script
+priority: 5
+schema:
+  $schema: https://json-schema.org/draft/2020-12/schema
+  type: object
+  properties:
+    days:
+      type: integer
+      description: ''
+      default: 7
+  required: []
+tag: ops
+timeout: 300
+`,
+  ],
+  ["f/ops/backup.script.lock", "requests==2.32.3\n"],
+  ["f/ops/backup.py", "def main(days: int = 7):\n    return days\n"],
+  [
+    "f/ops/folder.meta.yaml",
+    `summary: Ops scripts
+display_name: Operations
+extra_perms:
+  g/devs: false
+  u/alice: true
+owners:
+  - u/alice
+`,
+  ],
+  [
+    "f/ops/db.resource.yaml",
+    `description: Main database
+value:
+  host: db
+  password: $var:f/ops/db_password
+  port: 5432
+resource_type: postgresql
+`,
+  ],
+  [
+    "f/ops/db_password.variable.yaml",
+    `description: ''
+value: enc:v1:AAECAwQFBgcICQoL:c2VjcmV0
+is_secret: true
+`,
+  ],
+  [
+    "f/ops/nightly.schedule.yaml",
+    `summary: Every night
+args:
+  days: 7
+enabled: true
+is_flow: false
+schedule: 0 0 2 * * *
+script_path: f/ops/backup
+timezone: Europe/Paris
+`,
+  ],
+  [
+    "groups/devs.group.yaml",
+    `summary: Developers
+admins:
+  - u/alice
+members:
+  - u/bob
+`,
+  ],
+  [
+    "c_settings.resource-type.yaml",
+    `description: Custom settings
+schema:
+  $schema: https://json-schema.org/draft/2020-12/schema
+  type: object
+  properties:
+    level:
+      type: integer
+  required:
+    - level
+`,
+  ],
+  [
+    "u/alice/greeting.variable.yaml",
+    `description: ''
+value: 'hello: world # not a comment'
+is_secret: false
+`,
+  ],
+  ["wmill.yaml", DEFAULT_WMILL_YAML],
+];
+
+describe("files in the form wmill writes them", () => {
+  it("reproduces a repository written by wmill sync pull byte for byte", () => {
+    const files = new Map(PULLED);
+    const result = filesToSnapshot(files);
+    assert.deepEqual(result.errors, []);
+    const again = snapshotToFiles(result.snapshot);
+    assert.deepEqual([...again.keys()].sort(), [...files.keys()].sort());
+    for (const [file, text] of files) assert.equal(again.get(file), text, file);
+    const backup = result.snapshot.scripts[0];
+    assert.equal(backup?.language, "python3");
+    assert.equal(backup?.lock, "requests==2.32.3\n");
+    assert.equal(backup?.timeout, 300);
+    assert.deepEqual(result.snapshot.groups, [
+      { name: "devs", summary: "Developers", members: ["alice", "bob"], admins: ["alice"] },
+    ]);
+  });
+
+  it("reads the lock written with the !inline tag unquoted too", () => {
+    const files = new Map(PULLED);
+    const meta = files.get("f/ops/backup.script.yaml") ?? "";
+    files.set(
+      "f/ops/backup.script.yaml",
+      meta.replace("'!inline f/ops/backup.script.lock'", "!inline f/ops/backup.script.lock"),
+    );
+    const result = filesToSnapshot(files);
+    assert.deepEqual(result.errors, []);
+    assert.equal(result.snapshot.scripts[0]?.lock, "requests==2.32.3\n");
+  });
+
+  it("reads the files the real wmill CLI 1.819 writes (init, script new in five languages, folder/resource-type/variable new)", () => {
+    const files = loadFixture("wmill-new");
+    // `schedule new` and `resource new` write empty templates (script_path: "", resource_type: ""),
+    // which are not deployable: they belong to the error test below.
+    const schedule = files.get("f/demo/my_sched.schedule.yaml");
+    const resource = files.get("f/demo/my_res.resource.yaml");
+    files.delete("f/demo/my_sched.schedule.yaml");
+    files.delete("f/demo/my_res.resource.yaml");
+    const result = filesToSnapshot(files);
+    assert.deepEqual(result.errors, []);
+    assert.deepEqual(result.skipped, []);
+    const s = result.snapshot;
+    assert.deepEqual(
+      s.scripts.map((x) => [x.path, x.language, x.lock]),
+      [
+        ["f/demo/s_bash", "bash", ""],
+        ["f/demo/s_bun", "bun", ""],
+        ["f/demo/s_deno", "deno", ""],
+        ["f/demo/s_postgresql", "postgresql", ""],
+        ["f/demo/s_python3", "python3", ""],
+      ],
+    );
+    assert.equal(s.scripts[4]?.content, files.get("f/demo/s_python3.py"));
+    assert.deepEqual(s.scripts[0]?.schema, SCHEMA);
+    assert.deepEqual(s.folders, [
+      { name: "demo", display_name: "demo", summary: "", owners: [], extra_perms: {} },
+    ]);
+    assert.deepEqual(s.resourceTypes, [{ name: "my_type", schema: {}, description: "" }]);
+    assert.deepEqual(s.variables, [{ path: "f/demo/my_var", value: "", is_secret: false, description: "" }]);
+    // `script new` writes with wmill's sync options, so its metadata comes back byte for byte; the
+    // wmill.yaml of `wmill init` is kept verbatim.
+    const again = snapshotToFiles(s);
+    for (const [file, text] of files) {
+      if (file.endsWith(".script.yaml") || /\.(sh|py|ts|sql)$/.test(file) || file === "wmill.yaml") {
+        assert.equal(again.get(file), text, file);
+      }
+    }
+    // wmill-lock.yaml, AGENTS.md, CLAUDE.md, tsconfig.json and .claude/ are not workspace files.
+    for (const file of ["wmill-lock.yaml", "AGENTS.md", "CLAUDE.md", "tsconfig.json"]) {
+      assert.ok(files.has(file) && !again.has(file), file);
+    }
+    assert.ok(schedule && resource);
+  });
+});
+
+describe("filesToSnapshot errors", () => {
+  it("names every bad file and field in one report", () => {
+    const cli = loadFixture("wmill-new");
+    const files = new Map<string, string>([
+      ...PULLED,
+      // the raw templates of `wmill schedule new` / `wmill resource new`
+      ["f/demo/my_sched.schedule.yaml", cli.get("f/demo/my_sched.schedule.yaml") ?? ""],
+      ["f/demo/my_res.resource.yaml", cli.get("f/demo/my_res.resource.yaml") ?? ""],
+      ["f/ops/broken.variable.yaml", "value: [unclosed\n"],
+      ["f/ops/list.variable.yaml", "- a\n- b\n"],
+      ["f/ops/weird.thing.yaml", "a: 1\n"],
+      ["f/bad path/x.script.yaml", "summary: ''\n"],
+      ["f/bad path/x.sh", "echo\n"],
+      ["x/top/y.resource.yaml", "value: {}\n"],
+      ["u/alice/orphan.py", "def main():\n  pass\n"],
+      ["u/alice/nocode.script.yaml", "summary: ''\n"],
+      ["u/alice/go_script.go", "package inner\n"],
+      ["u/alice/go_script.script.yaml", "summary: ''\n"],
+      [
+        "u/alice/typed.script.yaml",
+        "summary: 3\ntimeout: soon\nschema: []\nlock: '!inline u/alice/missing.script.lock'\n",
+      ],
+      ["u/alice/typed.ts", "export function main() {}\n"],
+      ["u/alice/stale.script.lock", "old\n"],
+      ["u/alice/bad.variable.yaml", "value: 12\nis_secret: 'yes'\n"],
+      ["groups/g1.group.yaml", "members: [bob]\n"],
+      ["f/ops/sub/folder.meta.yaml", "summary: ''\n"],
+    ]);
+    const { errors } = filesToSnapshot(files);
+    const seen = errors.map((e) => `${e.file}${e.field ? `#${e.field}` : ""}`);
+    assert.deepEqual(seen, [
+      "f/bad path/x.script.yaml#path",
+      "f/demo/my_res.resource.yaml#resource_type",
+      "f/demo/my_sched.schedule.yaml#script_path",
+      "f/ops/broken.variable.yaml",
+      "f/ops/list.variable.yaml",
+      "f/ops/sub/folder.meta.yaml",
+      "f/ops/weird.thing.yaml",
+      "groups/g1.group.yaml#members",
+      "u/alice/bad.variable.yaml#is_secret",
+      "u/alice/bad.variable.yaml#value",
+      "u/alice/go_script.go#language",
+      "u/alice/nocode.script.yaml",
+      "u/alice/orphan.py",
+      "u/alice/stale.script.lock",
+      "u/alice/typed.script.yaml#lock",
+      "u/alice/typed.script.yaml#schema",
+      "u/alice/typed.script.yaml#summary",
+      "u/alice/typed.script.yaml#timeout",
+    ]);
+    const message = (file: string, field?: string) =>
+      errors.find((e) => e.file === file && e.field === field)?.message ?? "";
+    assert.match(message("f/ops/broken.variable.yaml"), /malformed YAML/);
+    assert.match(message("f/ops/weird.thing.yaml"), /unknown kind of file/);
+    assert.match(message("u/alice/orphan.py"), /code file without metadata/);
+    assert.match(message("u/alice/nocode.script.yaml"), /without a code file/);
+    assert.match(message("u/alice/go_script.go", "language"), /go is not supported/);
+    assert.match(message("u/alice/typed.script.yaml", "timeout"), /must be an integer, got a string/);
+    assert.match(message("f/bad path/x.script.yaml", "path"), /segment "bad path"/);
+    // x/ is not a folder wmill reads: ignored, like wmill does.
+    assert.ok(!seen.some((s) => s.startsWith("x/")));
+  });
+
+  it("ignores what wmill ignores and lists what Millrace does not read yet", () => {
+    const files = new Map<string, string>([
+      ...PULLED,
+      [".gitignore", "node_modules\n"],
+      ["README.md", "# repo\n"],
+      ["wmill-lock.yaml", "version: v2\nlocks: {}\n"],
+      [".claude/skills/x/SKILL.md", "x"],
+      ["f/ops/node_modules/pkg/index.ts", "x"],
+      ["f/ops/notes.md", "notes"],
+      ["f/ops/flow1__flow/flow.yaml", "summary: ''\n"],
+      ["f/ops/hook.http_trigger.yaml", "route_path: x\n"],
+      ["f/ops/old.variable.json", "{}"],
+      ["users/alice.user.yaml", "email: a@b\n"],
+    ]);
+    const result = filesToSnapshot(files);
+    assert.deepEqual(result.errors, []);
+    assert.deepEqual(
+      result.skipped.map((s) => s.file),
+      [
+        "f/ops/flow1__flow/flow.yaml",
+        "f/ops/hook.http_trigger.yaml",
+        "f/ops/old.variable.json",
+        "users/alice.user.yaml",
+      ],
+    );
+    assert.match(result.skipped[0]?.reason ?? "", /flows are not supported yet/);
+  });
+});
