@@ -35,7 +35,7 @@ export {
   type SyncVariable,
   type WorkspaceSnapshot,
 } from "./model.ts";
-export { snapshotToFiles } from "./serialize.ts";
+export { snapshotToFiles, snapshotToTarballFiles } from "./serialize.ts";
 export { filesToSnapshot, type ParseResult, type SkippedFile } from "./parse.ts";
 export { codeExtension, fromYaml, pathProblem, toYaml, YAML_OPTIONS } from "./layout.ts";
 

@@ -122,3 +122,36 @@ export function snapshotToFiles(input: WorkspaceSnapshot): Map<string, string> {
   }
   return new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
+
+/**
+ * The workspace as the JSON files of Windmill's `GET /workspaces/tarball`, which `wmill sync pull`
+ * turns into the files of `snapshotToFiles` (ZipFSElement in src/commands/sync/sync.ts: each
+ * `.json` becomes `.yaml` written with wmill's options, and a script's `lock` moves to
+ * `<path>.script.lock`). Same paths with `.json`; no `.script.lock` files and no wmill.yaml.
+ */
+export function snapshotToTarballFiles(input: WorkspaceSnapshot): Map<string, string> {
+  const snapshot = normalizeSnapshot(input);
+  const defaultTs = defaultTsOf(snapshot.wmillYaml);
+  const files = new Map<string, string>();
+  const json = (doc: JsonObject) => JSON.stringify(doc, null, 2);
+  for (const script of snapshot.scripts) {
+    files.set(script.path + codeExtension(script.language, defaultTs), script.content);
+    files.set(
+      script.path + ".script.json",
+      json({ ...scriptDocument(script), ...withoutNulls({ lock: script.lock }) }),
+    );
+  }
+  for (const folder of snapshot.folders)
+    files.set(`f/${folder.name}/folder.meta.json`, json(folderDocument(folder)));
+  for (const group of snapshot.groups)
+    files.set(`${GROUPS_DIR}/${group.name}.group.json`, json(groupDocument(group)));
+  for (const resource of snapshot.resources)
+    files.set(resource.path + ".resource.json", json(resourceDocument(resource)));
+  for (const type of snapshot.resourceTypes)
+    files.set(type.name + ".resource-type.json", json(resourceTypeDocument(type)));
+  for (const variable of snapshot.variables)
+    files.set(variable.path + ".variable.json", json(variableDocument(variable)));
+  for (const schedule of snapshot.schedules)
+    files.set(schedule.path + ".schedule.json", json(scheduleDocument(schedule)));
+  return new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}

@@ -1,12 +1,19 @@
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
 import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import {
   DEFAULT_WMILL_YAML,
   emptySnapshot,
   filesToSnapshot,
   normalizeSnapshot,
   snapshotToFiles,
+  snapshotToTarballFiles,
   type SyncScript,
   type WorkspaceSnapshot,
 } from "./index.ts";
@@ -558,5 +565,105 @@ describe("filesToSnapshot errors", () => {
       ],
     );
     assert.match(result.skipped[0]?.reason ?? "", /flows are not supported yet/);
+  });
+});
+
+/** A plain ustar archive of text files (what `GET /workspaces/tarball?archive_type=tar` returns). */
+function tarOf(files: Map<string, string>): Buffer {
+  const blocks: Buffer[] = [];
+  for (const [name, text] of files) {
+    const body = Buffer.from(text, "utf8");
+    const header = Buffer.alloc(512);
+    const put = (value: string, offset: number, length: number) =>
+      header.write(value, offset, length, "utf8");
+    const octal = (n: number, length: number) => n.toString(8).padStart(length - 1, "0") + "\0";
+    assert.ok(Buffer.byteLength(name) < 100, name);
+    put(name, 0, 100);
+    put(octal(0o644, 8), 100, 8);
+    put(octal(0, 8), 108, 8);
+    put(octal(0, 8), 116, 8);
+    put(octal(body.length, 12), 124, 12);
+    put(octal(0, 12), 136, 12);
+    put("        ", 148, 8);
+    put("0", 156, 1);
+    put("ustar\0", 257, 6);
+    put("00", 263, 2);
+    let sum = 0;
+    for (const byte of header) sum += byte;
+    put(sum.toString(8).padStart(6, "0") + "\0 ", 148, 8);
+    blocks.push(header, body, Buffer.alloc((512 - (body.length % 512)) % 512));
+  }
+  blocks.push(Buffer.alloc(1024));
+  return Buffer.concat(blocks);
+}
+
+function readTree(root: string, dir = root, out = new Map<string, string>()): Map<string, string> {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name.startsWith(".")) continue;
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) readTree(root, full, out);
+    else out.set(path.relative(root, full).split(path.sep).join("/"), fs.readFileSync(full, "utf8"));
+  }
+  return out;
+}
+
+describe("the real wmill CLI", () => {
+  it("wmill sync pull of snapshotToTarballFiles writes exactly snapshotToFiles, byte for byte", async () => {
+    const snapshot = fullSnapshot();
+    const tar = tarOf(snapshotToTarballFiles(snapshot));
+    const requests: string[] = [];
+    const server = http.createServer((req, res) => {
+      const url = new URL(req.url ?? "/", "http://localhost");
+      requests.push(url.pathname);
+      const send = (status: number, body: string | Buffer, type = "application/json") => {
+        res.writeHead(status, { "content-type": type });
+        res.end(body);
+      };
+      if (url.pathname === "/api/users/whoami") {
+        return send(200, JSON.stringify({ username: "alice", email: "alice@example.com", is_admin: true }));
+      }
+      if (url.pathname === "/api/w/ws/workspaces/list_ws_specific") return send(200, "[]");
+      if (url.pathname === "/api/w/ws/resources/file_resource_type_to_file_ext_map") return send(200, "{}");
+      if (url.pathname === "/api/w/ws/workspaces/tarball") {
+        if (url.searchParams.get("archive_type") === "zip")
+          return send(400, "Invalid Archive Type", "text/plain");
+        assert.equal(url.searchParams.get("include_schedules"), "true");
+        assert.equal(url.searchParams.get("include_groups"), "true");
+        assert.equal(url.searchParams.get("skip_secrets"), "false");
+        return send(200, tar, "application/octet-stream");
+      }
+      return send(404, "not found", "text/plain");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "millrace-wmill-pull-"));
+    try {
+      fs.writeFileSync(path.join(dir, "wmill.yaml"), snapshot.wmillYaml);
+      const cli = fileURLToPath(new URL("../../../node_modules/windmill-cli/esm/main.js", import.meta.url));
+      const args = [cli, "sync", "pull", "--base-url", `http://127.0.0.1:${port}/`, "--token", "t"];
+      args.push("--workspace", "ws", "--yes", "--skip-branch-validation");
+      const child = spawn(process.execPath, args, {
+        cwd: dir,
+        env: {
+          PATH: process.env.PATH,
+          HOME: dir,
+          WMILL_CONFIG_DIR: path.join(dir, ".config"),
+          NO_COLOR: "1",
+        },
+      });
+      let output = "";
+      child.stdout.on("data", (chunk) => (output += chunk));
+      child.stderr.on("data", (chunk) => (output += chunk));
+      const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+      assert.equal(code, 0, output);
+      const pulled = readTree(dir);
+      const expected = snapshotToFiles(snapshot);
+      pulled.delete("wmill-lock.yaml"); // wmill's own metadata cache, not part of the workspace
+      assert.deepEqual([...pulled.keys()].sort(), [...expected.keys()].sort(), output);
+      for (const [file, text] of expected) assert.equal(pulled.get(file), text, file);
+    } finally {
+      server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
