@@ -634,42 +634,43 @@ function readTree(root: string, dir = root, out = new Map<string, string>()): Ma
   return out;
 }
 
-describe("the real wmill CLI", () => {
-  it("wmill sync pull of snapshotToTarballFiles writes exactly snapshotToFiles, byte for byte", async () => {
-    const snapshot = fullSnapshot();
-    const tar = tarOf(snapshotToTarballFiles(snapshot));
-    const requests: string[] = [];
-    const server = http.createServer((req, res) => {
-      const url = new URL(req.url ?? "/", "http://localhost");
-      requests.push(url.pathname);
-      const send = (status: number, body: string | Buffer, type = "application/json") => {
-        res.writeHead(status, { "content-type": type });
-        res.end(body);
-      };
-      if (url.pathname === "/api/users/whoami") {
-        return send(200, JSON.stringify({ username: "alice", email: "alice@example.com", is_admin: true }));
-      }
-      if (url.pathname === "/api/w/ws/workspaces/list_ws_specific") return send(200, "[]");
-      if (url.pathname === "/api/w/ws/resources/file_resource_type_to_file_ext_map") return send(200, "{}");
-      if (url.pathname === "/api/w/ws/workspaces/tarball") {
-        if (url.searchParams.get("archive_type") === "zip")
-          return send(400, "Invalid Archive Type", "text/plain");
-        assert.equal(url.searchParams.get("include_schedules"), "true");
-        assert.equal(url.searchParams.get("include_groups"), "true");
-        assert.equal(url.searchParams.get("skip_secrets"), "false");
-        return send(200, tar, "application/octet-stream");
-      }
-      return send(404, "not found", "text/plain");
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+/**
+ * Runs the real wmill 1.819 (`node_modules/windmill-cli`) in `dir` against a stub of the few
+ * Windmill endpoints `sync pull` and `sync push --dry-run` call, whose tarball holds `remote`.
+ */
+async function runWmill(dir: string, remote: Map<string, string>, args: string[]): Promise<string> {
+  const tar = tarOf(remote);
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const send = (status: number, body: string | Buffer, type = "application/json") => {
+      res.writeHead(status, { "content-type": type });
+      res.end(body);
+    };
+    if (url.pathname === "/api/users/whoami" || url.pathname === "/api/w/ws/users/whoami") {
+      return send(200, JSON.stringify({ username: "alice", email: "alice@example.com", is_admin: true }));
+    }
+    if (url.pathname === "/api/version") return send(200, "v1.819.0", "text/plain");
+    if (url.pathname === "/api/w/ws/workspaces/list_ws_specific") return send(200, "[]");
+    if (url.pathname === "/api/w/ws/resources/file_resource_type_to_file_ext_map") return send(200, "{}");
+    if (url.pathname === "/api/w/ws/workspaces/tarball") {
+      if (url.searchParams.get("archive_type") === "zip")
+        return send(400, "Invalid Archive Type", "text/plain");
+      // What our wmill.yaml asks for.
+      assert.equal(url.searchParams.get("include_schedules"), "true");
+      assert.equal(url.searchParams.get("include_groups"), "true");
+      assert.equal(url.searchParams.get("skip_secrets"), "false");
+      return send(200, tar, "application/octet-stream");
+    }
+    return send(404, "not found", "text/plain");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
     const port = (server.address() as AddressInfo).port;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "millrace-wmill-pull-"));
-    try {
-      fs.writeFileSync(path.join(dir, "wmill.yaml"), snapshot.wmillYaml);
-      const cli = fileURLToPath(new URL("../../../node_modules/windmill-cli/esm/main.js", import.meta.url));
-      const args = [cli, "sync", "pull", "--base-url", `http://127.0.0.1:${port}/`, "--token", "t"];
-      args.push("--workspace", "ws", "--yes", "--skip-branch-validation");
-      const child = spawn(process.execPath, args, {
+    const cli = fileURLToPath(new URL("../../../node_modules/windmill-cli/esm/main.js", import.meta.url));
+    const child = spawn(
+      process.execPath,
+      [cli, ...args, "--base-url", `http://127.0.0.1:${port}/`, "--token", "t", "--workspace", "ws"],
+      {
         cwd: dir,
         env: {
           PATH: process.env.PATH,
@@ -677,19 +678,79 @@ describe("the real wmill CLI", () => {
           WMILL_CONFIG_DIR: path.join(dir, ".config"),
           NO_COLOR: "1",
         },
-      });
-      let output = "";
-      child.stdout.on("data", (chunk) => (output += chunk));
-      child.stderr.on("data", (chunk) => (output += chunk));
-      const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-      assert.equal(code, 0, output);
+      },
+    );
+    let output = "";
+    child.stdout.on("data", (chunk) => (output += chunk));
+    child.stderr.on("data", (chunk) => (output += chunk));
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    assert.equal(code, 0, output);
+    return output.replace(/\x1b\[[0-9;]*m/g, "");
+  } finally {
+    server.close();
+  }
+}
+
+function writeTree(dir: string, files: Map<string, string>): void {
+  for (const [file, text] of files) {
+    fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+    fs.writeFileSync(path.join(dir, file), text);
+  }
+}
+
+/** The `+ kind path` / `~ kind path` / `- kind path` lines of a wmill change list. */
+function changeLines(output: string): string[] {
+  return output
+    .split("\n")
+    .filter((line) => /^[+~-] \S+ \S/.test(line))
+    .sort();
+}
+
+describe("the real wmill CLI", () => {
+  it("wmill sync pull of snapshotToTarballFiles writes exactly snapshotToFiles, byte for byte", async () => {
+    const snapshot = fullSnapshot();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "millrace-wmill-pull-"));
+    try {
+      fs.writeFileSync(path.join(dir, "wmill.yaml"), snapshot.wmillYaml);
+      const output = await runWmill(dir, snapshotToTarballFiles(snapshot), [
+        "sync",
+        "pull",
+        "--yes",
+        "--skip-branch-validation",
+      ]);
       const pulled = readTree(dir);
       const expected = snapshotToFiles(snapshot);
       pulled.delete("wmill-lock.yaml"); // wmill's own metadata cache, not part of the workspace
       assert.deepEqual([...pulled.keys()].sort(), [...expected.keys()].sort(), output);
       for (const [file, text] of expected) assert.equal(pulled.get(file), text, file);
     } finally {
-      server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("wmill sync push --dry-run reads every file we write: all of them against an empty workspace, none against the same one", async () => {
+    const snapshot = fullSnapshot();
+    const files = snapshotToFiles(snapshot);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "millrace-wmill-push-"));
+    try {
+      writeTree(dir, files);
+      const push = ["sync", "push", "--dry-run", "--yes", "--skip-branch-validation"];
+      const toEmpty = changeLines(await runWmill(dir, new Map(), push));
+      const expected = [...files.keys()].filter((f) => f !== "wmill.yaml");
+      assert.deepEqual(
+        toEmpty.map((line) => line.split(" ").pop()).sort(),
+        expected.sort(),
+        toEmpty.join("\n"),
+      );
+      assert.ok(
+        toEmpty.every((line) => line.startsWith("+ ")),
+        toEmpty.join("\n"),
+      );
+      assert.equal(toEmpty.length, expected.length);
+      const toSame = await runWmill(dir, snapshotToTarballFiles(snapshot), push);
+      assert.deepEqual(changeLines(toSame), [], toSame);
+      assert.match(toSame, /remote \(ws\) <- local: 0 changes to apply/, toSame);
+    } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
