@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { stripVTControlCharacters } from "node:util";
 import {
   DEFAULT_WMILL_YAML,
   emptySnapshot,
@@ -685,7 +686,7 @@ async function runWmill(dir: string, remote: Map<string, string>, args: string[]
     child.stderr.on("data", (chunk) => (output += chunk));
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
     assert.equal(code, 0, output);
-    return output.replace(/\x1b\[[0-9;]*m/g, "");
+    return stripVTControlCharacters(output);
   } finally {
     server.close();
   }
