@@ -15,8 +15,16 @@
 //   groups/<name>.group.yaml           summary, admins, members (as u/<username>)
 //
 // YAML is written with wmill's own options (its key order, single quotes), so a repository written
-// by `wmill sync pull` and one written here are byte-identical for the same items. Flows
-// (`<path>__flow/flow.yaml`) join when flows exist; until then they are reported as skipped.
+// by `wmill sync pull` and one written here are byte-identical for the same items (tested by running
+// the real CLI: `sync pull` of `snapshotToTarballFiles(s)` writes exactly `snapshotToFiles(s)`).
+//
+// `filesToSnapshot` checks the whole repository and returns every problem at once. It ignores what
+// wmill ignores (dot files and folders, node_modules, root files such as README.md and
+// wmill-lock.yaml, top-level folders wmill never reads, files with extensions wmill never reads),
+// reports in `skipped` the kinds wmill syncs that Millrace does not read yet (flows, apps,
+// triggers, users, settings, JSON-format metadata), and reports anything else it cannot place as
+// an error. Script metadata keys Millrace has no use for (e.g. `dedicated_worker`, `envs`) are
+// dropped. Flows (`<path>__flow/flow.yaml`) join when flows exist.
 export {
   DEFAULT_WMILL_YAML,
   emptySnapshot,
@@ -36,7 +44,7 @@ export {
   type WorkspaceSnapshot,
 } from "./model.ts";
 export { snapshotToFiles, snapshotToTarballFiles } from "./serialize.ts";
-export { filesToSnapshot, type ParseResult, type SkippedFile } from "./parse.ts";
+export { filesToSnapshot, formatSyncErrors, type ParseResult, type SkippedFile } from "./parse.ts";
 export { codeExtension, fromYaml, pathProblem, toYaml, YAML_OPTIONS } from "./layout.ts";
 
 /** File suffixes of the Windmill CLI's sync layout. */

@@ -554,3 +554,8 @@ function skipReason(file: string): string {
   if (/^encryption_key/.test(file)) return "the workspace key travels separately";
   return "not supported by Millrace yet";
 }
+
+/** One line per problem, `file (field): message`, for logs and CLI output. */
+export function formatSyncErrors(errors: SyncError[]): string {
+  return errors.map((e) => `${e.file}${e.field ? ` (${e.field})` : ""}: ${e.message}`).join("\n");
+}

@@ -12,6 +12,7 @@ import {
   DEFAULT_WMILL_YAML,
   emptySnapshot,
   filesToSnapshot,
+  formatSyncErrors,
   normalizeSnapshot,
   snapshotToFiles,
   snapshotToTarballFiles,
@@ -563,6 +564,8 @@ describe("filesToSnapshot errors", () => {
     assert.match(message("u/alice/go_script.go", "language"), /go is not supported/);
     assert.match(message("u/alice/typed.script.yaml", "timeout"), /must be an integer, got a string/);
     assert.match(message("f/bad path/x.script.yaml", "path"), /segment "bad path"/);
+    assert.match(formatSyncErrors(errors), /^f\/bad path\/x\.script\.yaml \(path\): invalid path: /);
+    assert.equal(formatSyncErrors(errors).split("\n").length, errors.length);
     // x/ is not a folder wmill reads: ignored, like wmill does.
     assert.ok(!seen.some((s) => s.startsWith("x/")));
   });
