@@ -3,7 +3,7 @@ import type { NextConfig } from "next";
 
 const config: NextConfig = {
   // Workspace packages ship TypeScript sources (`.ts` imports); Next compiles them.
-  transpilePackages: ["@millrace/core", "@millrace/db", "@millrace/runtime"],
+  transpilePackages: ["@millrace/core", "@millrace/db", "@millrace/runtime", "@millrace/sync"],
   // Node-only dependencies with native parts or dynamic requires stay outside the bundle.
   serverExternalPackages: [
     "pg",

@@ -69,3 +69,4 @@ export * from "./people/index.ts";
 export * from "./governance/index.ts";
 export { authorizePath, type PathAccess } from "./access.ts";
 export * from "./dependencies/index.ts";
+export { exportWorkspaceSnapshot } from "./sync/export.ts";

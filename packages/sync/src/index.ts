@@ -69,3 +69,4 @@ export const CODE_EXTENSIONS: Record<string, string> = {
   deno: ".deno.ts",
   postgresql: ".pg.sql",
 };
+export { tarArchive } from "./tar.ts";

@@ -15,6 +15,7 @@ import { groupRoutes } from "./groups.ts";
 import { folderRoutes } from "./folders.ts";
 import { auditRoutes } from "./audit.ts";
 import { governanceRoutes } from "./governance.ts";
+import { syncRoutes } from "./sync.ts";
 
 export const routes: Route[] = [
   ...authRoutes,
@@ -33,4 +34,5 @@ export const routes: Route[] = [
   ...folderRoutes,
   ...auditRoutes,
   ...governanceRoutes,
+  ...syncRoutes,
 ];
