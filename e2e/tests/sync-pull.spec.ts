@@ -133,6 +133,48 @@ test("the real `wmill sync pull` writes a Millrace workspace in Windmill's layou
   }
 });
 
+test("the real `wmill sync push` updates and archives scripts; pushing again changes nothing", async ({
+  request,
+  baseURL,
+}) => {
+  const workspace = uniqueWorkspace("push");
+  await createWorkspace(request, workspace);
+  for (const [name, content] of [
+    ["keep", 'echo "kept"\n'],
+    ["edit", 'echo "before"\n'],
+    ["gone", 'echo "deleted soon"\n'],
+  ]) {
+    const response = await request.post(`/api/w/${workspace}/scripts/create`, {
+      headers: superadmin,
+      data: { path: `u/admin/${name}`, summary: name, description: "", language: "bash", content },
+    });
+    expect(response.status(), await response.text()).toBe(201);
+  }
+  const hashOf = async (name: string) =>
+    (await request.get(`/api/w/${workspace}/scripts/get/p/u/admin/${name}`, { headers: superadmin })).json();
+  const keepHash = (await hashOf("keep")).hash;
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "millrace-wmill-push-"));
+  try {
+    wmill(dir, baseURL!, workspace, ["sync", "pull", "--yes"]);
+    expect(wmill(dir, baseURL!, workspace, ["sync", "push", "--yes"])).toMatch(/0 changes to apply/);
+    fs.writeFileSync(path.join(dir, "u/admin/edit.sh"), 'echo "after"\n');
+    fs.rmSync(path.join(dir, "u/admin/gone.sh"));
+    fs.rmSync(path.join(dir, "u/admin/gone.script.yaml"));
+    wmill(dir, baseURL!, workspace, ["sync", "push", "--yes"]);
+    expect((await hashOf("edit")).content).toBe('echo "after"\n');
+    const gone = await request.get(`/api/w/${workspace}/scripts/get/p/u/admin/gone`, { headers: superadmin });
+    expect(gone.status()).toBe(404);
+    const editHash = (await hashOf("edit")).hash;
+    // Pushed again unchanged: nothing to apply, no new version anywhere.
+    expect(wmill(dir, baseURL!, workspace, ["sync", "push", "--yes"])).toMatch(/0 changes to apply/);
+    expect((await hashOf("edit")).hash).toBe(editHash);
+    expect((await hashOf("keep")).hash).toBe(keepHash);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("the tarball refuses plain secrets and names the flag", async ({ request }) => {
   const workspace = uniqueWorkspace("tarball");
   await createWorkspace(request, workspace);

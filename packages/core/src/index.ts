@@ -33,6 +33,7 @@ export {
 export { PERMISSIONS, can, requirePermission, type Action } from "./permissions.ts";
 export { parsePath } from "./paths.ts";
 export {
+  archiveScriptByPath,
   deployScript,
   getScriptByPath,
   lookUpScriptAhead,

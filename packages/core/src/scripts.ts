@@ -182,6 +182,32 @@ export async function deployScript(
   return script;
 }
 
+/**
+ * Archives the script at `path` (Windmill's `scripts/archive/p`, what `wmill sync push` sends for
+ * a script deleted from the repository): every version stays, for the jobs that ran them, but the
+ * path has no script any more. Deploying the path again starts afresh (no parent_hash).
+ */
+export async function archiveScriptByPath(
+  ctx: CoreContext,
+  membership: Membership,
+  path: string,
+): Promise<void> {
+  requirePermission(membership, "script.write");
+  await authorizePath(ctx, membership, path, "write").catch((error: unknown) => {
+    throw error instanceof AppError && error.code === "NOT_FOUND" ? notFound(`script ${path}`) : error;
+  });
+  const { rowCount } = await ctx.pool.query(
+    "UPDATE script SET archived = true WHERE workspace_id = $1 AND path = $2 AND NOT archived",
+    [membership.workspace.id, path],
+  );
+  if (!rowCount) throw notFound(`script ${path}`);
+  await recordAudit(ctx.pool, membership.principal, {
+    workspaceId: membership.workspace.id,
+    operation: "scripts.archive",
+    resource: path,
+  });
+}
+
 /** A lookup of a script's latest version started before the caller's membership was known. */
 export interface ScriptLookup {
   workspaceId: string;

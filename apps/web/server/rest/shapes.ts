@@ -32,6 +32,8 @@ export function windmillScript(script: Script, options: { withContent?: boolean 
     retry: script.retry ?? undefined,
     memory_limit_mb: script.memoryLimitMb ?? undefined,
     has_preprocessor: false,
+    // Compared by `wmill sync push` to decide whether a script is up to date.
+    ws_error_handler_muted: false,
   };
 }
 

@@ -1,4 +1,10 @@
-import { deployScript, getScriptByHash, getScriptByPath, listScripts } from "@millrace/core";
+import {
+  archiveScriptByPath,
+  deployScript,
+  getScriptByHash,
+  getScriptByPath,
+  listScripts,
+} from "@millrace/core";
 import { json, readJson, readObject, text } from "../../http.ts";
 import type { Route } from "../router.ts";
 import { windmillScript } from "../shapes.ts";
@@ -38,6 +44,16 @@ export const scriptRoutes: Route[] = [
       json(
         windmillScript(await getScriptByPath(ctx.services, await ctx.membership(), ctx.params.path ?? "")),
       ),
+  },
+
+  {
+    method: "POST",
+    pattern: "/api/w/:workspace/scripts/archive/p/*path",
+    handler: async (ctx) => {
+      const path = ctx.params.path ?? "";
+      await archiveScriptByPath(ctx.services, await ctx.membership(), path);
+      return text(`Script ${path} archived`);
+    },
   },
 
   {
