@@ -165,11 +165,40 @@ test("the real `wmill sync push` updates and archives scripts; pushing again cha
     expect((await hashOf("edit")).content).toBe('echo "after"\n');
     const gone = await request.get(`/api/w/${workspace}/scripts/get/p/u/admin/gone`, { headers: superadmin });
     expect(gone.status()).toBe(404);
+    // A script written as `wmill script new` writes it (empty lock, a schema of its own).
+    fs.writeFileSync(path.join(dir, "u/admin/fresh.py"), "def main(x: int = 1):\n    return x * 2\n");
+    fs.writeFileSync(
+      path.join(dir, "u/admin/fresh.script.yaml"),
+      [
+        "summary: doubles",
+        "description: ''",
+        "lock: ''",
+        "kind: script",
+        "schema:",
+        "  $schema: https://json-schema.org/draft/2020-12/schema",
+        "  type: object",
+        "  properties:",
+        "    x:",
+        "      type: integer",
+        "      default: 1",
+        "  required: []",
+        "",
+      ].join("\n"),
+    );
+    wmill(dir, baseURL!, workspace, ["sync", "push", "--yes"]);
+    const fresh = await hashOf("fresh");
+    expect(fresh.summary).toBe("doubles");
+    const run = await request.post(`/api/w/${workspace}/jobs/run_wait_result/p/u/admin/fresh`, {
+      headers: superadmin,
+      data: { x: 21 },
+    });
+    expect(await run.json()).toBe(42);
     const editHash = (await hashOf("edit")).hash;
     // Pushed again unchanged: nothing to apply, no new version anywhere.
     expect(wmill(dir, baseURL!, workspace, ["sync", "push", "--yes"])).toMatch(/0 changes to apply/);
     expect((await hashOf("edit")).hash).toBe(editHash);
     expect((await hashOf("keep")).hash).toBe(keepHash);
+    expect((await hashOf("fresh")).hash).toBe(fresh.hash);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

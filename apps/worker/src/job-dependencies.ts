@@ -92,6 +92,8 @@ export async function prepareDependencies(
 ): Promise<PreparedDependencies> {
   if (job.language !== "python3" && job.language !== "bun" && job.language !== "deno") return NONE;
   let lock = job.lock;
+  // An empty lock (kept from a client for a script without requirements): nothing to install.
+  if (lock === "") return NONE;
   if (lock === null) {
     if (!hasRequirements(job.language, job.content)) return NONE;
     if (job.kind !== "script" || !job.scriptHash) {

@@ -25,8 +25,34 @@ export interface NewScriptInput extends ScriptLimitsInput {
   description?: string | null;
   parentHash?: string | null;
   tag?: string | null;
-  /** A schema sent by a client (the Windmill CLI does); used only when inference fails. */
+  /**
+   * A schema sent by a client (the Windmill CLI does): kept and answered as the script's schema
+   * (declaredSchema), and run with only when inference fails.
+   */
   schema?: unknown;
+  /** The lock a client sent: kept only as `""` (no packages) for a script without requirements. */
+  lock?: string | null;
+}
+
+/** A client's schema, when it is one: an object whose properties, required and order are well formed. */
+function declaredSchema(schema: unknown): Record<string, unknown> | null {
+  if (schema === undefined || schema === null) return null;
+  if (typeof schema !== "object" || Array.isArray(schema))
+    throw invalidInput("schema", "must be a JSON object");
+  const { properties, required, order } = schema as Record<string, unknown>;
+  if (
+    properties !== undefined &&
+    (typeof properties !== "object" || properties === null || Array.isArray(properties))
+  )
+    throw invalidInput("schema", "properties must be an object");
+  for (const [name, list] of [
+    ["required", required],
+    ["order", order],
+  ] as const) {
+    if (list !== undefined && !(Array.isArray(list) && list.every((item) => typeof item === "string")))
+      throw invalidInput("schema", `${name} must be a list of argument names`);
+  }
+  return schema as Record<string, unknown>;
 }
 
 function versionHash(workspaceId: string, input: NewScriptInput, createdAt: Date): string {
@@ -63,6 +89,7 @@ function scriptFromRow(row: any): Script {
     content: row.content,
     language: row.language,
     schema: row.schema,
+    declaredSchema: row.declared_schema,
     tag: row.tag,
     lock: row.lock,
     lockError: row.lock_error,
@@ -80,7 +107,7 @@ function scriptFromRow(row: any): Script {
 }
 
 const SCRIPT_COLUMNS = `workspace_id, hash, path, parent_hash, summary, description, content, language, schema,
-  tag, lock, lock_error, timeout_secs, priority, concurrent_limit, concurrency_time_window_s, concurrency_key,
+  declared_schema, tag, lock, lock_error, timeout_secs, priority, concurrent_limit, concurrency_time_window_s, concurrency_key,
   retry, memory_limit_mb, created_by, created_at, archived`;
 
 /** The latest deployed version at `path` (raw SQL: every run by path starts here). */
@@ -132,6 +159,7 @@ export async function deployScript(
     if (!input.tag.includes("$")) await assertTagAllowed(ctx.pool, membership.workspace.id, input.tag, "tag");
   }
   const limits = checkScriptLimits(ctx.limits, input);
+  const declared = declaredSchema(input.schema);
   const schema = schemaFor(input.language, input);
   // A version with dependencies runs once a `dependency` job has computed its lock.
   const requirements = checkRequirements(input.language, input.content);
@@ -160,6 +188,9 @@ export async function deployScript(
       content: input.content,
       language: input.language,
       schema: schema as unknown as Prisma.InputJsonValue,
+      declaredSchema: (declared ?? undefined) as Prisma.InputJsonValue | undefined,
+      // A client's empty lock stays empty (no dependency job computes one for it).
+      ...(input.lock === "" && !requirements ? { lock: "" } : {}),
       tag: input.tag || null,
       timeoutSecs: limits.timeoutSecs,
       priority: limits.priority,

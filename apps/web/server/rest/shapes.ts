@@ -15,7 +15,8 @@ export function windmillScript(script: Script, options: { withContent?: boolean 
     created_by: script.createdBy,
     created_at: script.createdAt.toISOString(),
     archived: script.archived,
-    schema: script.schema,
+    // What the deployer sent when it sent one (see Script.declaredSchema), else the inferred one.
+    schema: script.declaredSchema ?? script.schema,
     deleted: false,
     is_template: false,
     extra_perms: {},

@@ -53,7 +53,8 @@ export async function exportWorkspaceSnapshot(
       memory_limit_mb: number | null;
     }>(
       client,
-      `SELECT DISTINCT ON (path) path, language, content, summary, description, schema, lock, tag,
+      `SELECT DISTINCT ON (path) path, language, content, summary, description,
+                COALESCE(declared_schema, schema) AS schema, lock, tag,
                 timeout_secs, priority, concurrent_limit, concurrency_time_window_s, concurrency_key,
                 retry, memory_limit_mb, archived
            FROM script WHERE workspace_id = $1

@@ -32,6 +32,7 @@ export const scriptRoutes: Route[] = [
         retry: body.retry ?? null,
         memory_limit_mb: optionalNumber(body, "memory_limit_mb") ?? null,
         schema: body.schema,
+        lock: optionalString(body, "lock") ?? null,
       });
       return text(script.hash, 201);
     },

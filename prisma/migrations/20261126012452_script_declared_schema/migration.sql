@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "script" ADD COLUMN     "declared_schema" JSONB;
+
