@@ -106,11 +106,17 @@ export class CompletionBatcher {
           await completeJobs(this.pool, this.boss, [unrecordable(entry.completion, error)]);
           entry.resolve();
         } catch (fallbackError) {
-          if (isTransientDatabaseError(fallbackError)) {
-            entry.completion = unrecordable(entry.completion, error);
-            return batch.slice(index);
-          }
-          entry.reject(fallbackError);
+          entry.completion = unrecordable(entry.completion, error);
+          if (isTransientDatabaseError(fallbackError)) return batch.slice(index);
+          // Even the smallest record was refused. Giving up would leave the job `running` under a
+          // worker that keeps pinging, which no zombie check ever ends: try again later instead,
+          // behind the others.
+          const reason = fallbackError instanceof Error ? fallbackError.message : String(fallbackError);
+          this.log(`could not record job ${entry.completion.job.id} yet (${reason}); trying again`);
+          setTimeout(() => {
+            this.pending.push(entry);
+            this.writing ??= this.drain();
+          }, RETRY_MAX_MS);
         }
       }
     }

@@ -24,8 +24,10 @@ export function isTransientDatabaseError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === "string") {
+    // First: some syscall codes (EPIPE, ECONN…) have the shape of a SQLSTATE too.
+    if (TRANSIENT_SYSCALL_CODES.has(code)) return true;
     if (/^[0-9A-Z]{5}$/.test(code)) return TRANSIENT_CLASSES.has(code.slice(0, 2));
-    return TRANSIENT_SYSCALL_CODES.has(code);
+    return false;
   }
   // node-postgres' own errors carry no code.
   return /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Client was closed/i.test(
