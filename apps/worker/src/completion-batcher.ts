@@ -51,10 +51,19 @@ export class CompletionBatcher {
   }
 
   add(completion: Completion): Promise<void> {
-    return new Promise((resolve, reject) => {
+    const id = completion.job.id;
+    this.held.add(id);
+    return new Promise<void>((resolve, reject) => {
       this.pending.push({ completion, resolve, reject });
       this.writing ??= this.drain();
-    });
+    }).finally(() => this.held.delete(id));
+  }
+
+  /** Jobs added whose completion is not durable yet (pending, being written, or retried later). */
+  private readonly held = new Set<string>();
+
+  heldJobIds(): Iterable<string> {
+    return this.held;
   }
 
   /** Jobs whose completion is not yet durable. */

@@ -26,6 +26,9 @@ const CLAIM_AHEAD_MS = 25;
 // Only for short jobs (where a claim round trip is a visible share of the run): a long job's end is
 // hard to predict, and a job claimed ahead is one no other worker can take meanwhile.
 const CLAIM_AHEAD_MAX_JOB_MS = 2000;
+// A running job of this worker's slots that it does not hold is put back only once it was claimed
+// this long ago (see reconcile).
+const RECONCILE_GRACE_SECS = 10;
 // A job claimed ahead that found no slot in this time goes back to the queue for any worker.
 const CLAIM_AHEAD_HOLD_MS = 1000;
 
@@ -89,6 +92,32 @@ export class Dispatcher {
 
   runningJobIds(): string[] {
     return [...this.running.keys()];
+  }
+
+  /**
+   * Puts back in the queue the jobs the database says run in this worker's slots but that it does
+   * not hold (not running, not claimed ahead, no completion pending): a claim whose answer was
+   * lost with its connection (the statement committed, the worker never saw the rows). Such a
+   * job would stay `running` for good, since its slot keeps pinging. Jobs claimed in the last
+   * RECONCILE_GRACE_SECS are left alone: their claim's answer may still be on its way.
+   */
+  async reconcile(slotNames: readonly string[]): Promise<void> {
+    if (this.stopping) return;
+    const { rows } = await this.deps.pool.query<{ id: string; boss_job_id: string; worker_name: string }>(
+      `SELECT id, boss_job_id, worker_name FROM job
+        WHERE status = 'running' AND worker_name = ANY($1) AND started_at < now() - make_interval(secs => $2)`,
+      [slotNames, RECONCILE_GRACE_SECS],
+    );
+    const held = new Set([...this.running.keys(), ...this.batcher.heldJobIds()]);
+    const orphans = rows.filter((row) => !held.has(row.id));
+    if (orphans.length === 0 || this.stopping) return;
+    await requeueAbandonedJobs(
+      this.deps.pool,
+      this.deps.boss,
+      orphans.map((row) => ({ id: row.id, bossJobId: row.boss_job_id, workerName: row.worker_name })),
+      "does not hold this job (the answer to its claim was lost)",
+    );
+    this.log(`put ${orphans.length} job(s) this worker never received back in the queue`);
   }
 
   start(): void {

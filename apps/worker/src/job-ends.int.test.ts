@@ -193,4 +193,20 @@ describe("every job ends", () => {
     assert.equal(job.logs.match(/attempt starts/g)?.length, 2, job.logs);
     assert.match(job.logs, /zombie restart 1/);
   });
+
+  it("a job whose claim's answer was lost (running in a live worker's slot it never got) runs again", async () => {
+    await worker({ WORKER_TAGS: "ends-lost", WORKER_NAME_PREFIX: "lost" });
+    await deploy({ path: "u/t/lost", tag: "ends-lost-later", content: "echo ran" });
+    const id = await runScriptByPath(services, membership, "u/t/lost", {});
+    // What a claim committed just before its connection broke leaves behind.
+    await services.pool.query(
+      `UPDATE job SET status = 'running', worker_name = 'lost-1', started_at = now() - interval '20 seconds'
+        WHERE id = $1`,
+      [id],
+    );
+    await worker({ WORKER_TAGS: "ends-lost-later" });
+    const job = await waitForJob(services, membership, id, 30_000);
+    assert.equal(job.status, "success", job.logs);
+    assert.match(job.logs, /worker lost-1 does not hold this job/);
+  });
 });

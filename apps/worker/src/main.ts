@@ -210,6 +210,9 @@ const ping = () =>
 await ping();
 const heartbeat = setInterval(() => {
   void ping();
+  void dispatcher
+    .reconcile(slots.map((slot) => slot.name))
+    .catch((error: Error) => log(`could not check the jobs held: ${error.message}`));
   // Also a safety net for a missed config NOTIFY.
   void reloadTags().catch(() => {});
 }, env.WORKER_PING_INTERVAL * 1000);

@@ -132,6 +132,7 @@ export async function requeueAbandonedJobs(
   pool: Pool,
   boss: Boss,
   jobs: { id: string; bossJobId: string; workerName: string }[],
+  why = "stopped before the job finished",
 ): Promise<void> {
   for (const abandoned of jobs) {
     await withTransaction(pool, async (client) => {
@@ -155,7 +156,7 @@ export async function requeueAbandonedJobs(
         client,
         boss,
         job,
-        `worker ${abandoned.workerName} stopped before the job finished: job put back in the queue`,
+        `worker ${abandoned.workerName} ${why}: job put back in the queue`,
         false,
       );
     });
