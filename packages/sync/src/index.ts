@@ -47,26 +47,6 @@ export { snapshotToFiles, snapshotToTarballFiles } from "./serialize.ts";
 export { filesToSnapshot, formatSyncErrors, type ParseResult, type SkippedFile } from "./parse.ts";
 export { codeExtension, fromYaml, pathProblem, toYaml, YAML_OPTIONS } from "./layout.ts";
 
-/** File suffixes of the Windmill CLI's sync layout. */
-export const SYNC_SUFFIXES = {
-  scriptMeta: ".script.yaml",
-  scriptLock: ".script.lock",
-  flowDir: "__flow",
-  resource: ".resource.yaml",
-  resourceType: ".resource-type.yaml",
-  variable: ".variable.yaml",
-  schedule: ".schedule.yaml",
-  group: ".group.yaml",
-  folderMeta: "folder.meta.yaml",
-  settings: "wmill.yaml",
-} as const;
-
-/** The code file extension Windmill's CLI uses for each language (with wmill.yaml's `defaultTs: bun`). */
-export const CODE_EXTENSIONS: Record<string, string> = {
-  bash: ".sh",
-  python3: ".py",
-  bun: ".ts",
-  deno: ".deno.ts",
-  postgresql: ".pg.sql",
-};
+/** File suffixes of the Windmill CLI's sync layout; code files: see `codeExtension`. */
+export { SUFFIX as SYNC_SUFFIXES } from "./layout.ts";
 export { tarArchive } from "./tar.ts";

@@ -5,7 +5,7 @@
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
-/** The languages Millrace runs (the code file extension of each is in `CODE_EXTENSIONS`). */
+/** The languages Millrace runs (the code file extension of each: `codeExtension`). */
 export const SYNC_LANGUAGES = ["bash", "python3", "bun", "deno", "postgresql"] as const;
 export type SyncLanguage = (typeof SYNC_LANGUAGES)[number];
 
