@@ -1,44 +1,36 @@
 #!/usr/bin/env node
-// `millrace`: the command-line client. Today it checks a server; workspace and sync commands
-// arrive with the git sync work. Teams can also point Windmill's own `wmill` CLI at Millrace.
-import { parseArgs } from "node:util";
+// `millrace`: the command-line client (commander). Each group of commands lives in
+// `commands/<group>.ts`; errors end here, as one line, a hint and an exit code (exit-codes.ts).
+import { Command, CommanderError } from "commander";
+import { registerServerCommands } from "./commands/server.ts";
+import { CliError, EXIT } from "./exit-codes.ts";
 
-const USAGE = `usage: millrace <command> [--url URL] [--token TOKEN]
+const program = new Command("millrace")
+  .description("Millrace command-line client")
+  .option(
+    "--url <url>",
+    "server base URL (default: $MILLRACE_URL, the saved workspace, http://localhost:8000)",
+  )
+  .option("--token <token>", "API token (default: $MILLRACE_TOKEN or the saved workspace's)")
+  .option("-w, --workspace <name>", "saved workspace name or workspace id (default: the active one)")
+  .option("--json", "print one JSON document on stdout instead of text")
+  .showHelpAfterError()
+  .exitOverride();
 
-commands:
-  version    print the server's version (GET /api/version)
-  whoami     list the workspaces the token can see (GET /api/workspaces/list)
+registerServerCommands(program);
 
---url defaults to $MILLRACE_URL or http://localhost:8000; --token to $MILLRACE_TOKEN.`;
-
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: { url: { type: "string" }, token: { type: "string" }, help: { type: "boolean", short: "h" } },
-});
-// eslint-disable-next-line no-restricted-properties
-const env = process.env;
-const base = (values.url ?? env.MILLRACE_URL ?? "http://localhost:8000").replace(/\/$/, "");
-const token = values.token ?? env.MILLRACE_TOKEN;
-
-async function call(path: string): Promise<string> {
-  const response = await fetch(`${base}${path}`, {
-    headers: token ? { Authorization: `Bearer ${token}` } : {},
-  });
-  const body = await response.text();
-  if (!response.ok) throw new Error(`${response.status} ${body}`);
-  return body;
-}
-
-const command = positionals[0];
 try {
-  if (values.help || !command) console.log(USAGE);
-  else if (command === "version") console.log(await call("/api/version"));
-  else if (command === "whoami") console.log(await call("/api/workspaces/list"));
-  else {
-    console.error(`unknown command "${command}"\n\n${USAGE}`);
-    process.exit(2);
-  }
+  await program.parseAsync(process.argv);
 } catch (error) {
+  if (error instanceof CommanderError) {
+    // --help and --version end here too, with exit code 0.
+    process.exit(error.exitCode === 0 ? EXIT.OK : EXIT.USAGE);
+  }
+  if (error instanceof CliError) {
+    console.error(`millrace: ${error.message}`);
+    if (error.hint) console.error(`  → ${error.hint}`);
+    process.exit(error.exitCode);
+  }
   console.error(`millrace: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
+  process.exit(EXIT.FAILED);
 }
