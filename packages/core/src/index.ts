@@ -71,3 +71,11 @@ export * from "./governance/index.ts";
 export { authorizePath, type PathAccess } from "./access.ts";
 export * from "./dependencies/index.ts";
 export { exportWorkspaceSnapshot } from "./sync/export.ts";
+export { readRepositoryFiles, SYNC_KINDS, type RepositoryOptions, type SyncKind } from "./sync/repository.ts";
+export {
+  restoreWorkspaceFiles,
+  type RestoreContext,
+  type RestoreDiff,
+  type RestoreOptions,
+  type RestoreReport,
+} from "./sync/restore.ts";

@@ -55,7 +55,7 @@ function declaredSchema(schema: unknown): Record<string, unknown> | null {
   return schema as Record<string, unknown>;
 }
 
-function versionHash(workspaceId: string, input: NewScriptInput, createdAt: Date): string {
+export function versionHash(workspaceId: string, input: NewScriptInput, createdAt: Date): string {
   return createHash("sha256")
     .update(
       JSON.stringify([workspaceId, input.path, input.parentHash ?? null, input.language, input.content]),

@@ -50,3 +50,15 @@ export { codeExtension, fromYaml, pathProblem, toYaml, YAML_OPTIONS } from "./la
 /** File suffixes of the Windmill CLI's sync layout; code files: see `codeExtension`. */
 export { SUFFIX as SYNC_SUFFIXES } from "./layout.ts";
 export { tarArchive } from "./tar.ts";
+export {
+  INSTANCE_META_FILE,
+  instanceMetaToYaml,
+  parseInstanceMeta,
+  parseWorkspaceMeta,
+  WORKSPACE_META_FILE,
+  workspaceMetaToYaml,
+  type InstanceMeta,
+  type SyncMember,
+  type SyncWebhookToken,
+  type WorkspaceMeta,
+} from "./millrace-meta.ts";

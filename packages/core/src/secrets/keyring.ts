@@ -18,6 +18,22 @@ export interface Keyring {
   decrypt(pool: Pool, workspaceId: string, ciphertext: string): Promise<string>;
   /** Null when `ciphertext` is not a value of this workspace (imports of encrypted values). */
   tryDecrypt(pool: Pool, workspaceId: string, ciphertext: string): Promise<string | null>;
+  /** A wrapped workspace key (a restored repository's), opened; null when it does not open. */
+  unwrapKey(workspaceId: string, wrapped: string): Buffer | null;
+  /** A new data key for `workspaceId` and its wrapped form, to store in `workspace_key`. */
+  newWrappedKey(workspaceId: string): { key: Buffer; wrapped: string };
+  /** Drops the cached key of a workspace whose `workspace_key` row a restore just replaced. */
+  forget(pool: Pool, workspaceId: string): void;
+}
+
+/** A secret value sealed with a workspace data key held by the caller (restore). */
+export function sealSecret(key: Buffer, workspaceId: string, plaintext: string): string {
+  return seal(key, Buffer.from(plaintext, "utf8"), workspaceId, SECRET_PREFIX);
+}
+
+/** Opens a secret value with a workspace data key held by the caller; null when it does not open. */
+export function openSecret(key: Buffer, workspaceId: string, ciphertext: string): string | null {
+  return open(key, ciphertext, workspaceId, SECRET_PREFIX)?.toString("utf8") ?? null;
 }
 
 export function isEncrypted(value: string): boolean {
@@ -98,5 +114,19 @@ export function createKeyring(rawInstanceKey: string | undefined): Keyring {
       return plain;
     },
     tryDecrypt,
+    unwrapKey(workspaceId, wrapped) {
+      const key = open(requireInstanceKey(), wrapped, `workspace_key:${workspaceId}`, WRAPPED_PREFIX);
+      return key && key.length === 32 ? key : null;
+    },
+    newWrappedKey(workspaceId) {
+      const key = newDataKey();
+      return {
+        key,
+        wrapped: seal(requireInstanceKey(), key, `workspace_key:${workspaceId}`, WRAPPED_PREFIX),
+      };
+    },
+    forget(pool, workspaceId) {
+      cache.get(pool)?.delete(workspaceId);
+    },
   };
 }

@@ -31,132 +31,136 @@ export async function exportWorkspaceSnapshot(
   membership: Membership,
 ): Promise<WorkspaceSnapshot> {
   requirePermission(membership, "workspace.manage");
-  const ws = membership.workspace.id;
   return withTransaction(ctx.pool, async (client) => {
     await client.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    const snapshot = emptySnapshot();
-    const scripts = await rows<{
-      path: string;
-      language: string;
-      content: string;
-      summary: string;
-      description: string;
-      schema: JsonObject | null;
-      lock: string | null;
-      tag: string | null;
-      timeout_secs: number | null;
-      priority: number | null;
-      concurrent_limit: number | null;
-      concurrency_time_window_s: number | null;
-      concurrency_key: string | null;
-      retry: JsonObject | null;
-      memory_limit_mb: number | null;
-    }>(
-      client,
-      `SELECT DISTINCT ON (path) path, language, content, summary, description,
+    return readWorkspaceSnapshot(client, membership.workspace.id);
+  });
+}
+
+/** The snapshot of workspace `ws`, read with `client` (callers check rights and isolation). */
+export async function readWorkspaceSnapshot(client: PoolClient, ws: string): Promise<WorkspaceSnapshot> {
+  const snapshot = emptySnapshot();
+  const scripts = await rows<{
+    path: string;
+    language: string;
+    content: string;
+    summary: string;
+    description: string;
+    schema: JsonObject | null;
+    lock: string | null;
+    tag: string | null;
+    timeout_secs: number | null;
+    priority: number | null;
+    concurrent_limit: number | null;
+    concurrency_time_window_s: number | null;
+    concurrency_key: string | null;
+    retry: JsonObject | null;
+    memory_limit_mb: number | null;
+  }>(
+    client,
+    `SELECT DISTINCT ON (path) path, language, content, summary, description,
                 COALESCE(declared_schema, schema) AS schema, lock, tag,
                 timeout_secs, priority, concurrent_limit, concurrency_time_window_s, concurrency_key,
                 retry, memory_limit_mb, archived
            FROM script WHERE workspace_id = $1
           ORDER BY path, created_at DESC`,
-      ws,
-    );
-    for (const s of scripts as ((typeof scripts)[number] & { archived: boolean })[]) {
-      // The latest version decides: an archived script is not part of the workspace any more.
-      if (s.archived || !isLanguage(s.language)) continue;
-      snapshot.scripts.push({
-        path: s.path,
-        language: s.language,
-        content: s.content,
-        summary: s.summary,
-        description: s.description,
-        schema: s.schema ?? {},
-        lock: s.lock,
-        tag: s.tag,
-        timeout: s.timeout_secs,
-        priority: s.priority,
-        concurrent_limit: s.concurrent_limit,
-        concurrency_time_window_s: s.concurrency_time_window_s,
-        concurrency_key: s.concurrency_key,
-        retry: s.retry,
-        memory_limit_mb: s.memory_limit_mb,
-      });
-    }
-    const folders = await rows<{ name: string; summary: string | null; grants: { p: string; l: string }[] }>(
-      client,
-      `SELECT f.name, f.summary,
+    ws,
+  );
+  for (const s of scripts as ((typeof scripts)[number] & { archived: boolean })[]) {
+    // The latest version decides: an archived script is not part of the workspace any more.
+    if (s.archived || !isLanguage(s.language)) continue;
+    snapshot.scripts.push({
+      path: s.path,
+      language: s.language,
+      content: s.content,
+      summary: s.summary,
+      description: s.description,
+      schema: s.schema ?? {},
+      lock: s.lock,
+      tag: s.tag,
+      timeout: s.timeout_secs,
+      priority: s.priority,
+      concurrent_limit: s.concurrent_limit,
+      concurrency_time_window_s: s.concurrency_time_window_s,
+      concurrency_key: s.concurrency_key,
+      retry: s.retry,
+      memory_limit_mb: s.memory_limit_mb,
+    });
+  }
+  const folders = await rows<{ name: string; summary: string | null; grants: { p: string; l: string }[] }>(
+    client,
+    `SELECT f.name, f.summary,
                 COALESCE(json_agg(json_build_object('p', p.principal, 'l', p.level)) FILTER (WHERE p.principal IS NOT NULL), '[]') AS grants
            FROM folder f LEFT JOIN folder_permission p ON p.workspace_id = f.workspace_id AND p.folder_name = f.name
           WHERE f.workspace_id = $1 GROUP BY f.name, f.summary ORDER BY f.name`,
-      ws,
-    );
-    for (const f of folders) {
-      snapshot.folders.push({
-        name: f.name,
-        display_name: f.name,
-        summary: f.summary,
-        owners: f.grants
-          .filter((g) => g.l === "owner")
-          .map((g) => g.p)
-          .sort(),
-        extra_perms: Object.fromEntries(
-          f.grants
-            .filter((g) => g.l !== "owner")
-            .sort((a, b) => (a.p < b.p ? -1 : 1))
-            .map((g) => [g.p, g.l === "writer"]),
-        ),
-      });
-    }
-    const groups = await rows<{ name: string; summary: string | null; members: string[] }>(
-      client,
-      `SELECT g.name, g.summary,
+    ws,
+  );
+  for (const f of folders) {
+    snapshot.folders.push({
+      name: f.name,
+      display_name: f.name,
+      summary: f.summary,
+      owners: f.grants
+        .filter((g) => g.l === "owner")
+        .map((g) => g.p)
+        .sort(),
+      extra_perms: Object.fromEntries(
+        f.grants
+          .filter((g) => g.l !== "owner")
+          .sort((a, b) => (a.p < b.p ? -1 : 1))
+          .map((g) => [g.p, g.l === "writer"]),
+      ),
+    });
+  }
+  const groups = await rows<{ name: string; summary: string | null; members: string[] }>(
+    client,
+    `SELECT g.name, g.summary,
                 COALESCE(array_agg(u.username ORDER BY u.username) FILTER (WHERE u.username IS NOT NULL), '{}') AS members
            FROM "group" g
            LEFT JOIN group_member m ON m.workspace_id = g.workspace_id AND m.group_name = g.name
            LEFT JOIN "user" u ON u.id = m.user_id
           WHERE g.workspace_id = $1 GROUP BY g.name, g.summary ORDER BY g.name`,
-      ws,
-    );
-    for (const g of groups)
-      snapshot.groups.push({ name: g.name, summary: g.summary, members: g.members, admins: [] });
-    for (const r of await rows<{ path: string; resource_type: string; value: Json; description: string }>(
-      client,
-      "SELECT path, resource_type, value, description FROM resource WHERE workspace_id = $1 ORDER BY path",
-      ws,
-    )) {
-      snapshot.resources.push(r);
-    }
-    for (const t of await rows<{ name: string; schema: JsonObject; description: string }>(
-      client,
-      "SELECT name, schema, description FROM resource_type WHERE workspace_id = $1 ORDER BY name",
-      ws,
-    )) {
-      snapshot.resourceTypes.push(t);
-    }
-    for (const v of await rows<{ path: string; value: string; is_secret: boolean; description: string }>(
-      client,
-      "SELECT path, value, is_secret, description FROM variable WHERE workspace_id = $1 ORDER BY path",
-      ws,
-    )) {
-      snapshot.variables.push(v);
-    }
-    for (const s of await rows<{
-      path: string;
-      schedule: string;
-      timezone: string;
-      script_path: string;
-      is_flow: boolean;
-      args: JsonObject;
-      enabled: boolean;
-      summary: string;
-    }>(
-      client,
-      `SELECT path, schedule, timezone, script_path, is_flow, args, enabled, summary
+    ws,
+  );
+  for (const g of groups)
+    snapshot.groups.push({ name: g.name, summary: g.summary, members: g.members, admins: [] });
+  for (const r of await rows<{ path: string; resource_type: string; value: Json; description: string }>(
+    client,
+    "SELECT path, resource_type, value, description FROM resource WHERE workspace_id = $1 ORDER BY path",
+    ws,
+  )) {
+    snapshot.resources.push(r);
+  }
+  for (const t of await rows<{ name: string; schema: JsonObject; description: string }>(
+    client,
+    "SELECT name, schema, description FROM resource_type WHERE workspace_id = $1 ORDER BY name",
+    ws,
+  )) {
+    snapshot.resourceTypes.push(t);
+  }
+  for (const v of await rows<{ path: string; value: string; is_secret: boolean; description: string }>(
+    client,
+    "SELECT path, value, is_secret, description FROM variable WHERE workspace_id = $1 ORDER BY path",
+    ws,
+  )) {
+    snapshot.variables.push(v);
+  }
+  for (const s of await rows<{
+    path: string;
+    schedule: string;
+    timezone: string;
+    script_path: string;
+    is_flow: boolean;
+    args: JsonObject;
+    enabled: boolean;
+    summary: string;
+  }>(
+    client,
+    `SELECT path, schedule, timezone, script_path, is_flow, args, enabled, summary
            FROM schedule WHERE workspace_id = $1 ORDER BY path`,
-      ws,
-    )) {
-      snapshot.schedules.push({ ...s, summary: s.summary || null });
-    }
-    return snapshot;
-  });
+    ws,
+  )) {
+    snapshot.schedules.push({ ...s, summary: s.summary || null });
+  }
+  return snapshot;
 }
