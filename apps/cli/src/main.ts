@@ -2,7 +2,11 @@
 // `millrace`: the command-line client (commander). Each group of commands lives in
 // `commands/<group>.ts`; errors end here, as one line, a hint and an exit code (exit-codes.ts).
 import { Command, CommanderError } from "commander";
+import { registerBackupCommands } from "./commands/backup.ts";
+import { registerJobCommands } from "./commands/job.ts";
+import { registerScriptCommands } from "./commands/script.ts";
 import { registerServerCommands } from "./commands/server.ts";
+import { registerWorkspaceCommands } from "./commands/workspace.ts";
 import { CliError, EXIT } from "./exit-codes.ts";
 
 const program = new Command("millrace")
@@ -18,6 +22,10 @@ const program = new Command("millrace")
   .exitOverride();
 
 registerServerCommands(program);
+registerWorkspaceCommands(program);
+registerScriptCommands(program);
+registerJobCommands(program);
+registerBackupCommands(program);
 
 try {
   await program.parseAsync(process.argv);

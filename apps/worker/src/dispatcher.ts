@@ -7,6 +7,7 @@ import {
   type ClaimedJob,
 } from "@millrace/core";
 import type { Pool } from "@millrace/db";
+import { ClaimPause } from "./claim-pause.ts";
 import { CompletionBatcher } from "./completion-batcher.ts";
 import type { SlotState } from "./heartbeat.ts";
 import { JobDurations } from "./job-durations.ts";
@@ -66,6 +67,7 @@ export class Dispatcher {
   private tags: readonly string[];
   private readonly deps: RunJobDeps & { boss: Boss; claimPool: Pool };
   private readonly log: (message: string) => void;
+  private readonly pause: ClaimPause;
 
   constructor(
     deps: RunJobDeps & { boss: Boss; claimPool: Pool },
@@ -79,6 +81,7 @@ export class Dispatcher {
     this.tags = tags;
     this.log = log;
     this.batcher = new CompletionBatcher(deps.pool, deps.boss, log);
+    this.pause = new ClaimPause(deps.pool, log);
   }
 
   get pool(): Pool {
@@ -222,6 +225,11 @@ export class Dispatcher {
         // for all of them instead of one round trip each.
         await new Promise<void>((resolve) => setImmediate(resolve));
         const seen = this.wake.current();
+        // `millrace backup restore` is replacing the database: claim nothing until it is done.
+        if (await this.pause.isPaused()) {
+          await this.wake.wait(seen, IDLE_RECHECK_MS);
+          continue;
+        }
         const tag = this.hintedTag() ?? (await nextDueTag(this.deps.pool, this.tags));
         if (!tag || this.stopping) {
           await this.wake.wait(seen, IDLE_RECHECK_MS);
