@@ -6,6 +6,7 @@ import {
   handleZombieJobs,
   repairOrphanedJobs,
   startLeaderLoop,
+  startGitSyncLoop,
   startScheduleTicker,
 } from "@millrace/core";
 import { serverEnv } from "./env.ts";
@@ -69,6 +70,9 @@ export function startBackgroundTasks(): Promise<void> {
     startScheduleTicker(services, env.DATABASE_URL, {
       log: (message) => console.log(`[schedules] ${message}`),
     });
+    // Every server polls for git sync work; an advisory lock runs each workspace's sync on one
+    // server at a time, so a dead server costs no failover delay either.
+    startGitSyncLoop(services, { log: (message) => console.log(`[git-sync] ${message}`) });
   })();
   return holder.__millraceBackground;
 }

@@ -79,3 +79,18 @@ export {
   type RestoreOptions,
   type RestoreReport,
 } from "./sync/restore.ts";
+export {
+  defaultGitSyncCacheDir,
+  deleteGitSyncSettings,
+  getGitSyncStatus,
+  requestGitSync,
+  runGitSync,
+  setGitSyncSettings,
+  startGitSyncLoop,
+  SYNCED_OPERATIONS,
+  type GitSyncLoop,
+  type GitSyncRunView,
+  type GitSyncSettings,
+  type GitSyncSettingsInput,
+  type GitSyncStatus,
+} from "./sync/git-sync.ts";

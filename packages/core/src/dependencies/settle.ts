@@ -3,6 +3,7 @@ import type { Boss } from "../jobs/boss.ts";
 import { bossDb, redispatchJob } from "../jobs/enqueue.ts";
 import { JOB_DONE_CHANNEL, NOTIFY_CHUNKS } from "../jobs/events.ts";
 import { LOCK_HOLD_MS } from "./locks.ts";
+import { recordAudit } from "../audit/index.ts";
 
 interface DependencyJobRow {
   id: string;
@@ -33,10 +34,19 @@ export async function settleDependencyJobs(
   for (const row of rows) {
     const lock = row.status === "success" ? row.result?.lock : undefined;
     if (typeof lock === "string") {
-      await client.query(
-        "UPDATE script SET lock = $3, lock_error = NULL WHERE workspace_id = $1 AND hash = $2",
+      const { rows: locked } = await client.query<{ path: string; created_by: string }>(
+        "UPDATE script SET lock = $3, lock_error = NULL WHERE workspace_id = $1 AND hash = $2 RETURNING path, created_by",
         [row.workspace_id, row.script_hash, lock],
       );
+      // The lock is part of the script in git: its own audit row makes git sync commit it, as the
+      // deployer's change.
+      if (locked[0])
+        await recordAudit(client, locked[0].created_by, {
+          workspaceId: row.workspace_id,
+          operation: "scripts.lock",
+          resource: locked[0].path,
+          parameters: { hash: row.script_hash },
+        });
       await releaseHeldJobs(client, boss, row, lock);
     } else {
       const reason =

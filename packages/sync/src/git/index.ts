@@ -1,5 +1,5 @@
 // Git transport of server-side git sync and restore (issue 20): isomorphic-git over HTTP(S).
-export { ensureClone, commitFiles, pushWithRebase, pullFiles } from "./transport.ts";
+export { changedPaths, ensureClone, commitFiles, pushWithRebase, pullFiles } from "./transport.ts";
 export type {
   GitAuth,
   GitAuthor,

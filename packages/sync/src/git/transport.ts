@@ -238,7 +238,15 @@ async function setBranchAndCheckout(dir: string, branch: string, oid: string): P
  * and fast-forward the local branch when it has no commits of its own. An empty remote (branch
  * absent) is fine: the first push creates the branch. Unpushed local commits are kept.
  */
-export async function ensureClone(opts: GitRemoteOptions): Promise<EnsureCloneResult> {
+export async function ensureClone(
+  opts: GitRemoteOptions & {
+    /**
+     * Drop local commits that are not on the remote (a sync whose push failed): the caller
+     * commits them again from its own record of what is not pushed yet.
+     */
+    discardLocal?: boolean;
+  },
+): Promise<EnsureCloneResult> {
   const { dir, branch } = opts;
   const { url } = splitUrl(opts.url, opts.auth);
   await fs.promises.mkdir(dir, { recursive: true });
@@ -254,6 +262,15 @@ export async function ensureClone(opts: GitRemoteOptions): Promise<EnsureCloneRe
 
   const remoteHead = await fetchBranch(opts);
   let head = await resolve(dir, `refs/heads/${branch}`);
+  if (opts.discardLocal && head !== remoteHead) {
+    if (remoteHead) {
+      await setBranchAndCheckout(dir, branch, remoteHead);
+      return { head: remoteHead, remoteHead };
+    }
+    // The branch is not on the remote yet: start again from an empty repository.
+    await fs.promises.rm(dir, { recursive: true, force: true });
+    return ensureClone({ ...opts, discardLocal: false });
+  }
   if (remoteHead && head !== remoteHead) {
     const behind =
       head === null || (await git.isDescendent({ fs, dir, oid: remoteHead, ancestor: head, depth: -1 }));
@@ -358,6 +375,22 @@ async function flatTree(dir: string, commitOid: string | null): Promise<Map<stri
   };
   await walk(commit.tree, "");
   return out;
+}
+
+/**
+ * Files that differ between two commits of the local repository (null: the branch did not exist);
+ * null when `from` is not known locally (e.g. a working copy made after the remote was rewritten).
+ */
+export async function changedPaths(
+  dir: string,
+  from: string | null,
+  to: string | null,
+): Promise<string[] | null> {
+  try {
+    return [...diffFlat(await flatTree(dir, from), await flatTree(dir, to)).keys()].sort();
+  } catch {
+    return null;
+  }
 }
 
 /** Paths whose blob differs between two flat trees; value = the entry in `to`, null when removed. */

@@ -1,0 +1,146 @@
+// Server-side git sync against a real git remote over smart HTTP with Basic auth.
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { startTestGitRemote, type TestGitRemote } from "@millrace/sync/testing/git-remote";
+import { archiveScriptByPath, deployScript, latestScript } from "../scripts.ts";
+import { createKeyring } from "../secrets/index.ts";
+import { createTestMember, createTestServices, type TestServices } from "../testing.ts";
+import type { Membership } from "../workspaces.ts";
+import type { SecretsContext } from "../secrets/context.ts";
+import { getGitSyncStatus, requestGitSync, runGitSync, setGitSyncSettings } from "./git-sync.ts";
+
+const KEY = "git-sync-test-instance-key-0123456789abcdef";
+
+describe("git sync", () => {
+  let services: TestServices;
+  let ctx: SecretsContext & TestServices;
+  let admin: Membership;
+  let remote: TestGitRemote;
+  let cacheDir: string;
+  const sync = () => runGitSync(ctx, "acme", { cacheDir });
+
+  async function deploy(pathName: string, content: string) {
+    const latest = await latestScript(ctx, "acme", pathName);
+    return deployScript(ctx, admin, { path: pathName, language: "bash", content, parentHash: latest?.hash });
+  }
+
+  before(async () => {
+    services = await createTestServices();
+    ctx = { ...services, secrets: createKeyring(KEY) };
+    ({ membership: admin } = await createTestMember(services, "acme"));
+    await services.pool.query(`UPDATE "user" SET name = 'Ada Admin' WHERE id = $1`, [admin.principal.userId]);
+    remote = await startTestGitRemote({ username: "sync", password: "right-token" });
+    cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), "millrace-git-sync-test-"));
+    await setGitSyncSettings(ctx, admin, {
+      remote_url: remote.url,
+      username: "sync",
+      password: "right-token",
+    });
+  });
+  after(async () => {
+    await remote?.close();
+    await services?.close();
+    fs.rmSync(cacheDir, { recursive: true, force: true });
+  });
+
+  it("a first run commits the workspace; the password is never answered", async () => {
+    const result = await sync();
+    assert.equal(result.status, "success", result.error);
+    assert.ok((await remote.listFiles()).includes(".millrace/workspace.yaml"));
+    const status = await getGitSyncStatus(ctx, admin);
+    assert.equal(status.settings?.has_secret, true);
+    assert.doesNotMatch(JSON.stringify(status), /right-token/);
+    assert.equal(status.last_commit, await remote.head());
+  });
+
+  it("a deploy becomes one commit authored by the deployer, a delete removes the files in its own commit", async () => {
+    const before = (await remote.commits()).length;
+    await deploy("u/" + admin.principal.username + "/hello", 'echo "hello"\n');
+    assert.equal((await sync()).status, "success");
+    const commits = await remote.commits();
+    assert.equal(commits.length, before + 1);
+    const base = `u/${admin.principal.username}/hello`;
+    assert.equal(commits[0]!.authorEmail, admin.principal.email);
+    assert.equal(commits[0]!.authorName, "Ada Admin");
+    assert.equal(commits[0]!.message, `Create script ${base}`);
+    assert.deepEqual(commits[0]!.files, [`${base}.script.yaml`, `${base}.sh`]);
+
+    await archiveScriptByPath(ctx, admin, base);
+    assert.equal((await sync()).status, "success");
+    const after = await remote.commits();
+    assert.equal(after.length, before + 2);
+    assert.equal(after[0]!.message, `Delete script ${base}`);
+    assert.deepEqual(
+      after[0]!.changes.map((c) => c.status),
+      ["D", "D"],
+    );
+    assert.equal(await remote.readFile(`${base}.sh`), null);
+  });
+
+  it("remote down: the deploy succeeds, the run fails visibly, and the commit arrives once it is back", async () => {
+    await remote.stop();
+    await deploy("u/" + admin.principal.username + "/down", "echo down\n");
+    const failed = await sync();
+    assert.equal(failed.status, "failure");
+    let status = await getGitSyncStatus(ctx, admin);
+    assert.ok(status.last_error, "last_error is set");
+    assert.equal(status.failures, 1);
+    assert.ok(status.next_attempt_at! > new Date(), "the next attempt waits (backoff)");
+    assert.equal(status.runs[0]!.status, "failure");
+    assert.equal(status.pending_changes, 1);
+    const { rows } = await services.pool.query(
+      "SELECT 1 FROM audit_log WHERE workspace_id = 'acme' AND operation = 'git_sync.failure'",
+    );
+    assert.equal(rows.length, 1);
+
+    await remote.start();
+    const recovered = await sync();
+    assert.equal(recovered.status, "success", recovered.error);
+    assert.equal((await remote.commits())[0]!.message, `Create script u/${admin.principal.username}/down`);
+    status = await getGitSyncStatus(ctx, admin);
+    assert.equal(status.last_error, null);
+    assert.equal(status.failures, 0);
+    assert.equal(status.pending_changes, 0);
+  });
+
+  it("wrong credentials: fails with a message that says what to check, then recovers", async () => {
+    await setGitSyncSettings(ctx, admin, { remote_url: remote.url, username: "sync", password: "wrong" });
+    await deploy("u/" + admin.principal.username + "/creds", "echo creds\n");
+    const failed = await sync();
+    assert.equal(failed.status, "failure");
+    assert.match(failed.error!, /username and password/);
+    assert.doesNotMatch(failed.error!, /wrong/);
+    await setGitSyncSettings(ctx, admin, {
+      remote_url: remote.url,
+      username: "sync",
+      password: "right-token",
+    });
+    assert.equal((await sync()).status, "success");
+    assert.ok(await remote.readFile(`u/${admin.principal.username}/creds.sh`));
+  });
+
+  it("someone else pushed: other files are rebased on, the same file is a conflict and nothing is overwritten", async () => {
+    await remote.commitAsOther({ files: { "README.md": "# ops\n" }, message: "Add a README" });
+    await deploy("u/" + admin.principal.username + "/rebased", "echo rebased\n");
+    const rebased = await sync();
+    assert.equal(rebased.status, "success", rebased.error);
+    assert.equal(await remote.readFile("README.md"), "# ops\n");
+    assert.ok(await remote.readFile(`u/${admin.principal.username}/rebased.sh`));
+
+    const file = `u/${admin.principal.username}/rebased.sh`;
+    await remote.commitAsOther({ files: { [file]: "echo theirs\n" }, message: "Edit on the remote" });
+    await deploy("u/" + admin.principal.username + "/rebased", "echo ours\n");
+    const conflict = await sync();
+    assert.equal(conflict.status, "failure");
+    const status = await getGitSyncStatus(ctx, admin);
+    assert.deepEqual(status.conflict_paths, [file]);
+    assert.equal(await remote.readFile(file), "echo theirs\n");
+
+    // "Sync now" is accepted and runs again (still conflicting until someone resolves it).
+    await requestGitSync(ctx, admin);
+    assert.equal((await sync()).status, "failure");
+  });
+});
