@@ -196,6 +196,17 @@ describe("backup drill", () => {
     };
     assert.equal(manifest.tables.job, before.jobs.length);
     assert.ok(manifest.migrations.length > 0);
+    // Beside the dump: each workspace's sync files (the scripts' code readable as files).
+    const exportDir = path.join(`${file}.workspaces`, "drill");
+    const exported = fs.readdirSync(exportDir, { recursive: true, encoding: "utf8" });
+    assert.ok(
+      exported.some(
+        (name) =>
+          name.includes("greet") &&
+          fs.readFileSync(path.join(exportDir, name), "utf8").includes("from the drill"),
+      ),
+      `the greet script among ${exported.join(", ")}`,
+    );
     console.log(
       `backup create: ${summary.rows} rows, ${summary.bytes} bytes, ${summary.durationMs} ms (CLI ${created.ms} ms)`,
     );

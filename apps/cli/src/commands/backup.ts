@@ -4,6 +4,7 @@ import path from "node:path";
 import type { Command } from "commander";
 import { createBackup } from "../backup/create.ts";
 import { connect, databaseName, resolveDatabase } from "../backup/database.ts";
+import { exportWorkspaces, type WorkspaceExport } from "../backup/export.ts";
 import { restoreBackup } from "../backup/restore.ts";
 import { CliError, EXIT } from "../exit-codes.ts";
 import { makeOutput, type Output, type Progress } from "../output.ts";
@@ -55,25 +56,37 @@ export function registerBackupCommands(program: Command): void {
     .command("create")
     .description("dump the database into a file (and a manifest with row counts beside it)")
     .option("-o, --out <file>", "where to write the backup (default: backups/millrace-<time>.backup)")
-    .action(async (options: { out?: string }, command: Command) => {
+    .option("--no-export", "skip the export of each workspace's sync files beside the backup")
+    .action(async (options: { out?: string; export: boolean }, command: Command) => {
       const out = makeOutput(command.optsWithGlobals<GlobalOptions>().json === true);
       const file = path.resolve(options.out ?? defaultBackupFile());
       const database = await resolveDatabase((line) => out.info(line));
       try {
         const client = await connect(database.url);
         const progress = lazyProgress(out, "backup");
+        const started = performance.now();
         try {
           out.info(`backing up ${database.label} to ${file}`);
           const result = await createBackup(client, databaseName(database.url), file, (done, total) =>
             progress.update(done, total),
           );
           progress.stop();
+          let exported: WorkspaceExport | null = null;
+          if (options.export) {
+            exported = await exportWorkspaces(database.url, file);
+            for (const failure of exported.failed)
+              out.info(`warning: could not export workspace ${failure.id}: ${failure.error}`);
+          }
           const { manifest: _manifest, ...summary } = result;
+          const durationMs = Math.round(performance.now() - started);
           out.result(
-            { ...summary, source: database.label },
+            { ...summary, dumpMs: result.durationMs, durationMs, export: exported, source: database.label },
             () =>
               `${file}\n  ${humanBytes(result.bytes)}, ${result.rows} rows in ${result.tables} tables, ` +
-              `took ${seconds(result.durationMs)}\n  manifest: ${result.manifestFile}`,
+              `took ${seconds(durationMs)}\n  manifest: ${result.manifestFile}` +
+              (exported
+                ? `\n  workspaces' sync files: ${exported.dir} (${exported.workspaces.length} workspace(s))`
+                : ""),
           );
         } catch (error) {
           progress.stop();
