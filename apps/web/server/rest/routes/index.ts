@@ -16,6 +16,8 @@ import { folderRoutes } from "./folders.ts";
 import { auditRoutes } from "./audit.ts";
 import { governanceRoutes } from "./governance.ts";
 import { syncRoutes } from "./sync.ts";
+import { gitSyncRoutes } from "./git-sync.ts";
+import { aclRoutes } from "./acls.ts";
 
 export const routes: Route[] = [
   ...authRoutes,
@@ -35,4 +37,6 @@ export const routes: Route[] = [
   ...auditRoutes,
   ...governanceRoutes,
   ...syncRoutes,
+  ...gitSyncRoutes,
+  ...aclRoutes,
 ];

@@ -1,0 +1,187 @@
+// Millrace's own sync routes (Windmill has none of these: its git sync is enterprise-only):
+// the git sync link of a workspace, `millrace sync pull/push` (the repository files as JSON), and
+// restore (superadmins; from files or straight from a git remote).
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import {
+  AppError,
+  deleteGitSyncSettings,
+  getGitSyncStatus,
+  readRepositoryFiles,
+  requirePermission,
+  requestGitSync,
+  restoreWorkspaceFiles,
+  setGitSyncSettings,
+  type RestoreReport,
+} from "@millrace/core";
+import { pullFiles } from "@millrace/sync/git";
+import { z } from "zod";
+import { json, readJson } from "../../http.ts";
+import type { RestContext, Route } from "../router.ts";
+
+/** Parses a JSON body with `schema`; the first problem becomes a 400 naming its field. */
+async function body<T>(ctx: RestContext, schema: z.ZodType<T>): Promise<T> {
+  const parsed = schema.safeParse(await readJson(ctx.request));
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const field = issue.path.join(".") || "body";
+  throw new AppError("INVALID_INPUT", `${field}: ${issue.message}`, field);
+}
+
+const settingsBody = z.strictObject({
+  remote_url: z.string().min(1),
+  branch: z.string().nullish(),
+  username: z.string().nullish(),
+  password: z.string().nullish(),
+  include_kinds: z.array(z.string()).nullish(),
+  include_instance_config: z.boolean().nullish(),
+  include_password_hashes: z.boolean().nullish(),
+  enabled: z.boolean().nullish(),
+});
+
+/** Repository files: relative paths (no `..`, no leading `/`) to UTF-8 text. */
+const filesSchema = z.record(
+  z
+    .string()
+    .regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$))[^\0]{1,1000}$/, "must be a relative path inside the repository"),
+  z.string(),
+);
+
+const pushBody = z.strictObject({ files: filesSchema, yes: z.boolean().optional() });
+
+const restoreBody = z
+  .strictObject({
+    files: filesSchema.optional(),
+    git: z
+      .strictObject({
+        url: z.url({ protocol: /^https?$/, error: "must be an http(s) URL of a git repository" }),
+        branch: z.string().min(1).optional(),
+        username: z.string().optional(),
+        password: z.string().optional(),
+      })
+      .optional(),
+    workspace_id: z.string().optional(),
+    yes: z.boolean().optional(),
+  })
+  .refine((b) => (b.files === undefined) !== (b.git === undefined), {
+    message: "send either files or git",
+    path: ["files"],
+  });
+
+/** 200 applied, 400 refused (every problem listed), 409 needs `yes` (the diff is in the body). */
+function reportResponse(report: RestoreReport): Response {
+  if (report.errors.length > 0)
+    return json(
+      {
+        error: { message: `the repository has ${report.errors.length} problem(s): nothing was applied` },
+        ...report,
+      },
+      400,
+    );
+  if (report.needsConfirmation)
+    return json(
+      {
+        error: { message: "the workspace differs from the repository: send yes to apply the diff" },
+        ...report,
+      },
+      409,
+    );
+  return json(report);
+}
+
+export const gitSyncRoutes: Route[] = [
+  {
+    method: "GET",
+    pattern: "/api/w/:workspace/git_sync/status",
+    handler: async (ctx) => json(await getGitSyncStatus(ctx.services, await ctx.membership())),
+  },
+  {
+    method: "POST",
+    pattern: "/api/w/:workspace/git_sync/settings",
+    handler: async (ctx) => {
+      const input = await body(ctx, settingsBody);
+      return json(await setGitSyncSettings(ctx.services, await ctx.membership(), input));
+    },
+  },
+  {
+    method: "DELETE",
+    pattern: "/api/w/:workspace/git_sync/settings",
+    handler: async (ctx) => {
+      await deleteGitSyncSettings(ctx.services, await ctx.membership());
+      return json({ unlinked: true });
+    },
+  },
+  {
+    method: "POST",
+    pattern: "/api/w/:workspace/git_sync/run",
+    handler: async (ctx) => {
+      await requestGitSync(ctx.services, await ctx.membership());
+      return json({ requested: true }, 202);
+    },
+  },
+  {
+    // `millrace sync pull`: the files of the workspace's repository (admins: every path).
+    method: "GET",
+    pattern: "/api/w/:workspace/sync/files",
+    handler: async (ctx) => {
+      const membership = await ctx.membership();
+      requirePermission(membership, "workspace.manage");
+      const files = await readRepositoryFiles(ctx.services.pool, membership.workspace.id);
+      return json({ files: Object.fromEntries([...files].sort(([a], [b]) => (a < b ? -1 : 1))) });
+    },
+  },
+  {
+    // `millrace sync push`: the workspace becomes the repository (checked whole, applied at once).
+    method: "POST",
+    pattern: "/api/w/:workspace/sync/push",
+    handler: async (ctx) => {
+      const input = await body(ctx, pushBody);
+      const membership = await ctx.membership();
+      const report = await restoreWorkspaceFiles(
+        ctx.services,
+        membership.principal,
+        new Map(Object.entries(input.files)),
+        { scope: "workspace", workspaceId: membership.workspace.id, membership, yes: input.yes },
+      );
+      return reportResponse(report);
+    },
+  },
+  {
+    // Restore (superadmins): from files, or straight from a git remote the server clones.
+    method: "POST",
+    pattern: "/api/restore",
+    handler: async (ctx) => {
+      const input = await body(ctx, restoreBody);
+      const principal = await ctx.principal();
+      if (!principal.isSuperAdmin) throw new AppError("FORBIDDEN", "only superadmins restore workspaces");
+      let files: Map<string, string>;
+      if (input.git) {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "millrace-restore-"));
+        try {
+          files = await pullFiles({
+            dir,
+            url: input.git.url,
+            branch: input.git.branch ?? "main",
+            auth:
+              input.git.username || input.git.password
+                ? { username: input.git.username, password: input.git.password }
+                : undefined,
+          }).catch((error: unknown) => {
+            throw new AppError("INVALID_INPUT", `git.url: ${(error as Error).message}`, "git.url");
+          });
+        } finally {
+          fs.rmSync(dir, { recursive: true, force: true });
+        }
+        if (files.size === 0)
+          throw new AppError("INVALID_INPUT", `git.branch: the branch has no files`, "git.branch");
+      } else files = new Map(Object.entries(input.files ?? {}));
+      const report = await restoreWorkspaceFiles(ctx.services, principal, files, {
+        scope: "instance",
+        workspaceId: input.workspace_id,
+        yes: input.yes,
+      });
+      return reportResponse(report);
+    },
+  },
+];
