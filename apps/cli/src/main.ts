@@ -6,6 +6,7 @@ import { registerBackupCommands } from "./commands/backup.ts";
 import { registerJobCommands } from "./commands/job.ts";
 import { registerScriptCommands } from "./commands/script.ts";
 import { registerServerCommands } from "./commands/server.ts";
+import { registerSyncCommands } from "./commands/sync.ts";
 import { registerWorkspaceCommands } from "./commands/workspace.ts";
 import { CliError, EXIT } from "./exit-codes.ts";
 
@@ -22,6 +23,7 @@ const program = new Command("millrace")
   .exitOverride();
 
 registerServerCommands(program);
+registerSyncCommands(program);
 registerWorkspaceCommands(program);
 registerScriptCommands(program);
 registerJobCommands(program);

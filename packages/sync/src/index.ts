@@ -53,6 +53,7 @@ export { tarArchive } from "./tar.ts";
 export {
   INSTANCE_META_FILE,
   instanceMetaToYaml,
+  isSyncManagedFile,
   parseInstanceMeta,
   parseWorkspaceMeta,
   WORKSPACE_META_FILE,

@@ -131,3 +131,18 @@ export function parseWorkspaceMeta(text: string, errors: SyncError[]): Workspace
 export function parseInstanceMeta(text: string, errors: SyncError[]): InstanceMeta | null {
   return parseMeta(INSTANCE_META_FILE, text, instanceMetaSchema, errors) as InstanceMeta | null;
 }
+
+/**
+ * Files Millrace writes into a repository, so the ones a sync may delete or overwrite: anything
+ * else there (a README, CI files, flows until Millrace has them) is left alone.
+ */
+export function isSyncManagedFile(file: string): boolean {
+  return (
+    file === "wmill.yaml" ||
+    file.startsWith(".millrace/") ||
+    ((file.startsWith("f/") || file.startsWith("u/") || file.startsWith("groups/")) &&
+      /\.(yaml|lock|sh|py|ts|sql)$/.test(file) &&
+      !/(__flow|\.flow|__app|\.app|__raw_app|\.raw_app)\//.test(file)) ||
+    (!file.includes("/") && file.endsWith(".resource-type.yaml"))
+  );
+}

@@ -31,6 +31,7 @@ import { AppError, invalidInput, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
 import type { SecretsContext } from "../secrets/context.ts";
 import type { Membership } from "../workspaces.ts";
+import { isSyncManagedFile } from "@millrace/sync";
 import { readRepositoryFiles, SYNC_KINDS } from "./repository.ts";
 
 /** Audit operations that change what the repository holds. */
@@ -360,18 +361,6 @@ function commitMessage(event: ChangeEvent): string {
   return `${verb} ${NOUNS[kind] ?? kind} ${event.resource ?? ""}`.trim();
 }
 
-/** Files Millrace writes (so the ones it may delete); anything else in the repository is left. */
-function isManaged(file: string): boolean {
-  return (
-    file === "wmill.yaml" ||
-    file.startsWith(".millrace/") ||
-    ((file.startsWith("f/") || file.startsWith("u/") || file.startsWith("groups/")) &&
-      /\.(yaml|lock|sh|py|ts|sql)$/.test(file) &&
-      !/(__flow|\.flow|__app|\.app|__raw_app)\//.test(file)) ||
-    (!file.includes("/") && file.endsWith(".resource-type.yaml"))
-  );
-}
-
 async function workingFiles(dir: string, rel = ""): Promise<string[]> {
   const out: string[] = [];
   for (const entry of await fs.promises.readdir(path.join(dir, rel), { withFileTypes: true })) {
@@ -476,7 +465,7 @@ async function runLocked(
       const theirs = await changedPaths(dir, config.last_commit, remoteHead);
       const conflicts: string[] = [];
       for (const file of theirs ?? []) {
-        if (!isManaged(file)) continue;
+        if (!isSyncManagedFile(file)) continue;
         const wanted = files.get(file);
         const current = await readWorking(dir, file);
         if ((wanted ?? null) !== current) conflicts.push(file);
@@ -500,7 +489,7 @@ async function runLocked(
     for (const event of events) {
       const present = await workingFiles(dir);
       const candidates = new Set(
-        [...files.keys(), ...present].filter((f) => isManaged(f) && touches(event, f)),
+        [...files.keys(), ...present].filter((f) => isSyncManagedFile(f) && touches(event, f)),
       );
       const write = new Map<string, string>();
       const deleted: string[] = [];
@@ -522,7 +511,7 @@ async function runLocked(
     }
     // Whatever else differs (see the header), in one commit by Millrace.
     const present = await workingFiles(dir);
-    const rest = present.filter((f) => isManaged(f) && !files.has(f));
+    const rest = present.filter((f) => isSyncManagedFile(f) && !files.has(f));
     const oid = await commitFiles({
       dir,
       files,
