@@ -23,6 +23,7 @@ export function WorkspaceShell({ workspace, children }: { workspace: string; chi
     { href: `/w/${workspace}/audit`, label: "Audit log" },
     { href: `/w/${workspace}/governance`, label: "Governance" },
     { href: `/w/${workspace}/workers`, label: "Workers" },
+    { href: `/w/${workspace}/git-sync`, label: "Git sync" },
   ];
   return (
     <div className="shell">
@@ -48,6 +49,7 @@ export function WorkspaceShell({ workspace, children }: { workspace: string; chi
         <Link href="/account/tokens">API tokens</Link>
         {me.data?.isSuperAdmin && <Link href="/admin/governance">Instance governance</Link>}
         {me.data?.isSuperAdmin && <Link href="/admin/users">Users</Link>}
+        {me.data?.isSuperAdmin && <Link href="/admin/restore">Restore</Link>}
         <div className="spacer" />
         <div className="who">{me.data?.email}</div>
         <a href="#" onClick={() => void signOut({ callbackUrl: "/login" })}>

@@ -10,6 +10,7 @@ export function PlainPage({ title, children }: { title: string; children: ReactN
         <Link href="/account/tokens">API tokens</Link>
         <Link href="/admin/governance">Instance governance</Link>
         <Link href="/admin/users">Users</Link>
+        <Link href="/admin/restore">Restore</Link>
       </nav>
       <h1>{title}</h1>
       {children}

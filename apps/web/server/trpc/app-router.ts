@@ -11,6 +11,7 @@ import { webhookRouter } from "./routers/webhook.ts";
 import { peopleRouter } from "./routers/people.ts";
 import { auditRouter } from "./routers/audit.ts";
 import { governanceRouter } from "./routers/governance.ts";
+import { gitSyncRouter } from "./routers/git-sync.ts";
 
 export const appRouter = router({
   me: authedProcedure.query(({ ctx }) => ({
@@ -29,6 +30,7 @@ export const appRouter = router({
   people: peopleRouter,
   audit: auditRouter,
   governance: governanceRouter,
+  gitSync: gitSyncRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,9 +1,6 @@
 // Millrace's own sync routes (Windmill has none of these: its git sync is enterprise-only):
 // the git sync link of a workspace, `millrace sync pull/push` (the repository files as JSON), and
 // restore (superadmins; from files or straight from a git remote).
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import {
   AppError,
   deleteGitSyncSettings,
@@ -15,9 +12,9 @@ import {
   setGitSyncSettings,
   type RestoreReport,
 } from "@millrace/core";
-import { pullFiles } from "@millrace/sync/git";
 import { z } from "zod";
 import { json, readJson } from "../../http.ts";
+import { filesFromGit } from "../../restore-from-git.ts";
 import type { RestContext, Route } from "../router.ts";
 
 /** Parses a JSON body with `schema`; the first problem becomes a 400 naming its field. */
@@ -155,27 +152,7 @@ export const gitSyncRoutes: Route[] = [
       const input = await body(ctx, restoreBody);
       const principal = await ctx.principal();
       if (!principal.isSuperAdmin) throw new AppError("FORBIDDEN", "only superadmins restore workspaces");
-      let files: Map<string, string>;
-      if (input.git) {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "millrace-restore-"));
-        try {
-          files = await pullFiles({
-            dir,
-            url: input.git.url,
-            branch: input.git.branch ?? "main",
-            auth:
-              input.git.username || input.git.password
-                ? { username: input.git.username, password: input.git.password }
-                : undefined,
-          }).catch((error: unknown) => {
-            throw new AppError("INVALID_INPUT", `git.url: ${(error as Error).message}`, "git.url");
-          });
-        } finally {
-          fs.rmSync(dir, { recursive: true, force: true });
-        }
-        if (files.size === 0)
-          throw new AppError("INVALID_INPUT", `git.branch: the branch has no files`, "git.branch");
-      } else files = new Map(Object.entries(input.files ?? {}));
+      const files = input.git ? await filesFromGit(input.git) : new Map(Object.entries(input.files ?? {}));
       const report = await restoreWorkspaceFiles(ctx.services, principal, files, {
         scope: "instance",
         workspaceId: input.workspace_id,

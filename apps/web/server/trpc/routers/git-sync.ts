@@ -1,0 +1,113 @@
+import { z } from "zod";
+import {
+  AppError,
+  deleteGitSyncSettings,
+  getGitSyncStatus,
+  requestGitSync,
+  restoreWorkspaceFiles,
+  setGitSyncSettings,
+  SYNC_KINDS,
+  type GitSyncStatus,
+} from "@millrace/core";
+import { filesFromGit } from "../../restore-from-git.ts";
+import { authedProcedure, router, workspaceProcedure } from "../init.ts";
+
+/** Dates as ISO strings (the tRPC link sends plain JSON); the kinds for the form's checkboxes. */
+function statusView(status: GitSyncStatus) {
+  const iso = (date: Date | null) => (date ? new Date(date).toISOString() : null);
+  return {
+    ...status,
+    last_commit_at: iso(status.last_commit_at),
+    last_error_at: iso(status.last_error_at),
+    next_attempt_at: iso(status.next_attempt_at),
+    runs: status.runs.map((run) => ({
+      ...run,
+      started_at: new Date(run.started_at).toISOString(),
+      finished_at: iso(run.finished_at),
+    })),
+    kinds: [...SYNC_KINDS] as string[],
+  };
+}
+
+export type GitSyncStatusView = ReturnType<typeof statusView>;
+
+/** Repository files: relative paths (no `..`, no leading `/`) to UTF-8 text (as POST /api/restore). */
+const filesSchema = z.record(
+  z
+    .string()
+    .regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$))[^\0]{1,1000}$/, "must be a relative path inside the repository"),
+  z.string(),
+);
+
+// Thin adapters over core: core checks the permission (workspace.manage) and the settings.
+export const gitSyncRouter = router({
+  status: workspaceProcedure.query(async ({ ctx }) =>
+    statusView(await getGitSyncStatus(ctx.services, ctx.membership)),
+  ),
+
+  /** `password` undefined keeps the stored one; null or "" removes it. */
+  save: workspaceProcedure
+    .input(
+      z.object({
+        remote_url: z.string().min(1, "a remote URL is required"),
+        branch: z.string().nullish(),
+        username: z.string().nullish(),
+        password: z.string().nullish(),
+        include_kinds: z.array(z.string()).nullish(),
+        include_instance_config: z.boolean().nullish(),
+        include_password_hashes: z.boolean().nullish(),
+        enabled: z.boolean().nullish(),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      const { workspace: _workspace, ...settings } = input;
+      return statusView(await setGitSyncSettings(ctx.services, ctx.membership, settings));
+    }),
+
+  unlink: workspaceProcedure.mutation(async ({ ctx }) => {
+    await deleteGitSyncSettings(ctx.services, ctx.membership);
+    return { unlinked: true };
+  }),
+
+  syncNow: workspaceProcedure.mutation(async ({ ctx }) => {
+    await requestGitSync(ctx.services, ctx.membership);
+    return { requested: true };
+  }),
+
+  /**
+   * Restore (superadmins) from a git remote (the Restore page) or from files. Without `yes` a
+   * workspace that exists and differs is not touched: the report carries the diff to confirm.
+   * Problems of the repository come back in `errors` (nothing applied), not as an error.
+   */
+  restore: authedProcedure
+    .input(
+      z
+        .object({
+          git: z
+            .object({
+              url: z.url({ protocol: /^https?$/, error: "must be an http(s) URL of a git repository" }),
+              branch: z.string().optional(),
+              username: z.string().optional(),
+              password: z.string().optional(),
+            })
+            .optional(),
+          files: filesSchema.optional(),
+          workspaceId: z.string().optional(),
+          yes: z.boolean().optional(),
+        })
+        .refine((b) => (b.files === undefined) !== (b.git === undefined), {
+          message: "send either files or git",
+          path: ["git"],
+        }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      // Before the remote is contacted: only superadmins make the server clone anything.
+      if (!ctx.principal.isSuperAdmin) throw new AppError("FORBIDDEN", "only superadmins restore workspaces");
+      const files = input.git ? await filesFromGit(input.git) : new Map(Object.entries(input.files ?? {}));
+      return restoreWorkspaceFiles(ctx.services, ctx.principal, files, {
+        scope: "instance",
+        workspaceId: input.workspaceId || undefined,
+        yes: input.yes,
+      });
+    }),
+});
