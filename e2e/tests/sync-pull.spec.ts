@@ -204,17 +204,32 @@ test("the real `wmill sync push` updates and archives scripts; pushing again cha
   }
 });
 
-test("the tarball refuses plain secrets and names the flag", async ({ request }) => {
+test("the tarball never holds plain secrets, plain_secret=true included, and names a bad flag", async ({
+  request,
+}) => {
   const workspace = uniqueWorkspace("tarball");
   await createWorkspace(request, workspace);
+  const secret = await request.post(`/api/w/${workspace}/variables/create`, {
+    headers: superadmin,
+    data: { path: "u/admin/token", value: "tarball-plain-never", is_secret: true, description: "" },
+  });
+  expect(secret.status()).toBe(201);
+  // What `wmill sync push --plain-secrets` asks: answered, the secret still encrypted.
   const response = await request.get(
     `/api/w/${workspace}/workspaces/tarball?archive_type=tar&plain_secret=true`,
     {
       headers: superadmin,
     },
   );
-  expect(response.status()).toBe(400);
-  expect(await response.text()).toMatch(/^plain_secret: /);
+  expect(response.status()).toBe(200);
+  const tar = (await response.body()).toString("latin1");
+  expect(tar).toContain("enc:v1:");
+  expect(tar).not.toContain("tarball-plain-never");
+  const bad = await request.get(`/api/w/${workspace}/workspaces/tarball?archive_type=tar&plain_secret=yes`, {
+    headers: superadmin,
+  });
+  expect(bad.status()).toBe(400);
+  expect(await bad.text()).toMatch(/^plain_secret: /);
   const zip = await request.get(`/api/w/${workspace}/workspaces/tarball?archive_type=zip`, {
     headers: superadmin,
   });

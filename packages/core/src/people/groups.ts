@@ -164,3 +164,38 @@ export async function removeGroupMember(
     parameters: { username },
   });
 }
+
+/**
+ * Windmill's granular ACL on a group (`acls/add/group_/<name>`), which `wmill sync push` sends
+ * for each member after adding them (`write: false`) and for a group admin (`write: true`).
+ * Millrace groups have no admins of their own (workspace admins manage every group): the grant
+ * is accepted for a user already in the group and changes nothing; anyone else is refused.
+ * Removing one (sent after `groups/removeuser`) changes nothing either.
+ */
+export async function checkGroupAcl(
+  ctx: CoreContext,
+  membership: Membership,
+  name: string,
+  owner: string,
+  change: "add" | "remove",
+): Promise<void> {
+  requirePermission(membership, "group.manage");
+  const workspaceId = membership.workspace.id;
+  await requireGroup(ctx, workspaceId, name);
+  const match = /^u\/(.+)$/.exec(owner);
+  if (!match) {
+    throw invalidInput(
+      "owner",
+      `must be u/<username> of a member of group ${name} (groups take no group grants)`,
+    );
+  }
+  if (change === "remove") return;
+  const { rowCount } = await ctx.pool.query(
+    `SELECT 1 FROM group_member m JOIN "user" u ON u.id = m.user_id
+      WHERE m.workspace_id = $1 AND m.group_name = $2 AND u.username = $3`,
+    [workspaceId, name, match[1]],
+  );
+  if (!rowCount) {
+    throw invalidInput("owner", `${owner} is not in group ${name}: add them with groups/adduser first`);
+  }
+}

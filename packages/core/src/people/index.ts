@@ -24,6 +24,7 @@ export {
 } from "./users.ts";
 export {
   addGroupMember,
+  checkGroupAcl,
   createGroup,
   deleteGroup,
   getGroup,

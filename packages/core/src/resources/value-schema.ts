@@ -19,11 +19,23 @@ export function parseReference(value: unknown): { kind: "var" | "res"; path: str
   return match ? { kind: match[1] as "var" | "res", path: match[2] ?? "" } : null;
 }
 
+/**
+ * The schema as compiled: without its top-level `$schema` (Windmill's resource types and wmill's
+ * files name draft 2020-12, which this validator does not load; the keywords they use validate
+ * the same). The stored schema keeps it, verbatim.
+ */
+function compiledForm(schema: object): object {
+  if (!("$schema" in schema)) return schema;
+  const { $schema: _dialect, ...rest } = schema as Record<string, unknown>;
+  void _dialect;
+  return rest;
+}
+
 function validatorFor(schema: object): ValidateFunction {
   const key = JSON.stringify(schema);
   let validate = validators.get(key);
   if (!validate) {
-    validate = ajv.compile(schema);
+    validate = ajv.compile(compiledForm(schema));
     if (validators.size >= MAX_CACHED_VALIDATORS) validators.delete(validators.keys().next().value!);
     validators.set(key, validate);
   }

@@ -15,7 +15,10 @@ export function checkTimezone(timezone: unknown): string {
     invalidInput("timezone", `"${timezone}" is not an IANA time zone (like UTC or Europe/Paris)`);
   if (timezone.length > 64 || !/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(timezone)) throw refuse();
   try {
-    return new Intl.DateTimeFormat("en-US", { timeZone: timezone }).resolvedOptions().timeZone;
+    const resolved = new Intl.DateTimeFormat("en-US", { timeZone: timezone }).resolvedOptions().timeZone;
+    // The canonical spelling of the name given, but an alias (Etc/UTC, US/Eastern) stays as written:
+    // a schedule pushed by wmill keeps the timezone of its file, so the next push finds it unchanged.
+    return resolved.toLowerCase() === timezone.toLowerCase() ? resolved : timezone;
   } catch {
     throw refuse();
   }

@@ -178,6 +178,49 @@ describe("variables and secrets", () => {
     );
   });
 
+  it("refuses a foreign ciphertext saying how to export it, stores its own ciphertext once, and skips no-op updates", async () => {
+    const me = admin.principal.username;
+    // A Windmill instance's ciphertext (base64), sent as already encrypted: refused, value unquoted.
+    const foreign = Buffer.alloc(48, 9).toString("base64");
+    const error = await createVariable(
+      ctx,
+      admin,
+      { path: `u/${me}/foreign`, value: foreign, isSecret: true },
+      { alreadyEncrypted: true },
+    ).then(
+      () => assert.fail("stored a foreign ciphertext"),
+      (e: Error) => e,
+    );
+    assert.match(error.message, /^value: .*wmill sync pull --plain-secrets/);
+    assert.ok(!error.message.includes(foreign));
+    assert.equal(await variableExists(ctx, admin, `u/${me}/foreign`), false);
+    // This workspace's own ciphertext sent as plain text (a Millrace export pushed with
+    // --plain-secrets) is stored as is, never encrypted twice.
+    const { value: ciphertext } = await getVariable(ctx, admin, `u/${me}/db_password`, {
+      decryptSecret: false,
+      includeEncrypted: true,
+    });
+    await createVariable(ctx, admin, { path: `u/${me}/again`, value: ciphertext!, isSecret: true });
+    assert.equal(await getVariableValue(ctx, admin, `u/${me}/again`), SECRET);
+    // An update that changes nothing (the plain value, or the stored ciphertext) writes nothing.
+    const row = async () =>
+      (
+        await services.pool.query<{ value: string; updated_at: Date }>(
+          "SELECT value, updated_at FROM variable WHERE path = $1",
+          [`u/${me}/again`],
+        )
+      ).rows[0]!;
+    const audits = async () => Number((await tableText("audit_log")).split("\n").length);
+    const before = await row();
+    const auditBefore = await audits();
+    await updateVariable(ctx, admin, `u/${me}/again`, { value: SECRET, description: "" });
+    await updateVariable(ctx, admin, `u/${me}/again`, { value: ciphertext! }, { alreadyEncrypted: true });
+    assert.deepEqual(await row(), before);
+    assert.equal(await audits(), auditBefore);
+    await updateVariable(ctx, admin, `u/${me}/again`, { value: "rotated" });
+    assert.equal(await getVariableValue(ctx, admin, `u/${me}/again`), "rotated");
+  });
+
   it("updates, renames, converts between secret and plain, and deletes", async () => {
     const me = admin.principal.username;
     await createVariable(ctx, admin, { path: `u/${me}/token`, value: "t1" });

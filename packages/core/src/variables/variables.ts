@@ -117,7 +117,29 @@ async function revealSecret(
   return plain;
 }
 
-/** Encrypts a secret value, or checks that an already-encrypted one (an import) is this workspace's. */
+/** Refusal of a secret sent as already encrypted that this workspace cannot decrypt (the value is never quoted). */
+export const FOREIGN_SECRET_MESSAGE =
+  "is not a secret encrypted by this Millrace workspace (already_encrypted was set): a secret exported " +
+  "from Windmill is encrypted with that instance's key, which Millrace does not have. Re-export it with " +
+  "`wmill sync pull --plain-secrets` from the Windmill instance and push it with `wmill sync push --plain-secrets`: " +
+  "Millrace encrypts it with its own key";
+
+/** This workspace's own ciphertext (`enc:v1:…` that it decrypts), or null. */
+async function ownCiphertext(
+  ctx: SecretsContext,
+  workspaceId: string,
+  value: string,
+): Promise<string | null> {
+  if (!isEncrypted(value)) return null;
+  return ctx.secrets.tryDecrypt(ctx.pool, workspaceId, value);
+}
+
+/**
+ * Encrypts a secret value, or checks that an already-encrypted one (an import) is this
+ * workspace's. A value that is already this workspace's own ciphertext is stored as is even when
+ * sent as plain text (`wmill sync push --plain-secrets` of a repository Millrace exported), never
+ * encrypted twice.
+ */
 async function storedValue(
   ctx: SecretsContext,
   workspaceId: string,
@@ -126,11 +148,18 @@ async function storedValue(
   alreadyEncrypted: boolean,
 ): Promise<string> {
   if (!isSecret) return value;
-  if (!alreadyEncrypted) return ctx.secrets.encrypt(ctx.pool, workspaceId, value);
-  if (!isEncrypted(value) || (await ctx.secrets.tryDecrypt(ctx.pool, workspaceId, value)) === null) {
-    throw invalidInput("value", "is not a value encrypted for this workspace (already_encrypted was set)");
-  }
-  return value;
+  if ((await ownCiphertext(ctx, workspaceId, value)) !== null) return value;
+  if (alreadyEncrypted) throw invalidInput("value", FOREIGN_SECRET_MESSAGE);
+  return ctx.secrets.encrypt(ctx.pool, workspaceId, value);
+}
+
+/** Whether a stored secret already holds `value` (plain, or this workspace's ciphertext of it). */
+async function sameSecret(ctx: SecretsContext, row: VariableRow, value: string): Promise<boolean> {
+  if (value === row.value) return true;
+  const stored = await ctx.secrets.tryDecrypt(ctx.pool, row.workspace_id, row.value);
+  if (stored === null) return false;
+  const sent = (await ownCiphertext(ctx, row.workspace_id, value)) ?? value;
+  return sent === stored;
 }
 
 export interface ListVariablesInput {
@@ -288,6 +317,16 @@ export async function updateVariable(
     const row = await withTransaction(ctx.pool, async (client) => {
       const existing = await loadRow(client, workspaceId, path, true);
       const isSecret = input.isSecret ?? existing.is_secret;
+      // Nothing to change (a push of what is stored): no write, no updated_at bump, no audit row.
+      if (
+        newPath === path &&
+        isSecret === existing.is_secret &&
+        (description === undefined || description === existing.description) &&
+        (value === undefined ||
+          (isSecret ? await sameSecret(ctx, existing, value) : value === existing.value))
+      ) {
+        return existing;
+      }
       let stored = existing.value;
       if (value !== undefined) {
         stored = await storedValue(ctx, workspaceId, value, isSecret, options.alreadyEncrypted ?? false);

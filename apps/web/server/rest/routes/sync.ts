@@ -37,13 +37,11 @@ export const syncRoutes: Route[] = [
       // wmill asks for a zip first and falls back to a tar on exactly this answer.
       if ((ctx.url.searchParams.get("archive_type") ?? "tar") !== "tar")
         return text("Invalid Archive Type", 400);
-      if (flag(ctx.url, "plain_secret", false)) {
-        throw new AppError(
-          "INVALID_INPUT",
-          "plain_secret: Millrace never exports secrets in plain text; they travel encrypted (enc:v1:…) and decrypt on an instance with the same MILLRACE_SECRET_KEY",
-          "plain_secret",
-        );
-      }
+      // `plain_secret=true` is what `wmill sync push --plain-secrets` (an import of a Windmill
+      // repository) asks too: answered, but secrets still leave encrypted (enc:v1:…), never in
+      // plain text. wmill then compares a local plain secret with the decrypted value before
+      // writing, and Millrace stores a pushed value that is its own ciphertext as is.
+      flag(ctx.url, "plain_secret", false);
       const snapshot = selected(await exportWorkspaceSnapshot(ctx.services, membership), ctx.url);
       const body = tarArchive(snapshotToTarballFiles(snapshot));
       return new Response(new Uint8Array(body), {
