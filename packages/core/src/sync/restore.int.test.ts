@@ -9,8 +9,9 @@ import { createResourceType } from "../resources/resource-types.ts";
 import { createSchedule } from "../schedules/schedules.ts";
 import { deployScript } from "../scripts.ts";
 import { createKeyring } from "../secrets/index.ts";
-import { createTestMember, createTestServices, type TestServices } from "../testing.ts";
+import { createTestMember, createTestServices, rejectsWith, type TestServices } from "../testing.ts";
 import { createVariable } from "../variables/variables.ts";
+import { invalidateCustomTagsCache } from "../workers/custom-tags.ts";
 import { readRepositoryFiles } from "./repository.ts";
 import { restoreWorkspaceFiles, type RestoreContext } from "./restore.ts";
 
@@ -158,6 +159,44 @@ describe("restore from repository files", () => {
     } finally {
       await fresh.close();
     }
+  });
+
+  it("a workspace admin's push applies wmill's kinds only, with the workspace's tags and members", async () => {
+    const ctx: RestoreContext = { ...target, secrets: createKeyring(KEY) };
+    const { membership } = await createTestMember(target, "pushed");
+    await target.pool.query(
+      `INSERT INTO instance_setting (key, value, updated_at) VALUES ('custom_tags', '["secret-gpu(acme)"]', now())
+       ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
+    );
+    invalidateCustomTagsCache(target.pool);
+    const files = new Map([
+      ["f/ops/run.sh", "echo run\n"],
+      [
+        "f/ops/run.script.yaml",
+        "summary: ''\ndescription: ''\nlock: ''\nkind: script\nschema: {}\ntag: secret-gpu\n",
+      ],
+      ["groups/team.group.yaml", "summary: null\nadmins: []\nmembers:\n  - u/stranger\n"],
+      [WORKSPACE_META_FILE, "format: 1\nid: acme\nname: Not mine\n"],
+    ]);
+    const refused = await restoreWorkspaceFiles(ctx, membership.principal, files, {
+      scope: "workspace",
+      workspaceId: "pushed",
+      membership,
+    });
+    assert.equal(refused.applied, false);
+    const named = refused.errors.map((e) => `${e.file}#${e.field ?? ""}`);
+    assert.ok(named.includes("f/ops/run.script.yaml#tag"), named.join(", "));
+    assert.ok(named.includes("groups/team.group.yaml#members"), named.join(", "));
+    // The .millrace file of a push is ignored: it never reaches another workspace.
+    assert.equal(refused.workspaceId, "pushed");
+    await rejectsWith(
+      restoreWorkspaceFiles(ctx, membership.principal, files, {
+        scope: "workspace",
+        workspaceId: "acme",
+        membership,
+      }),
+      "FORBIDDEN",
+    );
   });
 
   it("without the instance key, completes and lists the secrets it could not decrypt", async () => {

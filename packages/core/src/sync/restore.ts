@@ -31,7 +31,14 @@ import { SCHEDULE_CHANGED_CHANNEL } from "../schedules/schedules.ts";
 import type { SecretsContext } from "../secrets/context.ts";
 import { isEncrypted, openSecret, sealSecret } from "../secrets/keyring.ts";
 import { versionHash } from "../scripts.ts";
-import { CUSTOM_TAGS_SETTING, invalidateCustomTagsCache, parseCustomTags } from "../workers/custom-tags.ts";
+import { checkScriptLimits } from "../jobs/limits.ts";
+import { validateTag } from "../jobs/tags.ts";
+import {
+  assertTagAllowed,
+  CUSTOM_TAGS_SETTING,
+  invalidateCustomTagsCache,
+  parseCustomTags,
+} from "../workers/custom-tags.ts";
 import {
   parseWorkerGroupConfig,
   validateWorkerGroupName,
@@ -225,14 +232,30 @@ async function planRestore(
       });
   }
   for (const script of snapshot.scripts) {
+    const file = `${script.path}.script.yaml`;
     try {
       checkRequirements(script.language, script.content);
     } catch (error) {
+      errors.push({ file, field: "content", message: (error as Error).message });
+    }
+    try {
+      checkScriptLimits(ctx.limits, script);
+    } catch (error) {
       errors.push({
-        file: `${script.path}.script.yaml`,
-        field: "content",
+        file,
+        field: error instanceof AppError ? error.field : undefined,
         message: (error as Error).message,
       });
+    }
+    // A workspace admin's push may use only the tags the workspace may use (as a deploy); a
+    // superadmin's restore brings the instance's custom tags along with the scripts.
+    if (script.tag && options.scope === "workspace" && !script.tag.includes("$")) {
+      try {
+        validateTag(script.tag, "tag");
+        await assertTagAllowed(ctx.pool, workspaceId, script.tag, "tag");
+      } catch (error) {
+        errors.push({ file, field: "tag", message: (error as Error).message });
+      }
     }
   }
   if (instance) {
@@ -270,8 +293,15 @@ async function planRestore(
         });
     }
   }
+  // Groups and grants may name the repository's members and, for a superadmin's restore, any user
+  // of the instance; a workspace admin's push only the workspace's own members.
   const knownUsers = new Set(meta?.members.map((m) => m.username) ?? []);
-  const { rows: users } = await ctx.pool.query<{ username: string }>('SELECT username FROM "user"');
+  const { rows: users } = await ctx.pool.query<{ username: string }>(
+    options.scope === "instance"
+      ? 'SELECT username FROM "user"'
+      : `SELECT u.username FROM "user" u JOIN workspace_member m ON m.user_id = u.id WHERE m.workspace_id = $1`,
+    options.scope === "instance" ? [] : [workspaceId],
+  );
   for (const user of users) knownUsers.add(user.username);
   for (const group of snapshot.groups)
     for (const member of group.members)
