@@ -219,13 +219,20 @@ export function registerSyncCommands(program: Command): void {
     )
     .argument("[dir]", "source folder", ".")
     .option("-y, --yes", "apply without asking")
-    .action(async (dir: string, options: { yes?: boolean }, command: Command) => {
+    .option("--plain-secrets", "secret values in the files are plain text (a Windmill export): encrypt them")
+    .action(async (dir: string, options: { yes?: boolean; plainSecrets?: boolean }, command: Command) => {
       const { client, out } = commandContext(command);
       if (!fs.existsSync(dir)) throw new CliError(`no folder ${dir}`, EXIT.NOT_FOUND);
       const files = readLocalFiles(dir, out);
       // `.millrace/` describes the instance side (members, keys): a push leaves it to restore.
       const pushed = Object.fromEntries([...files].filter(([file]) => !file.startsWith(".millrace/")));
-      await sendWithConfirmation(client, out, client.ws("/sync/push"), { files: pushed }, options.yes);
+      await sendWithConfirmation(
+        client,
+        out,
+        client.ws("/sync/push"),
+        { files: pushed, plain_secrets: options.plainSecrets === true },
+        options.yes,
+      );
     });
 
   program
@@ -241,6 +248,7 @@ export function registerSyncCommands(program: Command): void {
       "restore into this workspace (default: the id in .millrace/workspace.yaml)",
     )
     .option("-y, --yes", "apply to a workspace that differs without asking")
+    .option("--plain-secrets", "secret values in the repository are plain text: encrypt them")
     .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
       const { client, out } = commandContext(command);
       // eslint-disable-next-line no-restricted-properties
@@ -253,7 +261,10 @@ export function registerSyncCommands(program: Command): void {
           EXIT.USAGE,
           "e.g. millrace restore --from-git https://git.example.com/ops.git",
         );
-      const body: Record<string, unknown> = { workspace_id: options.workspaceId };
+      const body: Record<string, unknown> = {
+        workspace_id: options.workspaceId,
+        plain_secrets: options.plainSecrets === true,
+      };
       if (fromGit) {
         const username = (options.gitUsername as string | undefined) ?? env.MILLRACE_GIT_USERNAME;
         const password = (options.gitPassword as string | undefined) ?? env.MILLRACE_GIT_PASSWORD;

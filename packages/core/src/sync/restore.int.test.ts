@@ -199,6 +199,38 @@ describe("restore from repository files", () => {
     );
   });
 
+  it("imports a Windmill export: plain secrets only when said so, then encrypted on arrival", async () => {
+    const ctx: RestoreContext = { ...target, secrets: createKeyring(KEY) };
+    const { membership } = await createTestMember(target, "imported");
+    const windmill = new Map([
+      [
+        "f/app/api_key.variable.yaml",
+        "value: c2VjcmV0IGZyb20gd2luZG1pbGw=\nis_secret: true\ndescription: ''\n",
+      ],
+    ]);
+    const push = (plainSecrets: boolean) =>
+      restoreWorkspaceFiles(ctx, membership.principal, windmill, {
+        scope: "workspace",
+        workspaceId: "imported",
+        membership,
+        plainSecrets,
+      });
+    const refused = await push(false);
+    assert.equal(refused.applied, false);
+    assert.equal(refused.errors[0]?.field, "value");
+    assert.match(refused.errors[0]!.message, /--plain-secrets/);
+    const imported = await push(true);
+    assert.equal(imported.applied, true, JSON.stringify(imported.errors));
+    const { rows } = await target.pool.query<{ value: string }>(
+      "SELECT value FROM variable WHERE workspace_id = 'imported' AND path = 'f/app/api_key'",
+    );
+    assert.match(rows[0]!.value, /^enc:v1:/);
+    assert.equal(
+      await ctx.secrets.decrypt(target.pool, "imported", rows[0]!.value),
+      "c2VjcmV0IGZyb20gd2luZG1pbGw=",
+    );
+  });
+
   it("without the instance key, completes and lists the secrets it could not decrypt", async () => {
     const fresh = await createTestServices();
     try {

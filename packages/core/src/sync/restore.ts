@@ -61,6 +61,8 @@ export interface RestoreOptions {
    * kinds of wmill's layout; `.millrace/` is ignored).
    */
   scope: "instance" | "workspace";
+  /** Secret values that are not `enc:v1:` ciphertext are plain text, to encrypt on arrival. */
+  plainSecrets?: boolean;
   /** The caller's membership in `workspaceId` (scope "workspace"). */
   membership?: Membership;
   onProgress?: (phase: string, done: number, total: number) => void;
@@ -359,7 +361,22 @@ async function planRestore(
   for (const variable of secretVariables) {
     const file = fileOf("variable", variable.path);
     if (!isEncrypted(variable.value)) {
-      // A plain-text secret (`wmill sync pull --plain-secrets` from Windmill): encrypted now.
+      // Not Millrace's ciphertext: as wmill does, a repository's secrets count as encrypted unless
+      // the caller says they are plain text (a `wmill sync pull --plain-secrets` of a Windmill
+      // instance). Storing another instance's ciphertext as a value would silently break the
+      // secret, so it is refused.
+      if (!options.plainSecrets) {
+        errors.push({
+          file,
+          field: "value",
+          message:
+            "this secret is not encrypted with a Millrace key (another instance's ciphertext, e.g. " +
+            "Windmill's): export it in plain text (`wmill sync pull --plain-secrets`) and push with " +
+            "--plain-secrets, which encrypts it with this workspace's key on arrival",
+        });
+        continue;
+      }
+      // A plain-text secret: encrypted now, never stored or logged in clear.
       secrets.set(
         variable.path,
         dataKey
@@ -444,8 +461,9 @@ export async function restoreWorkspaceFiles(
     if (!plan.meta) current.delete(WORKSPACE_META_FILE);
     if (!compared.has("wmill.yaml")) current.delete("wmill.yaml");
     report.diff = diffFiles(current, compared);
-    const changes = report.diff.added.length + report.diff.changed.length + report.diff.deleted.length;
-    report.needsConfirmation = changes > 0 && !options.yes;
+    // Only what is already stored needs a confirmation: files that only add need none.
+    const overwrites = report.diff.changed.length + report.diff.deleted.length;
+    report.needsConfirmation = overwrites > 0 && !options.yes;
     if (report.needsConfirmation) return finish();
   } else if (options.scope !== "instance") {
     throw new AppError("NOT_FOUND", `workspace ${plan.workspaceId} not found`);

@@ -45,7 +45,11 @@ const filesSchema = z.record(
   z.string(),
 );
 
-const pushBody = z.strictObject({ files: filesSchema, yes: z.boolean().optional() });
+const pushBody = z.strictObject({
+  files: filesSchema,
+  yes: z.boolean().optional(),
+  plain_secrets: z.boolean().optional(),
+});
 
 const restoreBody = z
   .strictObject({
@@ -60,6 +64,7 @@ const restoreBody = z
       .optional(),
     workspace_id: z.string().optional(),
     yes: z.boolean().optional(),
+    plain_secrets: z.boolean().optional(),
   })
   .refine((b) => (b.files === undefined) !== (b.git === undefined), {
     message: "send either files or git",
@@ -139,7 +144,13 @@ export const gitSyncRoutes: Route[] = [
         ctx.services,
         membership.principal,
         new Map(Object.entries(input.files)),
-        { scope: "workspace", workspaceId: membership.workspace.id, membership, yes: input.yes },
+        {
+          scope: "workspace",
+          workspaceId: membership.workspace.id,
+          membership,
+          yes: input.yes,
+          plainSecrets: input.plain_secrets,
+        },
       );
       return reportResponse(report);
     },
@@ -157,6 +168,7 @@ export const gitSyncRoutes: Route[] = [
         scope: "instance",
         workspaceId: input.workspace_id,
         yes: input.yes,
+        plainSecrets: input.plain_secrets,
       });
       return reportResponse(report);
     },
