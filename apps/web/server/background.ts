@@ -1,5 +1,6 @@
 import {
   deleteExpiredAudit,
+  deleteOldGitSyncRuns,
   deleteStaleRateLimits,
   deleteExpiredTokens,
   deleteExpiredJobs,
@@ -59,6 +60,7 @@ export function startBackgroundTasks(): Promise<void> {
             const audit = await deleteExpiredAudit(services, { retentionDays: env.AUDIT_RETENTION_DAYS });
             if (audit > 0) log(`retention: deleted ${audit} audit log row(s)`);
             await deleteStaleRateLimits(services);
+            await deleteOldGitSyncRuns(services.pool);
             await deleteExpiredTokens(services);
           },
         },

@@ -82,6 +82,7 @@ export {
 export {
   defaultGitSyncCacheDir,
   deleteGitSyncSettings,
+  deleteOldGitSyncRuns,
   getGitSyncStatus,
   requestGitSync,
   runGitSync,

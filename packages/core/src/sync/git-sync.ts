@@ -428,7 +428,13 @@ async function runLocked(
     await ctx.pool.query<ConfigRow>("SELECT * FROM git_sync_config WHERE workspace_id = $1", [ws])
   ).rows[0];
   if (!config) return { status: "busy", commits: 0, head: null };
-  const trigger = options.trigger ?? (config.sync_requested_at ? "manual" : "change");
+  const { rows: events } = await ctx.pool.query<ChangeEvent>(
+    `SELECT id::text, actor, operation, resource FROM audit_log
+      WHERE workspace_id = $1 AND id > $2 AND operation = ANY($3) ORDER BY id LIMIT ${EVENTS_PER_RUN}`,
+    [ws, config.synced_audit_id, SYNCED_OPERATIONS],
+  );
+  const trigger =
+    options.trigger ?? (config.sync_requested_at ? "manual" : events.length > 0 ? "change" : "reconcile");
   const startedAt = new Date();
   const run = await ctx.pool.query<{ id: string }>(
     `INSERT INTO git_sync_run (workspace_id, trigger, status, started_at) VALUES ($1, $2, 'running', $3)
@@ -438,11 +444,6 @@ async function runLocked(
   const runId = run.rows[0]!.id;
   let commits = 0;
   try {
-    const { rows: events } = await ctx.pool.query<ChangeEvent>(
-      `SELECT id::text, actor, operation, resource FROM audit_log
-        WHERE workspace_id = $1 AND id > $2 AND operation = ANY($3) ORDER BY id LIMIT ${EVENTS_PER_RUN}`,
-      [ws, config.synced_audit_id, SYNCED_OPERATIONS],
-    );
     const auth: GitAuth | undefined =
       config.username || config.secret
         ? {
@@ -532,10 +533,14 @@ async function runLocked(
           WHERE workspace_id = $1`,
         [ws, watermark, head, startedAt],
       );
-      await client.query(
-        `UPDATE git_sync_run SET status = 'success', finished_at = now(), commits = $2, head = $3 WHERE id = $1::bigint`,
-        [runId, commits, head],
-      );
+      // A periodic comparison that found nothing to commit is not worth a row on the page.
+      if (trigger === "reconcile" && commits === 0)
+        await client.query("DELETE FROM git_sync_run WHERE id = $1::bigint", [runId]);
+      else
+        await client.query(
+          `UPDATE git_sync_run SET status = 'success', finished_at = now(), commits = $2, head = $3 WHERE id = $1::bigint`,
+          [runId, commits, head],
+        );
       if (config.failures > 0)
         await recordAudit(client, "millrace", {
           workspaceId: ws,
@@ -580,6 +585,15 @@ function describeError(error: unknown): string {
     return `${error.message} (check the username and password/token of the git sync settings)`;
   if (error instanceof GitRemoteUnavailableError) return `${error.message} (retrying with backoff)`;
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Retention of the runs shown on the Git sync page. */
+export async function deleteOldGitSyncRuns(pool: Pool, retentionDays = 30): Promise<number> {
+  const { rowCount } = await pool.query(
+    "DELETE FROM git_sync_run WHERE started_at < now() - make_interval(days => $1)",
+    [retentionDays],
+  );
+  return rowCount ?? 0;
 }
 
 // ------------------------------------------------------------------------------------ the loop
