@@ -141,7 +141,7 @@ export async function restoreBackup(options: {
   const { url, file, log } = options;
   const started = performance.now();
   const manifest = await readBackupManifest(file);
-  const { migrationNames, migrateDeploy } = await import("@millrace/db/migrate");
+  const { migrationNames, migrateDeploy, pendingMigrations } = await import("@millrace/db/migrate");
   const known = new Set(migrationNames());
   const unknown = manifest.migrations.filter((name) => !known.has(name));
   if (unknown.length > 0)
@@ -176,6 +176,7 @@ export async function restoreBackup(options: {
       await client.query("DROP SCHEMA IF EXISTS public CASCADE");
       await client.query("CREATE SCHEMA public");
       await client.query(PRISMA_MIGRATIONS_DDL);
+      log(`replaying the backup's ${manifest.migrations.length} migrations`);
       for (const name of manifest.migrations) {
         await client.query(
           fs.readFileSync(path.join(repoRoot, "prisma", "migrations", name, "migration.sql"), "utf8"),
@@ -187,6 +188,7 @@ export async function restoreBackup(options: {
       await client
         .query("SET LOCAL session_replication_role = replica")
         .catch(() => client.query("ROLLBACK TO SAVEPOINT replica"));
+      log(`loading ${total} rows into ${Object.keys(manifest.tables).length} tables`);
       options.onRows(0, total);
       rows = await loadRows(client, file, manifest, (done) => options.onRows(done, total));
       for (const [sequence, value] of Object.entries(manifest.sequences)) {
@@ -206,6 +208,7 @@ export async function restoreBackup(options: {
           "nothing was changed (the restore was rolled back); check the backup file is complete",
         );
       await client.query("COMMIT");
+      log("row counts match the manifest: committed");
     } catch (error) {
       await client.query("ROLLBACK").catch(() => {});
       if (error instanceof CliError) throw error;
@@ -217,10 +220,13 @@ export async function restoreBackup(options: {
     }
 
     // 3. Migrations newer than the backup.
+    const pending = await pendingMigrations(url);
+    if (pending.length > 0)
+      log(`applying ${pending.length} migration(s) newer than the backup (prisma migrate deploy)`);
     const { applied } = await migrateDeploy(url);
-    if (applied.length > 0) log(`applied migrations newer than the backup: ${applied.join(", ")}`);
 
     // 4. pg-boss only mirrors the queue: rebuild it from the restored jobs.
+    log("rebuilding the job queue (pg-boss)");
     const jobsRedispatched = await redispatchQueuedJobs(url, manifest.queues);
 
     return {

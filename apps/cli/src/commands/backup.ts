@@ -27,14 +27,17 @@ function lazyProgress(
 ): { update(done: number, total: number): void; stop(): void } {
   const since = performance.now();
   let bar: Progress | null = null;
+  let stopped = false;
   return {
     update(done, total) {
-      if (!bar && performance.now() - since < 1000) return;
+      if (stopped || (!bar && performance.now() - since < 1000)) return;
       bar ??= out.progress(label, Math.max(total, 1));
       bar.update(done, Math.max(total, 1));
     },
     stop() {
+      stopped = true;
       bar?.stop();
+      bar = null;
     },
   };
 }
@@ -120,7 +123,10 @@ export function registerBackupCommands(program: Command): void {
           file: path.resolve(file),
           yes: options.yes === true,
           log: (line) => out.info(line),
-          onRows: (done, total) => progress.update(done, total),
+          onRows: (done, total) => {
+            progress.update(done, total);
+            if (done >= total) progress.stop();
+          },
         });
         progress.stop();
         out.result(
