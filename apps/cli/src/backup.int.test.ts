@@ -283,6 +283,18 @@ describe("backup drill", () => {
     const [jobs] = await query<{ n: number }>(url, "SELECT count(*)::int AS n FROM job");
     assert.equal(jobs!.n, manifest.tables.job);
 
+    // A backup made by a newer Millrace (a migration this checkout lacks): refused, exit 5.
+    const newer = path.join(dir, "newer.backup");
+    fs.copyFileSync(file, newer);
+    const newerManifest = JSON.parse(fs.readFileSync(`${file}.manifest.json`, "utf8")) as {
+      migrations: string[];
+    };
+    newerManifest.migrations.push("29991231000000_from_the_future");
+    fs.writeFileSync(`${newer}.manifest.json`, JSON.stringify(newerManifest));
+    const refusedNewer = await cli(["backup", "restore", newer, "--yes"], { DATABASE_URL: url });
+    assert.equal(refusedNewer.code, 5, refusedNewer.stderr);
+    assert.match(refusedNewer.stderr, /newer Millrace/);
+
     // A file that is no backup: exit 5; a missing one: exit 4.
     fs.writeFileSync(path.join(dir, "junk.backup"), "not gzip");
     const junk = await cli(["backup", "restore", path.join(dir, "junk.backup"), "--yes"], {

@@ -25,6 +25,10 @@ interface Run {
 let dir: string;
 
 function cli(...args: string[]): Promise<Run> {
+  return cliWith({}, ...args);
+}
+
+function cliWith(env: Record<string, string>, ...args: string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [main, ...args], {
       cwd: root,
@@ -32,6 +36,7 @@ function cli(...args: string[]): Promise<Run> {
         PATH: process.env.PATH ?? "/usr/bin:/bin",
         HOME: dir,
         MILLRACE_CONFIG: path.join(dir, "config.json"),
+        ...env,
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -78,7 +83,7 @@ describe("millrace CLI over REST", () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it("exit codes: unknown command 2, bad -d 2, unreachable 7, bad token 3, unknown workspace name 4", async () => {
+  it("exit codes: unknown command 2, bad -d 2, unreachable 7, bad token 3, unknown workspace 4, no database 7, wrong password 3", async () => {
     const unknown = await cli("frobnicate");
     assert.equal(unknown.code, 2, unknown.stderr);
     const badJson = await cli(
@@ -106,6 +111,27 @@ describe("millrace CLI over REST", () => {
     assert.equal(fs.existsSync(path.join(dir, "config.json")), false, "nothing saved for a bad token");
     const noSuch = await cli("workspace", "switch", "nope");
     assert.equal(noSuch.code, 4, noSuch.stderr);
+    // Backups talk to PostgreSQL: nothing listening is 7, a wrong password 3.
+    const noDatabase = await cliWith(
+      { DATABASE_URL: "postgresql://postgres:x@127.0.0.1:9/millrace" },
+      "backup",
+      "create",
+      "--out",
+      path.join(dir, "never.backup"),
+    );
+    assert.equal(noDatabase.code, 7, noDatabase.stderr);
+    assert.match(noDatabase.stderr, /DATABASE_URL/);
+    const wrongPassword = new URL(services.database.url);
+    wrongPassword.password = "wrong";
+    const badPassword = await cliWith(
+      { DATABASE_URL: wrongPassword.toString() },
+      "backup",
+      "create",
+      "--out",
+      path.join(dir, "never.backup"),
+    );
+    assert.equal(badPassword.code, 3, badPassword.stderr);
+    assert.equal(fs.existsSync(path.join(dir, "never.backup")), false);
   });
 
   it("workspace add/list/switch, script run with its live log and result, job list", async () => {
