@@ -270,10 +270,9 @@ describe("backup drill", () => {
     } finally {
       await pool.end();
     }
-    await worker.stop();
-    worker = null;
 
-    // Not empty now: a second restore asks for --yes (exit 6), then replaces it.
+    // Not empty now: a second restore asks for --yes (exit 6), then replaces it, under the running
+    // worker: it pauses, then runs the job that the backup had queued (queued again by the restore).
     const refused = await cli(["backup", "restore", file], { DATABASE_URL: url });
     assert.equal(refused.code, 6, refused.stderr);
     assert.match(refused.stderr, /not empty/);
@@ -282,6 +281,27 @@ describe("backup drill", () => {
     assert.equal(again.code, 0, again.stderr);
     const [jobs] = await query<{ n: number }>(url, "SELECT count(*)::int AS n FROM job");
     assert.equal(jobs!.n, manifest.tables.job);
+    assert.equal((JSON.parse(again.stdout) as { jobsRedispatched: number }).jobsRedispatched, 1);
+    const rerunDeadline = Date.now() + 30_000;
+    let rerun = "";
+    while (Date.now() < rerunDeadline && rerun !== "success") {
+      const [row] = await query<{ status: string }>(
+        url,
+        "SELECT status::text AS status FROM job WHERE id = $1",
+        [deferred],
+      );
+      rerun = row!.status;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    assert.equal(
+      rerun,
+      "success",
+      `the live worker ran the queued job after the restore\n${worker.output()}`,
+    );
+    assert.match(worker.output(), /claiming paused: a restore is running/);
+    assert.match(worker.output(), /claiming resumed/);
+    await worker.stop();
+    worker = null;
 
     // A backup made by a newer Millrace (a migration this checkout lacks): refused, exit 5.
     const newer = path.join(dir, "newer.backup");
