@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { dedicatedBench } from "./bench/dedicated.ts";
+import { drillBench, printDrillBench } from "./bench/drill.ts";
 import { startBenchInstance } from "./bench/instance.ts";
 import { rawPgBossLatency } from "./bench/pgboss-raw.ts";
 import { pipelineRun, rawPgBossDrain } from "./bench/pipeline.ts";
@@ -14,8 +15,22 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const RUNS = 200;
 const WARMUP = 20;
 
+// `npm run bench -- drill` runs only the git sync / restore figures (section 6).
+const only = process.argv[2];
 const instance = await startBenchInstance(root, { numWorkers: 1, port: 8140 });
 try {
+  if (only === "drill") {
+    console.log(
+      `\nMillrace benchmark (drill only) — ${os.cpus().length} cores, Node ${process.versions.node}`,
+    );
+    printDrillBench(await drillBench(root, instance), "6");
+    process.exitCode = 0;
+  } else await allBenches();
+} finally {
+  await instance.stop();
+}
+
+async function allBenches(): Promise<void> {
   const headers = { Authorization: `Bearer ${instance.userToken}`, "content-type": "application/json" };
   const api = (p: string, body: unknown) =>
     fetch(`${instance.baseUrl}/api${p}`, { method: "POST", headers, body: JSON.stringify(body) });
@@ -167,6 +182,5 @@ try {
       `   ${language}: dedicated worker overhead per job p50 ${ms(d.overheadP50)} (target <= 3 ms) -> ${d.overheadP50 <= 3 ? "met" : "NOT met"}`,
     );
   }
-} finally {
-  await instance.stop();
+  printDrillBench(await drillBench(root, instance), "6");
 }

@@ -7,6 +7,8 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from "@millrace/db/embed
 export interface BenchInstance {
   baseUrl: string;
   databaseUrl: string;
+  /** The PostgreSQL server's admin URL (a second instance can share the server). */
+  adminUrl: string;
   secret: string;
   /**
    * A sign-in token of the instance's superadmin user: runs as a user carry a job token, as most
@@ -22,11 +24,11 @@ export interface BenchInstance {
  */
 export async function startBenchInstance(
   root: string,
-  options: { numWorkers: number; port: number },
+  options: BenchInstanceOptions,
 ): Promise<BenchInstance> {
   let server: EmbeddedDatabase | null = null;
 
-  let adminUrl = process.env.DATABASE_URL;
+  let adminUrl = options.adminUrl ?? process.env.DATABASE_URL;
   if (!adminUrl) {
     server = await startEmbeddedPostgres(path.join(root, ".data/bench-pg"), {
       port: 5491,
@@ -43,18 +45,28 @@ export async function startBenchInstance(
   }
 }
 
+export interface BenchInstanceOptions {
+  numWorkers: number;
+  port: number;
+  /** Default millrace_bench (dropped and created afresh). */
+  database?: string;
+  /** Another instance's PostgreSQL server (left running on stop). */
+  adminUrl?: string;
+}
+
 async function launch(
   root: string,
-  options: { numWorkers: number; port: number },
+  options: BenchInstanceOptions,
   adminUrl: string,
   server: EmbeddedDatabase | null,
 ): Promise<BenchInstance> {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query("DROP DATABASE IF EXISTS millrace_bench WITH (FORCE)");
-  await admin.query("CREATE DATABASE millrace_bench");
+  const database = options.database ?? "millrace_bench";
+  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${database}`);
   await admin.end();
-  const databaseUrl = withDatabase(adminUrl, "millrace_bench");
+  const databaseUrl = withDatabase(adminUrl, database);
   const secret = "bench-superadmin-secret-0123456789";
   const baseUrl = `http://127.0.0.1:${options.port}`;
   let output = "";
@@ -96,6 +108,7 @@ async function launch(
   return {
     baseUrl,
     databaseUrl,
+    adminUrl,
     secret,
     userToken,
     async stop() {

@@ -176,7 +176,10 @@ function checkSettings(input: GitSyncSettingsInput, membership: Membership) {
   return { url: url.toString().replace(/\/$/, ""), branch, kinds };
 }
 
-/** Links the workspace to a remote (or changes the link); the next run commits everything. */
+/**
+ * Links the workspace to a remote (or changes the link). The first run commits the workspace as
+ * it is in one commit: the changes made before the link are not replayed one by one.
+ */
 export async function setGitSyncSettings(
   ctx: SecretsContext,
   membership: Membership,
@@ -195,8 +198,9 @@ export async function setGitSyncSettings(
     await client.query(
       `INSERT INTO git_sync_config (workspace_id, remote_url, branch, username, secret, include_kinds,
           include_instance_config, include_password_hashes, enabled, created_by, created_at, updated_at,
-          sync_requested_at, next_attempt_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), now(), now(), now())
+          sync_requested_at, next_attempt_at, synced_audit_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), now(), now(), now(),
+               (SELECT COALESCE(max(id), 0) FROM audit_log WHERE workspace_id = $1))
        ON CONFLICT (workspace_id) DO UPDATE SET remote_url = EXCLUDED.remote_url, branch = EXCLUDED.branch,
           username = EXCLUDED.username, secret = CASE WHEN $11 THEN git_sync_config.secret ELSE EXCLUDED.secret END,
           include_kinds = EXCLUDED.include_kinds, include_instance_config = EXCLUDED.include_instance_config,
@@ -487,8 +491,8 @@ async function runLocked(
       return author;
     };
 
+    const present = new Set(await workingFiles(dir));
     for (const event of events) {
-      const present = await workingFiles(dir);
       const candidates = new Set(
         [...files.keys(), ...present].filter((f) => isSyncManagedFile(f) && touches(event, f)),
       );
@@ -497,7 +501,7 @@ async function runLocked(
       for (const file of candidates) {
         const wanted = files.get(file);
         if (wanted === undefined) {
-          if (present.includes(file)) deleted.push(file);
+          if (present.has(file)) deleted.push(file);
         } else if ((await readWorking(dir, file)) !== wanted) write.set(file, wanted);
       }
       if (write.size === 0 && deleted.length === 0) continue;
@@ -508,19 +512,24 @@ async function runLocked(
         author: await authorOf(event.actor),
         message: commitMessage(event),
       });
+      for (const file of write.keys()) present.add(file);
+      for (const file of deleted) present.delete(file);
       if (oid) commits++;
     }
-    // Whatever else differs (see the header), in one commit by Millrace.
-    const present = await workingFiles(dir);
-    const rest = present.filter((f) => isSyncManagedFile(f) && !files.has(f));
-    const oid = await commitFiles({
-      dir,
-      files,
-      deleted: rest,
-      author: MILLRACE_AUTHOR,
-      message: events.length ? `Sync workspace ${ws}` : `Sync workspace ${ws} (${trigger})`,
-    });
-    if (oid) commits++;
+    // Whatever else differs (see the header), in one commit by Millrace: on "sync now" and on the
+    // periodic comparison, not on every change (it reads the whole tree).
+    const reconcile = trigger !== "change";
+    if (reconcile) {
+      const rest = [...present].filter((f) => isSyncManagedFile(f) && !files.has(f));
+      const oid = await commitFiles({
+        dir,
+        files,
+        deleted: rest,
+        author: MILLRACE_AUTHOR,
+        message: `Sync workspace ${ws}`,
+      });
+      if (oid) commits++;
+    }
     const pushed = await pushWithRebase(remote);
     const head = pushed.head;
     const watermark = events.at(-1)?.id ?? config.synced_audit_id;
@@ -528,10 +537,11 @@ async function runLocked(
       await client.query(
         `UPDATE git_sync_config SET synced_audit_id = GREATEST(synced_audit_id, $2::bigint),
             last_commit = COALESCE($3, last_commit), last_commit_at = CASE WHEN $3::text IS NULL THEN last_commit_at ELSE now() END,
-            last_error = NULL, conflict_paths = '{}', failures = 0, next_attempt_at = now(), last_reconcile_at = now(),
+            last_error = NULL, conflict_paths = '{}', failures = 0, next_attempt_at = now(),
+            last_reconcile_at = CASE WHEN $5 THEN now() ELSE last_reconcile_at END,
             sync_requested_at = CASE WHEN sync_requested_at <= $4 THEN NULL ELSE sync_requested_at END
           WHERE workspace_id = $1`,
-        [ws, watermark, head, startedAt],
+        [ws, watermark, head, startedAt, reconcile],
       );
       // A periodic comparison that found nothing to commit is not worth a row on the page.
       if (trigger === "reconcile" && commits === 0)

@@ -183,7 +183,7 @@ function checkPath(file: string): string {
  * Fetches the branch into refs/remotes/origin/<branch>. Returns the remote head, or null when
  * the branch does not exist on the remote (e.g. an empty repository).
  */
-async function fetchBranch(opts: GitRemoteOptions): Promise<string | null> {
+async function fetchBranch(opts: GitRemoteOptions, depth?: number): Promise<string | null> {
   const { url, headers } = splitUrl(opts.url, opts.auth);
   let refs: { ref: string; oid: string }[];
   try {
@@ -212,6 +212,7 @@ async function fetchBranch(opts: GitRemoteOptions): Promise<string | null> {
       remoteRef: opts.branch,
       singleBranch: true,
       tags: false,
+      ...(depth ? { depth } : {}),
     });
   } catch (err) {
     throw mapError(err, url, opts.auth, "fetch");
@@ -245,6 +246,8 @@ export async function ensureClone(
      * commits them again from its own record of what is not pushed yet.
      */
     discardLocal?: boolean;
+    /** Fetch only this many commits (1: the files at the head, enough for a restore). */
+    depth?: number;
   },
 ): Promise<EnsureCloneResult> {
   const { dir, branch } = opts;
@@ -260,7 +263,7 @@ export async function ensureClone(
     await git.writeRef({ fs, dir, ref: "HEAD", value: `refs/heads/${branch}`, symbolic: true, force: true });
   }
 
-  const remoteHead = await fetchBranch(opts);
+  const remoteHead = await fetchBranch(opts, opts.depth);
   let head = await resolve(dir, `refs/heads/${branch}`);
   if (opts.discardLocal && head !== remoteHead) {
     if (remoteHead) {
@@ -339,7 +342,11 @@ export async function commitFiles(opts: CommitFilesOptions): Promise<string | nu
     await fs.promises.writeFile(full, content);
   }
 
-  const matrix = await git.statusMatrix({ fs, dir });
+  // Only the paths this commit names are compared, unless the whole tree is replaced: a commit
+  // of one script in a repository of thousands stays cheap.
+  const named = opts.deleted === "replace-all" ? undefined : [...files.keys(), ...toDelete];
+  if (named && named.length === 0) return null;
+  const matrix = await git.statusMatrix({ fs, dir, ...(named ? { filepaths: named } : {}) });
   const changed: string[] = [];
   for (const [filepath, headStatus, workdirStatus, stageStatus] of matrix) {
     if (headStatus === 1 && workdirStatus === 1 && stageStatus === 1) continue;
@@ -570,7 +577,9 @@ export async function pushWithRebase(opts: GitRemoteOptions & { maxAttempts?: nu
 
 /** The files at the remote branch head (empty when the branch does not exist), as UTF-8 text. */
 export async function pullFiles(opts: GitRemoteOptions): Promise<Map<string, string>> {
-  const { remoteHead } = await ensureClone(opts);
+  // A working copy of its own: the head is all a restore needs, whatever the history's length.
+  const fresh = !fs.existsSync(path.join(opts.dir, ".git"));
+  const { remoteHead } = await ensureClone({ ...opts, ...(fresh ? { depth: 1 } : {}) });
   const out = new Map<string, string>();
   if (!remoteHead) return out;
   const flat = await flatTree(opts.dir, remoteHead);
