@@ -178,9 +178,14 @@ test("a superadmin restores a workspace from a git remote: checked, then applied
     await page.getByRole("button", { name: "Check" }).click();
     await expect(page.locator(".error").first()).toContainText("git.url", WAIT);
 
-    // A new workspace: nothing to confirm, restored at once.
+    // A new workspace: Check lists what would be added and applies nothing; Apply restores it.
     await page.getByLabel("Password or token").fill(backup.password);
     await page.getByRole("button", { name: "Check" }).click();
+    await expect(page.getByTestId("restore-diff")).toContainText("u/e2e_admin/restored_script.sh", WAIT);
+    await expect(page.getByTestId("restore-applied")).toHaveCount(0);
+    expect((await request.get(`/api/w/${target}/scripts/list`, { headers: superadmin })).status()).toBe(404);
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("button", { name: "Apply" }).click();
     await expect(page.getByTestId("restore-applied")).toBeVisible(WAIT);
     const restored = await request.get(`/api/w/${target}/scripts/get/p/u/e2e_admin/restored_script`, {
       headers: superadmin,

@@ -7,7 +7,7 @@ import { after, before, describe, it } from "node:test";
 import { startTestGitRemote, type TestGitRemote } from "@millrace/sync/testing/git-remote";
 import { archiveScriptByPath, deployScript, latestScript } from "../scripts.ts";
 import { createKeyring } from "../secrets/index.ts";
-import { createTestMember, createTestServices, type TestServices } from "../testing.ts";
+import { createTestMember, createTestServices, rejectsWith, type TestServices } from "../testing.ts";
 import type { Membership } from "../workspaces.ts";
 import type { SecretsContext } from "../secrets/context.ts";
 import { getGitSyncStatus, requestGitSync, runGitSync, setGitSyncSettings } from "./git-sync.ts";
@@ -111,7 +111,7 @@ describe("git sync", () => {
     await deploy("u/" + admin.principal.username + "/creds", "echo creds\n");
     const failed = await sync();
     assert.equal(failed.status, "failure");
-    assert.match(failed.error!, /username and password/);
+    assert.match(failed.error!, /check the username and the token or password/);
     assert.doesNotMatch(failed.error!, /wrong/);
     await setGitSyncSettings(ctx, admin, {
       remote_url: remote.url,
@@ -120,6 +120,26 @@ describe("git sync", () => {
     });
     assert.equal((await sync()).status, "success");
     assert.ok(await remote.readFile(`u/${admin.principal.username}/creds.sh`));
+  });
+
+  it("the superadmin options: only a superadmin turns one on, and an admin's save keeps them", async () => {
+    await rejectsWith(
+      setGitSyncSettings(ctx, admin, { remote_url: remote.url, include_instance_config: true }),
+      "FORBIDDEN",
+      "include_instance_config",
+    );
+    const superadmin = { ...admin, principal: { ...admin.principal, isSuperAdmin: true } };
+    await setGitSyncSettings(ctx, superadmin, { remote_url: remote.url, include_instance_config: true });
+    const saved = await setGitSyncSettings(ctx, admin, { remote_url: remote.url, branch: "main" });
+    assert.equal(saved.settings?.include_instance_config, true);
+    assert.equal(saved.settings?.has_secret, true, "a save without a password keeps the stored one");
+    const off = await setGitSyncSettings(ctx, admin, {
+      remote_url: remote.url,
+      include_instance_config: false,
+    });
+    assert.equal(off.settings?.include_instance_config, false);
+    const synced = await sync();
+    assert.equal(synced.status, "success", synced.error);
   });
 
   it("someone else pushed: other files are rebased on, the same file is a conflict and nothing is overwritten", async () => {

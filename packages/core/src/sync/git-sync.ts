@@ -20,7 +20,6 @@ import {
   changedPaths,
   commitFiles,
   ensureClone,
-  GitAuthError,
   GitConflictError,
   GitRemoteUnavailableError,
   pushWithRebase,
@@ -118,7 +117,7 @@ export interface GitSyncSettingsInput {
   remote_url: string;
   branch?: string | null;
   username?: string | null;
-  /** Undefined: keep the stored one; null or "": remove it. */
+  /** Undefined: keep the stored one; null or "": remove it (the same for `username`). */
   password?: string | null;
   include_kinds?: string[] | null;
   include_instance_config?: boolean | null;
@@ -149,7 +148,7 @@ interface ConfigRow {
 
 const BRANCH = /^(?!\/|.*\/\/|.*\.\.|.*\.lock$|.*\/$)[A-Za-z0-9._/-]{1,200}$/;
 
-function checkSettings(input: GitSyncSettingsInput, membership: Membership) {
+function checkSettings(input: GitSyncSettingsInput) {
   let url: URL;
   try {
     url = new URL(input.remote_url);
@@ -166,12 +165,6 @@ function checkSettings(input: GitSyncSettingsInput, membership: Membership) {
   for (const kind of kinds)
     if (!(SYNC_KINDS as readonly string[]).includes(kind))
       throw invalidInput("include_kinds", `unknown kind ${kind} (${SYNC_KINDS.join(", ")})`);
-  if ((input.include_instance_config || input.include_password_hashes) && !membership.principal.isSuperAdmin)
-    throw new AppError(
-      "FORBIDDEN",
-      "only superadmins may commit the instance config or password hashes",
-      input.include_instance_config ? "include_instance_config" : "include_password_hashes",
-    );
   if ((input.username ?? "").length > 200) throw invalidInput("username", "at most 200 characters");
   return { url: url.toString().replace(/\/$/, ""), branch, kinds };
 }
@@ -187,7 +180,29 @@ export async function setGitSyncSettings(
 ): Promise<GitSyncStatus> {
   requirePermission(membership, "workspace.manage");
   const ws = membership.workspace.id;
-  const { url, branch, kinds } = checkSettings(input, membership);
+  const { url, branch, kinds } = checkSettings(input);
+  // The two superadmin options: left out, they keep their value (a workspace admin's save never
+  // drops what a superadmin set); only a superadmin may turn one on.
+  const { rows: existingRows } = await ctx.pool.query<{ i: boolean; p: boolean; u: string | null }>(
+    `SELECT include_instance_config AS i, include_password_hashes AS p, username AS u
+       FROM git_sync_config WHERE workspace_id = $1`,
+    [ws],
+  );
+  // Like the password: left out, the stored username stays; null or "" removes it.
+  const username = input.username === undefined ? (existingRows[0]?.u ?? null) : input.username || null;
+  const includeInstanceConfig = input.include_instance_config ?? existingRows[0]?.i ?? false;
+  const includePasswordHashes = input.include_password_hashes ?? existingRows[0]?.p ?? false;
+  for (const [field, wanted, had] of [
+    ["include_instance_config", includeInstanceConfig, existingRows[0]?.i ?? false],
+    ["include_password_hashes", includePasswordHashes, existingRows[0]?.p ?? false],
+  ] as const) {
+    if (wanted && !had && !membership.principal.isSuperAdmin)
+      throw new AppError(
+        "FORBIDDEN",
+        "only superadmins may commit the instance config or password hashes",
+        field,
+      );
+  }
   const secret =
     input.password === undefined
       ? undefined
@@ -210,11 +225,11 @@ export async function setGitSyncSettings(
         ws,
         url,
         branch,
-        input.username || null,
+        username,
         secret ?? null,
         kinds,
-        input.include_instance_config === true,
-        input.include_password_hashes === true,
+        includeInstanceConfig,
+        includePasswordHashes,
         input.enabled !== false,
         membership.principal.username,
         secret === undefined,
@@ -591,8 +606,6 @@ async function runLocked(
 
 function describeError(error: unknown): string {
   if (error instanceof GitConflictError) return error.message;
-  if (error instanceof GitAuthError)
-    return `${error.message} (check the username and password/token of the git sync settings)`;
   if (error instanceof GitRemoteUnavailableError) return `${error.message} (retrying with backoff)`;
   return error instanceof Error ? error.message : String(error);
 }

@@ -79,6 +79,14 @@ describe("restore from repository files", () => {
 
   it("brings everything back into an empty instance: the export is byte for byte the same", async () => {
     const ctx: RestoreContext = { ...target, secrets: createKeyring(KEY) };
+    const checked = await restoreWorkspaceFiles(ctx, await superadmin(target), files, {
+      scope: "instance",
+      dryRun: true,
+    });
+    assert.equal(checked.applied, false);
+    assert.deepEqual(checked.diff.added, [...files.keys()].sort());
+    const none = await target.pool.query("SELECT 1 FROM workspace WHERE id = 'acme'");
+    assert.equal(none.rows.length, 0, "a dry run creates nothing");
     const report = await restoreWorkspaceFiles(ctx, await superadmin(target), files, { scope: "instance" });
     assert.deepEqual(report.errors, []);
     assert.equal(report.applied, true);

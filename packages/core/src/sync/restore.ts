@@ -44,6 +44,7 @@ import {
   validateWorkerGroupName,
   WORKER_CONFIG_CHANNEL,
 } from "../workers/group-config.ts";
+import { ALL_GROUP } from "../people/groups.ts";
 import { requirePermission } from "../permissions.ts";
 import { RESERVED_WORKSPACE_IDS, type Membership } from "../workspaces.ts";
 import { readRepositoryFiles } from "./repository.ts";
@@ -55,6 +56,8 @@ export interface RestoreOptions {
   workspaceId?: string;
   /** Apply although the workspace exists and differs from the repository (see `diff`). */
   yes?: boolean;
+  /** Check and compute the diff, never apply (the Restore page's "Check"). */
+  dryRun?: boolean;
   /**
    * "instance" (superadmins: the workspace is created if missing, users, memberships, webhook
    * tokens and the instance config come back) or "workspace" (a workspace admin's push: only the
@@ -318,7 +321,9 @@ async function planRestore(
   for (const folder of snapshot.folders)
     for (const grantee of [...folder.owners, ...Object.keys(folder.extra_perms)]) {
       const [kind, name = ""] = grantee.split("/", 2);
-      if (kind === "g" ? !groupNames.has(name) : kind === "u" ? !knownUsers.has(name) : true)
+      const known =
+        kind === "g" ? name === ALL_GROUP || groupNames.has(name) : kind === "u" && knownUsers.has(name);
+      if (!known)
         errors.push({
           file: `f/${folder.name}/folder.meta.yaml`,
           field: folder.owners.includes(grantee) ? "owners" : "extra_perms",
@@ -464,9 +469,12 @@ export async function restoreWorkspaceFiles(
     // Only what is already stored needs a confirmation: files that only add need none.
     const overwrites = report.diff.changed.length + report.diff.deleted.length;
     report.needsConfirmation = overwrites > 0 && !options.yes;
-    if (report.needsConfirmation) return finish();
+    if (report.needsConfirmation || options.dryRun) return finish();
   } else if (options.scope !== "instance") {
     throw new AppError("NOT_FOUND", `workspace ${plan.workspaceId} not found`);
+  } else if (options.dryRun) {
+    report.diff = { added: [...files.keys()].sort(), changed: [], deleted: [] };
+    return finish();
   }
 
   const result = await withTransaction(ctx.pool, (client) =>

@@ -48,6 +48,7 @@ const filesSchema = z.record(
 const pushBody = z.strictObject({
   files: filesSchema,
   yes: z.boolean().optional(),
+  dry_run: z.boolean().optional(),
   plain_secrets: z.boolean().optional(),
 });
 
@@ -64,6 +65,7 @@ const restoreBody = z
       .optional(),
     workspace_id: z.string().optional(),
     yes: z.boolean().optional(),
+    dry_run: z.boolean().optional(),
     plain_secrets: z.boolean().optional(),
   })
   .refine((b) => (b.files === undefined) !== (b.git === undefined), {
@@ -149,6 +151,7 @@ export const gitSyncRoutes: Route[] = [
           workspaceId: membership.workspace.id,
           membership,
           yes: input.yes,
+          dryRun: input.dry_run,
           plainSecrets: input.plain_secrets,
         },
       );
@@ -168,6 +171,7 @@ export const gitSyncRoutes: Route[] = [
         scope: "instance",
         workspaceId: input.workspace_id,
         yes: input.yes,
+        dryRun: input.dry_run,
         plainSecrets: input.plain_secrets,
       });
       return reportResponse(report);

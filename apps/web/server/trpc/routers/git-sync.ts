@@ -94,6 +94,7 @@ export const gitSyncRouter = router({
           files: filesSchema.optional(),
           workspaceId: z.string().optional(),
           yes: z.boolean().optional(),
+          dryRun: z.boolean().optional(),
         })
         .refine((b) => (b.files === undefined) !== (b.git === undefined), {
           message: "send either files or git",
@@ -108,6 +109,7 @@ export const gitSyncRouter = router({
         scope: "instance",
         workspaceId: input.workspaceId || undefined,
         yes: input.yes,
+        dryRun: input.dryRun,
       });
     }),
 });

@@ -55,7 +55,9 @@ export default function RestorePage() {
         password: source.password || undefined,
       },
       workspaceId: source.workspaceId.trim() || undefined,
+      // Check never applies anything; Apply applies what Check showed.
       yes,
+      dryRun: !yes,
     });
   const report = restore.data;
   const field = errorField(restore.error);
@@ -124,8 +126,8 @@ export default function RestorePage() {
             {restore.isPending ? "Working…" : "Check"}
           </button>
           <span className="muted">
-            Check reads the repository and compares it with the workspace. A workspace that does not exist yet
-            (or already equals the repository) is restored at once; one that differs waits for Apply.
+            Check reads the repository, validates every file and compares it with the workspace; nothing is
+            applied until you press Apply.
           </span>
         </div>
         {restore.error && <div className="error">{errorMessage(restore.error)}</div>}
@@ -224,7 +226,7 @@ export default function RestorePage() {
               </ul>
             </div>
           )}
-          {!report.applied && report.errors.length === 0 && report.needsConfirmation && (
+          {!report.applied && report.errors.length === 0 && (
             <div className="row" style={{ alignItems: "center" }}>
               <button
                 className="primary"
