@@ -6,6 +6,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startTestGitRemote, type TestGitRemote } from "@millrace/sync/testing/git-remote";
 import { archiveScriptByPath, deployScript, latestScript } from "../scripts.ts";
+import { createVariable, updateVariable } from "../variables/variables.ts";
 import { createKeyring } from "../secrets/index.ts";
 import { createTestMember, createTestServices, rejectsWith, type TestServices } from "../testing.ts";
 import type { Membership } from "../workspaces.ts";
@@ -78,6 +79,18 @@ describe("git sync", () => {
       ["D", "D"],
     );
     assert.equal(await remote.readFile(`${base}.sh`), null);
+  });
+
+  it("a rename is one commit that moves the file", async () => {
+    const user = admin.principal.username;
+    await createVariable(ctx, admin, { path: `u/${user}/old_name`, value: "v" });
+    assert.equal((await sync()).status, "success");
+    await updateVariable(ctx, admin, `u/${user}/old_name`, { path: `u/${user}/new_name` });
+    assert.equal((await sync()).status, "success");
+    const [commit] = await remote.commits();
+    assert.equal(commit!.message, `Rename variable u/${user}/old_name to u/${user}/new_name`);
+    assert.deepEqual(commit!.files, [`u/${user}/new_name.variable.yaml`, `u/${user}/old_name.variable.yaml`]);
+    assert.equal(await remote.readFile(`u/${user}/old_name.variable.yaml`), null);
   });
 
   it("remote down: the deploy succeeds, the run fails visibly, and the commit arrives once it is back", async () => {

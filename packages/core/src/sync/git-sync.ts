@@ -314,13 +314,25 @@ interface ChangeEvent {
   actor: string;
   operation: string;
   resource: string | null;
+  /** `path` is set when an update renamed the item (variables, resources). */
+  parameters: { path?: unknown } | null;
 }
 
 const CODE_SUFFIX = /\.(script\.yaml|script\.lock|sh|py|ts|deno\.ts|bun\.ts|pg\.sql)$/;
 
-/** The repository files a change may have touched. */
+/** The new path of a rename, or null. */
+function renamedTo(event: ChangeEvent): string | null {
+  const next = event.parameters?.path;
+  return typeof next === "string" && next !== event.resource ? next : null;
+}
+
+/** The repository files a change may have touched (a rename: the old and the new path's). */
 function touches(event: ChangeEvent, file: string): boolean {
-  const r = event.resource ?? "";
+  const next = renamedTo(event);
+  return touchesPath(event, event.resource ?? "", file) || (next !== null && touchesPath(event, next, file));
+}
+
+function touchesPath(event: ChangeEvent, r: string, file: string): boolean {
   const kind = event.operation.split(".")[0];
   switch (kind) {
     case "scripts":
@@ -377,6 +389,8 @@ function commitMessage(event: ChangeEvent): string {
       restore: "Restore",
       sync_push: "Push to",
     }[action] ?? action;
+  const next = renamedTo(event);
+  if (next) return `Rename ${NOUNS[kind] ?? kind} ${event.resource ?? ""} to ${next}`;
   return `${verb} ${NOUNS[kind] ?? kind} ${event.resource ?? ""}`.trim();
 }
 
@@ -448,7 +462,7 @@ async function runLocked(
   ).rows[0];
   if (!config) return { status: "busy", commits: 0, head: null };
   const { rows: events } = await ctx.pool.query<ChangeEvent>(
-    `SELECT id::text, actor, operation, resource FROM audit_log
+    `SELECT id::text, actor, operation, resource, parameters FROM audit_log
       WHERE workspace_id = $1 AND id > $2 AND operation = ANY($3) ORDER BY id LIMIT ${EVENTS_PER_RUN}`,
     [ws, config.synced_audit_id, SYNCED_OPERATIONS],
   );
