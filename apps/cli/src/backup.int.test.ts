@@ -3,12 +3,10 @@
 // CLI, and everything is back with the manifest's row counts. Also: a restore waits for --yes on a
 // database that is not empty, and workers claim nothing while a restore holds the pause.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
 import {
   createKeyring,
@@ -24,37 +22,10 @@ import {
 } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
 import { startTestWorker, type TestWorker } from "@millrace/worker/testing";
+import { runCli } from "./testing.ts";
 
-const main = path.join(path.dirname(fileURLToPath(import.meta.url)), "main.ts");
-const root = path.resolve(path.dirname(main), "../../..");
 const KEY = "backup-drill-instance-key-0123456789abcdef";
 const SECRET = "drill-s3cr3t-value";
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-function cli(args: string[], env: Record<string, string>): Promise<Run> {
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [main, ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: os.tmpdir(), ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("error", reject);
-    child.on("exit", (code) =>
-      resolve({ code, stdout, stderr, ms: Math.round(performance.now() - started) }),
-    );
-  });
-}
 
 async function query<T extends pg.QueryResultRow>(
   url: string,
@@ -180,7 +151,7 @@ describe("backup drill", () => {
     assert.ok(before.jobs.filter((j) => j.logs?.includes("from the drill")).length >= 3, "jobs with logs");
 
     const file = path.join(dir, "drill.backup");
-    const created = await cli(["backup", "create", "--out", file, "--json"], { DATABASE_URL: url });
+    const created = await runCli(["backup", "create", "--out", file, "--json"], { DATABASE_URL: url });
     assert.equal(created.code, 0, created.stderr);
     const summary = JSON.parse(created.stdout) as {
       file: string;
@@ -214,7 +185,7 @@ describe("backup drill", () => {
     await closeServices();
     await query(adminUrl(), `DROP DATABASE "${services.database.name}" WITH (FORCE)`);
 
-    const restored = await cli(["backup", "restore", file, "--json"], { DATABASE_URL: url });
+    const restored = await runCli(["backup", "restore", file, "--json"], { DATABASE_URL: url });
     assert.equal(restored.code, 0, restored.stderr);
     const result = JSON.parse(restored.stdout) as {
       rows: number;
@@ -273,11 +244,11 @@ describe("backup drill", () => {
 
     // Not empty now: a second restore asks for --yes (exit 6), then replaces it, under the running
     // worker: it pauses, then runs the job that the backup had queued (queued again by the restore).
-    const refused = await cli(["backup", "restore", file], { DATABASE_URL: url });
+    const refused = await runCli(["backup", "restore", file], { DATABASE_URL: url });
     assert.equal(refused.code, 6, refused.stderr);
     assert.match(refused.stderr, /not empty/);
     assert.match(refused.stderr, /--yes/);
-    const again = await cli(["backup", "restore", file, "--yes", "--json"], { DATABASE_URL: url });
+    const again = await runCli(["backup", "restore", file, "--yes", "--json"], { DATABASE_URL: url });
     assert.equal(again.code, 0, again.stderr);
     const [jobs] = await query<{ n: number }>(url, "SELECT count(*)::int AS n FROM job");
     assert.equal(jobs!.n, manifest.tables.job);
@@ -311,17 +282,17 @@ describe("backup drill", () => {
     };
     newerManifest.migrations.push("29991231000000_from_the_future");
     fs.writeFileSync(`${newer}.manifest.json`, JSON.stringify(newerManifest));
-    const refusedNewer = await cli(["backup", "restore", newer, "--yes"], { DATABASE_URL: url });
+    const refusedNewer = await runCli(["backup", "restore", newer, "--yes"], { DATABASE_URL: url });
     assert.equal(refusedNewer.code, 5, refusedNewer.stderr);
     assert.match(refusedNewer.stderr, /newer Millrace/);
 
     // A file that is no backup: exit 5; a missing one: exit 4.
     fs.writeFileSync(path.join(dir, "junk.backup"), "not gzip");
-    const junk = await cli(["backup", "restore", path.join(dir, "junk.backup"), "--yes"], {
+    const junk = await runCli(["backup", "restore", path.join(dir, "junk.backup"), "--yes"], {
       DATABASE_URL: url,
     });
     assert.equal(junk.code, 5, junk.stderr);
-    const missing = await cli(["backup", "restore", path.join(dir, "nope.backup")], { DATABASE_URL: url });
+    const missing = await runCli(["backup", "restore", path.join(dir, "nope.backup")], { DATABASE_URL: url });
     assert.equal(missing.code, 4, missing.stderr);
   });
 });

@@ -2,51 +2,26 @@
 // real REST router and a real worker: workspace add/list/switch, script run (live log, result,
 // exit 1 on failure), job list with its filters; and the exit codes on bad input.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import { createApiToken, deployScript, type Membership } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
 import { startTestApi, startTestWorker, type TestApi, type TestWorker } from "@millrace/worker/testing";
+import { runCli, type CliRun } from "./testing.ts";
 
-const main = path.join(path.dirname(fileURLToPath(import.meta.url)), "main.ts");
-const root = path.resolve(path.dirname(main), "../../..");
 const KEY = "cli-test-instance-key-0123456789abcdefgh";
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 let dir: string;
 
-function cli(...args: string[]): Promise<Run> {
+function cli(...args: string[]): Promise<CliRun> {
   return cliWith({}, ...args);
 }
 
-function cliWith(env: Record<string, string>, ...args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [main, ...args], {
-      cwd: root,
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        HOME: dir,
-        MILLRACE_CONFIG: path.join(dir, "config.json"),
-        ...env,
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("error", reject);
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-  });
+/** The CLI with this file's saved workspaces (one config file shared by the calls of a test). */
+function cliWith(env: Record<string, string>, ...args: string[]): Promise<CliRun> {
+  return runCli(args, { HOME: dir, MILLRACE_CONFIG: path.join(dir, "config.json"), ...env });
 }
 
 let services: TestServices;

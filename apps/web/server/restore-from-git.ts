@@ -5,13 +5,37 @@ import os from "node:os";
 import path from "node:path";
 import { AppError } from "@millrace/core";
 import { pullFiles } from "@millrace/sync/git";
+import { z } from "zod";
 
-export interface GitRestoreSource {
-  url: string;
-  branch?: string;
-  username?: string;
-  password?: string;
-}
+/** Repository files: relative paths (no `..`, no leading `/`) to UTF-8 text. */
+export const repositoryFilesSchema = z.record(
+  z
+    .string()
+    .regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$))[^\0]{1,1000}$/, "must be a relative path inside the repository"),
+  z.string(),
+);
+
+/** Where a restore reads from, when not from files sent along. */
+export const gitRestoreSourceSchema = z.strictObject({
+  url: z.url({ protocol: /^https?$/, error: "must be an http(s) URL of a git repository" }),
+  branch: z.string().min(1).optional(),
+  username: z.string().optional(),
+  password: z.string().optional(),
+});
+
+/** A workspace's git sync settings as the REST API and the Git sync page send them. */
+export const gitSyncSettingsSchema = z.strictObject({
+  remote_url: z.string().min(1, "a remote URL is required"),
+  branch: z.string().nullish(),
+  username: z.string().nullish(),
+  password: z.string().nullish(),
+  include_kinds: z.array(z.string()).nullish(),
+  include_instance_config: z.boolean().nullish(),
+  include_password_hashes: z.boolean().nullish(),
+  enabled: z.boolean().nullish(),
+});
+
+export type GitRestoreSource = z.infer<typeof gitRestoreSourceSchema>;
 
 /**
  * The repository files of `source` (path → UTF-8 text). A remote that cannot be read is a 400

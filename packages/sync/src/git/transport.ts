@@ -346,21 +346,26 @@ export async function commitFiles(opts: CommitFilesOptions): Promise<string | nu
   // of one script in a repository of thousands stays cheap.
   const named = opts.deleted === "replace-all" ? undefined : [...files.keys(), ...toDelete];
   if (named && named.length === 0) return null;
-  const matrix = await git.statusMatrix({ fs, dir, ...(named ? { filepaths: named } : {}) });
+  const matrix = await git.statusMatrix({ fs, dir, cache: {}, ...(named ? { filepaths: named } : {}) });
   const changed: string[] = [];
+  const added: string[] = [];
+  // One cache for the whole commit: isomorphic-git then reads the index and packs once, not once
+  // per file (thousands of files on a first sync).
+  const cache = {};
   for (const [filepath, headStatus, workdirStatus, stageStatus] of matrix) {
     if (headStatus === 1 && workdirStatus === 1 && stageStatus === 1) continue;
     if (workdirStatus === 0) {
-      await git.remove({ fs, dir, filepath });
+      await git.remove({ fs, dir, filepath, cache });
       if (headStatus === 1) changed.push(filepath);
     } else {
-      await git.add({ fs, dir, filepath });
+      added.push(filepath);
       changed.push(filepath);
     }
   }
+  if (added.length > 0) await git.add({ fs, dir, filepath: added, cache });
   if (changed.length === 0) return null;
   const author = { name: opts.author.name, email: opts.author.email };
-  return git.commit({ fs, dir, message: opts.message, author, committer: author });
+  return git.commit({ fs, dir, message: opts.message, author, committer: author, cache });
 }
 
 interface TreeEntry {

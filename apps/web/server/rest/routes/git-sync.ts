@@ -14,7 +14,12 @@ import {
 } from "@millrace/core";
 import { z } from "zod";
 import { json, readJson } from "../../http.ts";
-import { filesFromGit } from "../../restore-from-git.ts";
+import {
+  filesFromGit,
+  gitRestoreSourceSchema,
+  gitSyncSettingsSchema,
+  repositoryFilesSchema,
+} from "../../restore-from-git.ts";
 import type { RestContext, Route } from "../router.ts";
 
 /** Parses a JSON body with `schema`; the first problem becomes a 400 naming its field. */
@@ -26,27 +31,8 @@ async function body<T>(ctx: RestContext, schema: z.ZodType<T>): Promise<T> {
   throw new AppError("INVALID_INPUT", `${field}: ${issue.message}`, field);
 }
 
-const settingsBody = z.strictObject({
-  remote_url: z.string().min(1),
-  branch: z.string().nullish(),
-  username: z.string().nullish(),
-  password: z.string().nullish(),
-  include_kinds: z.array(z.string()).nullish(),
-  include_instance_config: z.boolean().nullish(),
-  include_password_hashes: z.boolean().nullish(),
-  enabled: z.boolean().nullish(),
-});
-
-/** Repository files: relative paths (no `..`, no leading `/`) to UTF-8 text. */
-const filesSchema = z.record(
-  z
-    .string()
-    .regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$))[^\0]{1,1000}$/, "must be a relative path inside the repository"),
-  z.string(),
-);
-
 const pushBody = z.strictObject({
-  files: filesSchema,
+  files: repositoryFilesSchema,
   yes: z.boolean().optional(),
   dry_run: z.boolean().optional(),
   plain_secrets: z.boolean().optional(),
@@ -54,15 +40,8 @@ const pushBody = z.strictObject({
 
 const restoreBody = z
   .strictObject({
-    files: filesSchema.optional(),
-    git: z
-      .strictObject({
-        url: z.url({ protocol: /^https?$/, error: "must be an http(s) URL of a git repository" }),
-        branch: z.string().min(1).optional(),
-        username: z.string().optional(),
-        password: z.string().optional(),
-      })
-      .optional(),
+    files: repositoryFilesSchema.optional(),
+    git: gitRestoreSourceSchema.optional(),
     workspace_id: z.string().optional(),
     yes: z.boolean().optional(),
     dry_run: z.boolean().optional(),
@@ -104,7 +83,7 @@ export const gitSyncRoutes: Route[] = [
     method: "POST",
     pattern: "/api/w/:workspace/git_sync/settings",
     handler: async (ctx) => {
-      const input = await body(ctx, settingsBody);
+      const input = await body(ctx, gitSyncSettingsSchema);
       return json(await setGitSyncSettings(ctx.services, await ctx.membership(), input));
     },
   },

@@ -9,7 +9,12 @@ import {
   SYNC_KINDS,
   type GitSyncStatus,
 } from "@millrace/core";
-import { filesFromGit } from "../../restore-from-git.ts";
+import {
+  filesFromGit,
+  gitRestoreSourceSchema,
+  gitSyncSettingsSchema,
+  repositoryFilesSchema,
+} from "../../restore-from-git.ts";
 import { authedProcedure, router, workspaceProcedure } from "../init.ts";
 
 /** Dates as ISO strings (the tRPC link sends plain JSON); the kinds for the form's checkboxes. */
@@ -31,14 +36,6 @@ function statusView(status: GitSyncStatus) {
 
 export type GitSyncStatusView = ReturnType<typeof statusView>;
 
-/** Repository files: relative paths (no `..`, no leading `/`) to UTF-8 text (as POST /api/restore). */
-const filesSchema = z.record(
-  z
-    .string()
-    .regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$))[^\0]{1,1000}$/, "must be a relative path inside the repository"),
-  z.string(),
-);
-
 // Thin adapters over core: core checks the permission (workspace.manage) and the settings.
 export const gitSyncRouter = router({
   status: workspaceProcedure.query(async ({ ctx }) =>
@@ -47,18 +44,7 @@ export const gitSyncRouter = router({
 
   /** `password` undefined keeps the stored one; null or "" removes it. */
   save: workspaceProcedure
-    .input(
-      z.object({
-        remote_url: z.string().min(1, "a remote URL is required"),
-        branch: z.string().nullish(),
-        username: z.string().nullish(),
-        password: z.string().nullish(),
-        include_kinds: z.array(z.string()).nullish(),
-        include_instance_config: z.boolean().nullish(),
-        include_password_hashes: z.boolean().nullish(),
-        enabled: z.boolean().nullish(),
-      }),
-    )
+    .input(gitSyncSettingsSchema.extend({ workspace: z.string() }))
     .mutation(async ({ ctx, input }) => {
       const { workspace: _workspace, ...settings } = input;
       return statusView(await setGitSyncSettings(ctx.services, ctx.membership, settings));
@@ -83,15 +69,8 @@ export const gitSyncRouter = router({
     .input(
       z
         .object({
-          git: z
-            .object({
-              url: z.url({ protocol: /^https?$/, error: "must be an http(s) URL of a git repository" }),
-              branch: z.string().optional(),
-              username: z.string().optional(),
-              password: z.string().optional(),
-            })
-            .optional(),
-          files: filesSchema.optional(),
+          git: gitRestoreSourceSchema.optional(),
+          files: repositoryFilesSchema.optional(),
           workspaceId: z.string().optional(),
           yes: z.boolean().optional(),
           dryRun: z.boolean().optional(),
