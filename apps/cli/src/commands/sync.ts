@@ -86,14 +86,39 @@ async function confirm(question: string, yes: boolean | undefined, out: Output):
   if (answer !== "y" && answer !== "yes") throw new CliError("cancelled", EXIT.NEEDS_CONFIRMATION);
 }
 
-/** POSTs and returns the report whatever the status (400 and 409 carry one too). */
-async function postForReport(client: ApiClient, apiPath: string, body: unknown): Promise<Report> {
+/** Maps an answer that is not a report to a CliError. */
+function errorFor(status: number, message: string): CliError {
+  if (status === 401 || status === 403)
+    return new CliError(
+      `${status} ${message}`,
+      EXIT.UNAUTHORIZED,
+      "use a token of a workspace admin (superadmin for restore)",
+    );
+  if (status === 404) return new CliError(message, EXIT.NOT_FOUND);
+  if (status === 400) return new CliError(message, EXIT.INVALID);
+  return new CliError(`${status} ${message}`, EXIT.FAILED);
+}
+
+const isReport = (value: unknown): value is Report =>
+  typeof value === "object" && value !== null && Array.isArray((value as Report).errors);
+
+/**
+ * POSTs and returns the report whatever the status (400 and 409 carry one too). The server
+ * streams its progress (NDJSON), shown as one bar per phase.
+ */
+async function postForReport(
+  client: ApiClient,
+  out: Output,
+  apiPath: string,
+  body: unknown,
+): Promise<Report> {
   let response: Response;
   try {
     response = await fetch(`${client.target.url}${apiPath}`, {
       method: "POST",
       headers: {
         "Content-Type": "application/json",
+        Accept: "application/x-ndjson, application/json",
         ...(client.target.token ? { Authorization: `Bearer ${client.target.token}` } : {}),
       },
       body: JSON.stringify(body),
@@ -105,24 +130,50 @@ async function postForReport(client: ApiClient, apiPath: string, body: unknown):
       "check --url and that the server runs",
     );
   }
-  const text = await response.text();
-  let parsed: (Report & { error?: { message?: string } }) | null = null;
-  try {
-    parsed = JSON.parse(text) as Report & { error?: { message?: string } };
-  } catch {
-    // not a report: handled below
+  if ((response.headers.get("content-type") ?? "").includes("application/x-ndjson") && response.body) {
+    let bar: { phase: string; progress: ReturnType<Output["progress"]> } | null = null;
+    let last: { status: number; report?: unknown; error?: string } | null = null;
+    let buffered = "";
+    const decoder = new TextDecoder();
+    const handle = (line: string) => {
+      if (!line.trim()) return;
+      const message = JSON.parse(line) as {
+        progress?: { phase: string; done: number; total: number };
+        status?: number;
+        report?: unknown;
+        error?: string;
+      };
+      if (message.progress) {
+        const { phase, done, total } = message.progress;
+        if (bar?.phase !== phase) {
+          bar?.progress.stop();
+          bar = { phase, progress: out.progress(phase.padEnd(22), Math.max(total, 1)) };
+        }
+        bar.progress.update(done, Math.max(total, 1));
+      } else if (message.status !== undefined) last = { status: message.status, ...message };
+    };
+    for await (const chunk of response.body) {
+      buffered += decoder.decode(chunk, { stream: true });
+      const lines = buffered.split("\n");
+      buffered = lines.pop() ?? "";
+      lines.forEach(handle);
+    }
+    handle(buffered);
+    (bar as { progress: { stop(): void } } | null)?.progress.stop();
+    const final = last as { status: number; report?: unknown; error?: string } | null;
+    if (!final) throw new CliError("the server closed the answer early", EXIT.FAILED, "see the server's log");
+    if (isReport(final.report)) return final.report;
+    throw errorFor(final.status, final.error ?? "unknown error");
   }
-  if (parsed && Array.isArray(parsed.errors)) return parsed;
-  const message = parsed?.error?.message ?? text;
-  if (response.status === 401 || response.status === 403)
-    throw new CliError(
-      `${response.status} ${message}`,
-      EXIT.UNAUTHORIZED,
-      "use a token of a workspace admin (superadmin for restore)",
-    );
-  if (response.status === 404) throw new CliError(message, EXIT.NOT_FOUND);
-  if (response.status === 400) throw new CliError(message, EXIT.INVALID);
-  throw new CliError(`${response.status} ${message}`, EXIT.FAILED);
+  const text = await response.text();
+  let parsed: unknown = null;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // a plain-text error: handled below
+  }
+  if (isReport(parsed)) return parsed;
+  throw errorFor(response.status, text);
 }
 
 function printReport(out: Output, report: Report): void {
@@ -168,11 +219,11 @@ async function sendWithConfirmation(
   body: Record<string, unknown>,
   yes: boolean | undefined,
 ): Promise<void> {
-  let report = await postForReport(client, apiPath, { ...body, yes: false });
+  let report = await postForReport(client, out, apiPath, { ...body, yes: false });
   if (report.needsConfirmation) {
     printDiff(out, report.diff);
     await confirm(`apply these changes to workspace ${report.workspaceId}?`, yes, out);
-    report = await postForReport(client, apiPath, { ...body, yes: true });
+    report = await postForReport(client, out, apiPath, { ...body, yes: true });
   }
   printReport(out, report);
   exitFor(report);

@@ -13,7 +13,7 @@ import {
   type RestoreReport,
 } from "@millrace/core";
 import { z } from "zod";
-import { json, readJson } from "../../http.ts";
+import { errorResponse, json, readJson } from "../../http.ts";
 import {
   filesFromGit,
   gitRestoreSourceSchema,
@@ -51,6 +51,41 @@ const restoreBody = z
     message: "send either files or git",
     path: ["files"],
   });
+
+type Progress = (phase: string, done: number, total: number) => void;
+
+/**
+ * Runs a restore or push. Asked with `Accept: application/x-ndjson` (the CLI's progress bar), the
+ * answer is a stream of `{"progress": {phase, done, total}}` lines and a last line
+ * `{"status", "report"}` or `{"status", "error"}`, the status being what the plain answer's would
+ * be; otherwise the plain answer (reportResponse).
+ */
+function reportOrStream(
+  ctx: RestContext,
+  route: string,
+  run: (onProgress: Progress) => Promise<RestoreReport>,
+): Promise<Response> | Response {
+  if (!(ctx.request.headers.get("accept") ?? "").includes("application/x-ndjson"))
+    return run(() => {}).then(reportResponse);
+  const encoder = new TextEncoder();
+  const stream = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      const send = (line: unknown) => controller.enqueue(encoder.encode(`${JSON.stringify(line)}\n`));
+      try {
+        const response = reportResponse(
+          await run((phase, done, total) => send({ progress: { phase, done, total } })),
+        );
+        send({ status: response.status, report: await response.json() });
+      } catch (error) {
+        const response = errorResponse(error, { route });
+        send({ status: response.status, error: await response.text() });
+      } finally {
+        controller.close();
+      }
+    },
+  });
+  return new Response(stream, { status: 200, headers: { "content-type": "application/x-ndjson" } });
+}
 
 /** 200 applied, 400 refused (every problem listed), 409 needs `yes` (the diff is in the body). */
 function reportResponse(report: RestoreReport): Response {
@@ -121,20 +156,17 @@ export const gitSyncRoutes: Route[] = [
     handler: async (ctx) => {
       const input = await body(ctx, pushBody);
       const membership = await ctx.membership();
-      const report = await restoreWorkspaceFiles(
-        ctx.services,
-        membership.principal,
-        new Map(Object.entries(input.files)),
-        {
+      return reportOrStream(ctx, "POST /api/w/:workspace/sync/push", (onProgress) =>
+        restoreWorkspaceFiles(ctx.services, membership.principal, new Map(Object.entries(input.files)), {
           scope: "workspace",
           workspaceId: membership.workspace.id,
           membership,
           yes: input.yes,
           dryRun: input.dry_run,
           plainSecrets: input.plain_secrets,
-        },
+          onProgress,
+        }),
       );
-      return reportResponse(report);
     },
   },
   {
@@ -145,15 +177,19 @@ export const gitSyncRoutes: Route[] = [
       const input = await body(ctx, restoreBody);
       const principal = await ctx.principal();
       if (!principal.isSuperAdmin) throw new AppError("FORBIDDEN", "only superadmins restore workspaces");
-      const files = input.git ? await filesFromGit(input.git) : new Map(Object.entries(input.files ?? {}));
-      const report = await restoreWorkspaceFiles(ctx.services, principal, files, {
-        scope: "instance",
-        workspaceId: input.workspace_id,
-        yes: input.yes,
-        dryRun: input.dry_run,
-        plainSecrets: input.plain_secrets,
+      return reportOrStream(ctx, "POST /api/restore", async (onProgress) => {
+        onProgress("reading the repository", 0, 1);
+        const files = input.git ? await filesFromGit(input.git) : new Map(Object.entries(input.files ?? {}));
+        onProgress("checking", 0, files.size);
+        return restoreWorkspaceFiles(ctx.services, principal, files, {
+          scope: "instance",
+          workspaceId: input.workspace_id,
+          yes: input.yes,
+          dryRun: input.dry_run,
+          plainSecrets: input.plain_secrets,
+          onProgress,
+        });
       });
-      return reportResponse(report);
     },
   },
 ];
