@@ -40,6 +40,16 @@ const workspaceMetaSchema = z.strictObject({
   wrapped_key: z.string().startsWith("wk:v1:").nullable().default(null),
   members: z.array(memberSchema).default([]),
   webhook_tokens: z.array(webhookTokenSchema).default([]),
+  /**
+   * Who deployed each script's latest version and who each schedule runs as: a restored job keeps
+   * the rights it had (a job is bounded by its code's deployer), not the restorer's.
+   */
+  owners: z
+    .strictObject({
+      scripts: z.record(z.string(), username).default({}),
+      schedules: z.record(z.string(), username).default({}),
+    })
+    .default({ scripts: {}, schedules: {} }),
 });
 
 const instanceMetaSchema = z.strictObject({
@@ -85,6 +95,10 @@ export function workspaceMetaToYaml(meta: WorkspaceMeta): string {
         scope_path: t.scope_path,
         expires_at: t.expires_at,
       })),
+    owners: {
+      scripts: sortKeys(meta.owners.scripts),
+      schedules: sortKeys(meta.owners.schedules),
+    },
   });
 }
 

@@ -74,7 +74,19 @@ export async function readWorkspaceMeta(
     wrapped_key: workspace.wrapped_key,
     members: [],
     webhook_tokens: [],
+    owners: { scripts: {}, schedules: {} },
   };
+  const scripts = await client.query<{ path: string; created_by: string; archived: boolean }>(
+    `SELECT DISTINCT ON (path) path, created_by, archived FROM script WHERE workspace_id = $1
+      ORDER BY path, created_at DESC`,
+    [ws],
+  );
+  for (const s of scripts.rows) if (!s.archived) meta.owners.scripts[s.path] = s.created_by;
+  const schedules = await client.query<{ path: string; permissioned_as: string }>(
+    "SELECT path, permissioned_as FROM schedule WHERE workspace_id = $1 ORDER BY path",
+    [ws],
+  );
+  for (const s of schedules.rows) meta.owners.schedules[s.path] = s.permissioned_as.replace(/^u\//, "");
   if (!options.members) return meta;
   const members = await client.query<{
     username: string;
@@ -146,6 +158,19 @@ export async function readRepositoryFiles(
       members: kinds.length === 0 || kinds.includes("members"),
       passwordHashes: options.passwordHashes === true,
     });
+    // Owners of what the repository holds only (the kinds left out stay out entirely).
+    const keep = (owners: Record<string, string>, paths: string[]) =>
+      Object.fromEntries(paths.filter((p) => owners[p] !== undefined).map((p) => [p, owners[p]!]));
+    meta.owners = {
+      scripts: keep(
+        meta.owners.scripts,
+        snapshot.scripts.map((x) => x.path),
+      ),
+      schedules: keep(
+        meta.owners.schedules,
+        snapshot.schedules.map((x) => x.path),
+      ),
+    };
     files.set(WORKSPACE_META_FILE, workspaceMetaToYaml(meta));
     if (options.instanceConfig) files.set(INSTANCE_META_FILE, await readInstanceMetaFile(client));
     return files;

@@ -600,6 +600,11 @@ async function applyPlan(
     counts.members = meta.members.length;
     counts.webhook_tokens = meta.webhook_tokens.length;
   }
+  // Scripts and schedules keep their owners when those users exist here (see WorkspaceMeta.owners).
+  const { rows: existingUsers } = await q(`SELECT username FROM "user" WHERE NOT disabled`);
+  const usernames = new Set(existingUsers.map((row) => (row as { username: string }).username));
+  const ownerOf = (username: string | undefined) =>
+    username && usernames.has(username) ? username : principal.username;
   const userId = async (username: string): Promise<string> => {
     const known = userIds.get(username);
     if (known) return known;
@@ -785,7 +790,7 @@ async function applyPlan(
           script.concurrency_key,
           script.retry === null ? null : JSON.stringify(script.retry),
           script.memory_limit_mb,
-          principal.username,
+          ownerOf(meta?.owners.scripts[script.path]),
           createdAt,
         ],
       );
@@ -797,7 +802,7 @@ async function applyPlan(
           path: script.path,
           language: script.language,
           content: script.content,
-          createdBy: principal.username,
+          createdBy: ownerOf(meta?.owners.scripts[script.path]),
         });
     }
     if (++done % 50 === 0) progress("scripts", done, snapshot.scripts.length);
@@ -818,7 +823,7 @@ async function applyPlan(
     await q(
       `INSERT INTO schedule (workspace_id, path, schedule, timezone, script_path, is_flow, args, enabled, summary,
          next_run_at, created_by, permissioned_as, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10::timestamptz, $11, $11, now(), now())`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10::timestamptz, $11, 'u/' || $11, now(), now())`,
       [
         ws,
         schedule.path,
@@ -830,7 +835,7 @@ async function applyPlan(
         schedule.enabled,
         schedule.summary ?? "",
         next,
-        principal.username,
+        ownerOf(meta?.owners.schedules[schedule.path]),
       ],
     );
   }
