@@ -656,7 +656,7 @@ export function defaultGitSyncCacheDir(databaseName: string): string {
 /** Workspaces whose sync is due: a change not in git yet, a "sync now", or a reconcile. */
 export async function dueGitSyncs(pool: Pool, reconcileMs: number): Promise<string[]> {
   const { rows } = await pool.query<{ workspace_id: string }>(
-    `SELECT c.workspace_id FROM git_sync_config c
+    `SELECT c.workspace_id FROM git_sync_config c JOIN workspace w ON w.id = c.workspace_id AND NOT w.deleted
       WHERE c.enabled AND c.next_attempt_at <= now()
         AND (c.sync_requested_at IS NOT NULL
              OR c.last_reconcile_at IS NULL OR c.last_reconcile_at < now() - make_interval(secs => $2)
