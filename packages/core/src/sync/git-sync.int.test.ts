@@ -11,7 +11,7 @@ import { createKeyring } from "../secrets/index.ts";
 import { createTestMember, createTestServices, rejectsWith, type TestServices } from "../testing.ts";
 import type { Membership } from "../workspaces.ts";
 import type { SecretsContext } from "../secrets/context.ts";
-import { getGitSyncStatus, requestGitSync, runGitSync, setGitSyncSettings } from "./git-sync.ts";
+import { dueGitSyncs, getGitSyncStatus, requestGitSync, runGitSync, setGitSyncSettings } from "./git-sync.ts";
 
 const KEY = "git-sync-test-instance-key-0123456789abcdef";
 
@@ -153,6 +153,15 @@ describe("git sync", () => {
     assert.equal(off.settings?.include_instance_config, false);
     const synced = await sync();
     assert.equal(synced.status, "success", synced.error);
+  });
+
+  it("the loop finds the workspaces with work: a change waiting, and never a deleted workspace", async () => {
+    await deploy(`u/${admin.principal.username}/due`, "echo due\n");
+    assert.ok((await dueGitSyncs(services.pool, 300_000)).includes("acme"));
+    await services.pool.query("UPDATE workspace SET deleted = true WHERE id = 'acme'");
+    assert.ok(!(await dueGitSyncs(services.pool, 300_000)).includes("acme"));
+    await services.pool.query("UPDATE workspace SET deleted = false WHERE id = 'acme'");
+    assert.equal((await sync()).status, "success");
   });
 
   it("someone else pushed: other files are rebased on, the same file is a conflict and nothing is overwritten", async () => {
