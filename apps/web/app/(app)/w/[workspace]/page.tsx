@@ -1,6 +1,183 @@
-import { redirect } from "next/navigation";
+"use client";
+// The workspace home: what ran and what failed lately, what runs next, whether the queue is
+// moving, and the usual ways on. Everything here is read with the caller's own rights.
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { use } from "react";
+import { StatusBadge } from "@/components/job-view";
+import { errorMessage } from "@/lib/errors";
+import { useTRPC } from "@/lib/trpc";
 
-export default async function WorkspaceHome({ params }: { params: Promise<{ workspace: string }> }) {
-  const { workspace } = await params;
-  redirect(`/w/${workspace}/scripts`);
+const REFRESH_MS = 5000;
+
+function when(iso: string | null): string {
+  if (!iso) return "—";
+  const date = new Date(iso);
+  const seconds = Math.round((date.getTime() - Date.now()) / 1000);
+  const abs = Math.abs(seconds);
+  const span =
+    abs < 60
+      ? `${abs} s`
+      : abs < 3600
+        ? `${Math.round(abs / 60)} min`
+        : abs < 86400
+          ? `${Math.round(abs / 3600)} h`
+          : null;
+  if (!span) return date.toLocaleString();
+  return seconds >= 0 ? `in ${span}` : `${span} ago`;
+}
+
+function Section({ title, children, label }: { title: string; label: string; children: React.ReactNode }) {
+  return (
+    <section className="panel stack" aria-label={label}>
+      <h2 style={{ margin: 0 }}>{title}</h2>
+      {children}
+    </section>
+  );
+}
+
+export default function WorkspaceHome({ params }: { params: Promise<{ workspace: string }> }) {
+  const { workspace } = use(params);
+  const trpc = useTRPC();
+  const recent = useQuery({
+    ...trpc.job.list.queryOptions({ workspace, per_page: "10" }),
+    refetchInterval: REFRESH_MS,
+  });
+  const failures = useQuery({
+    ...trpc.job.list.queryOptions({ workspace, success: "false", per_page: "5" }),
+    refetchInterval: REFRESH_MS,
+  });
+  const schedules = useQuery({
+    ...trpc.schedule.list.queryOptions({ workspace }),
+    refetchInterval: REFRESH_MS,
+  });
+  const queue = useQuery({ ...trpc.worker.queueStats.queryOptions(), refetchInterval: REFRESH_MS });
+
+  const upcoming = (schedules.data ?? [])
+    .filter((s) => s.enabled && s.nextRunAt)
+    .sort((a, b) => (a.nextRunAt! < b.nextRunAt! ? -1 : 1))
+    .slice(0, 5);
+  const stuck = (queue.data ?? []).filter((q) => q.queued - q.scheduled > 0 && q.workers === 0);
+
+  return (
+    <div className="stack">
+      <h1>Home</h1>
+      <nav className="row" aria-label="Quick actions">
+        <Link className="button" href={`/w/${workspace}/scripts/new`}>
+          New script
+        </Link>
+        <Link className="button" href={`/w/${workspace}/schedules/new`}>
+          New schedule
+        </Link>
+        <Link className="button" href={`/w/${workspace}/runs`}>
+          All runs
+        </Link>
+        <Link className="button" href={`/w/${workspace}/scripts`}>
+          Scripts
+        </Link>
+      </nav>
+
+      <div className="grid-2">
+        <Section title="Recent runs" label="Recent runs">
+          {recent.error && <div className="error">{errorMessage(recent.error)}</div>}
+          {recent.data && recent.data.length === 0 && <p className="muted">Nothing has run yet.</p>}
+          {recent.data && recent.data.length > 0 && (
+            <table>
+              <tbody>
+                {recent.data.map((job) => (
+                  <tr key={job.id}>
+                    <td>
+                      <StatusBadge status={job.status} />
+                    </td>
+                    <td>
+                      <Link href={`/w/${workspace}/runs/${job.id}`}>{job.scriptPath ?? job.kind}</Link>
+                    </td>
+                    <td className="muted">{when(job.createdAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </Section>
+
+        <Section title="Recent failures" label="Recent failures">
+          {failures.error && <div className="error">{errorMessage(failures.error)}</div>}
+          {failures.data && failures.data.length === 0 && <p className="muted">No failed runs. </p>}
+          {failures.data && failures.data.length > 0 && (
+            <table>
+              <tbody>
+                {failures.data.map((job) => (
+                  <tr key={job.id}>
+                    <td>
+                      <StatusBadge status={job.status} />
+                    </td>
+                    <td>
+                      <Link href={`/w/${workspace}/runs/${job.id}`}>{job.scriptPath ?? job.kind}</Link>
+                    </td>
+                    <td className="muted">{when(job.completedAt ?? job.createdAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </Section>
+
+        <Section title="Next scheduled runs" label="Next scheduled runs">
+          {schedules.error && <div className="error">{errorMessage(schedules.error)}</div>}
+          {schedules.data && upcoming.length === 0 && <p className="muted">No enabled schedule.</p>}
+          {upcoming.length > 0 && (
+            <table>
+              <tbody>
+                {upcoming.map((s) => (
+                  <tr key={s.path}>
+                    <td>
+                      <Link href={`/w/${workspace}/schedules/edit/${s.path}`}>{s.path}</Link>
+                    </td>
+                    <td className="muted">{s.scriptPath}</td>
+                    <td>{when(s.nextRunAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </Section>
+
+        <Section title="Queue and workers" label="Queue and workers">
+          {queue.error && <div className="error">{errorMessage(queue.error)}</div>}
+          {stuck.length > 0 && (
+            <div className="error" role="alert">
+              No live worker serves {stuck.map((q) => q.tag).join(", ")}: those jobs cannot run.
+            </div>
+          )}
+          {queue.data && queue.data.length === 0 && <p className="muted">The queue is empty.</p>}
+          {queue.data && queue.data.length > 0 && (
+            <table>
+              <thead>
+                <tr>
+                  <th>Tag</th>
+                  <th>Waiting</th>
+                  <th>Running</th>
+                  <th>Workers</th>
+                  <th>Oldest wait</th>
+                </tr>
+              </thead>
+              <tbody>
+                {queue.data.map((q) => (
+                  <tr key={q.tag}>
+                    <td>
+                      <code>{q.tag}</code>
+                    </td>
+                    <td>{q.queued - q.scheduled}</td>
+                    <td>{q.running}</td>
+                    <td>{q.workers}</td>
+                    <td>{q.oldest_wait_secs === null ? "—" : `${Math.round(q.oldest_wait_secs)} s`}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </Section>
+      </div>
+    </div>
+  );
 }
