@@ -10,6 +10,9 @@ const FINISHED = new Set(["success", "failure", "canceled"]);
 // row without a message, the page gives up on it and polls instead.
 const MAX_STREAM_FAILURES = 3;
 const POLL_MS = 500;
+// While the page shows an unfinished job, it re-reads it at least this often even when the live
+// stream is up: a safety net in case the stream ends without the page seeing the final state.
+const SAFETY_NET_MS = 3000;
 
 export function StatusBadge({ status }: { status: string }) {
   return <span className={`status status-${status}`}>{status}</span>;
@@ -21,9 +24,15 @@ interface StreamState {
   completed: boolean;
 }
 
+/** A tRPC "not found" error (an unknown or malformed job id). */
+function isNotFound(error: unknown): boolean {
+  return (error as { data?: { code?: string } } | null)?.data?.code === "NOT_FOUND";
+}
+
 /**
  * Follows a job's updates over SSE (`getupdate_sse`). Calls `onChange` when the job starts or
- * completes and `onFail` when the stream keeps failing.
+ * completes, or when the stream ends or errors (so that the page re-reads the job and shows its
+ * final state), and `onFail` when the stream keeps failing.
  */
 function useJobUpdates(
   workspace: string,
@@ -61,6 +70,8 @@ function useJobUpdates(
     };
     source.onerror = () => {
       failures += 1;
+      // The stream ended or broke: whatever happened meanwhile, re-read the job once.
+      callbacks.current.onChange();
       if (source.readyState === EventSource.CLOSED || failures >= MAX_STREAM_FAILURES) {
         source.close();
         callbacks.current.onFail();
@@ -107,15 +118,36 @@ export function JobView({ workspace, id }: { workspace: string; id: string }) {
     if (typeof EventSource === "undefined") setStreaming(false);
   }, []);
   const jobQuery = trpc.job.get.queryOptions({ workspace, id, withLogs: !streaming });
+  const streamCompleted = useRef(false);
   const job = useQuery({
     ...jobQuery,
-    refetchInterval: (query) =>
-      streaming || (query.state.data && FINISHED.has(query.state.data.status)) ? false : POLL_MS,
+    // An unknown or malformed id stays unknown: no retry, and no polling (below).
+    retry: (failures, error) => !isNotFound(error) && failures < 1,
+    refetchInterval: (query) => {
+      const data = query.state.data;
+      if (data && FINISHED.has(data.status)) return false;
+      if (!data && query.state.error) return false;
+      // Polling when there is no stream, or when the stream said "completed" but the job read
+      // afterwards was not finished yet; otherwise a slower re-read as a safety net.
+      return !streaming || streamCompleted.current ? POLL_MS : SAFETY_NET_MS;
+    },
   });
   const refresh = () => void queryClient.invalidateQueries({ queryKey: jobQuery.queryKey });
-  const stream = useJobUpdates(workspace, id, streaming, refresh, () => setStreaming(false));
+  // The stream opens once the job has been read: an unknown id never opens one (nor polls).
+  const stream = useJobUpdates(workspace, id, streaming && !!job.data, refresh, () => setStreaming(false));
+  useEffect(() => {
+    streamCompleted.current = !!stream?.completed;
+  }, [stream?.completed]);
 
-  if (job.error) return <div className="error">{errorMessage(job.error)}</div>;
+  if (job.error && !job.data) {
+    if (isNotFound(job.error))
+      return (
+        <p className="error" data-testid="job-not-found">
+          Run {id} was not found.
+        </p>
+      );
+    return <div className="error">{errorMessage(job.error)}</div>;
+  }
   if (!job.data) return <p className="muted">Loading…</p>;
   const data = job.data;
   const finished = FINISHED.has(data.status);

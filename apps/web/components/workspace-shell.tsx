@@ -6,12 +6,19 @@ import { usePathname, useRouter } from "next/navigation";
 import type { ReactNode } from "react";
 import { useTRPC } from "@/lib/trpc";
 
+const ADMINS_WORKSPACE = "admins";
+
 export function WorkspaceShell({ workspace, children }: { workspace: string; children: ReactNode }) {
   const trpc = useTRPC();
   const router = useRouter();
   const pathname = usePathname();
   const workspaces = useQuery(trpc.workspace.list.queryOptions());
   const me = useQuery(trpc.me.queryOptions());
+  // The list holds every workspace the user can open (all of them for a superadmin). Until it has
+  // loaded, the page is shown as usual; once it has, an id that is not in it is not pretended to be
+  // another workspace. "admins" is left out of a member's list but can still be opened.
+  const unknown =
+    !!workspaces.data && workspace !== ADMINS_WORKSPACE && !workspaces.data.some((w) => w.id === workspace);
   const links = [
     { href: `/w/${workspace}/scripts`, label: "Scripts" },
     { href: `/w/${workspace}/runs`, label: "Runs" },
@@ -31,9 +38,16 @@ export function WorkspaceShell({ workspace, children }: { workspace: string; chi
         <div className="brand">Millrace</div>
         <select
           aria-label="Workspace"
-          value={workspace}
-          onChange={(event) => router.push(`/w/${event.target.value}/scripts`)}
+          value={unknown ? "" : workspace}
+          onChange={(event) => {
+            if (event.target.value) router.push(`/w/${event.target.value}/scripts`);
+          }}
         >
+          {unknown && (
+            <option value="" disabled>
+              Choose a workspace
+            </option>
+          )}
           {(workspaces.data ?? [{ id: workspace, name: workspace }]).map((w) => (
             <option key={w.id} value={w.id}>
               {w.name} ({w.id})
@@ -56,7 +70,15 @@ export function WorkspaceShell({ workspace, children }: { workspace: string; chi
           Sign out
         </a>
       </nav>
-      <main className="main">{children}</main>
+      <main className="main">
+        {unknown ? (
+          <p className="error" data-testid="workspace-not-found">
+            Workspace {workspace} was not found. See <Link href="/workspaces">all workspaces</Link>.
+          </p>
+        ) : (
+          children
+        )}
+      </main>
     </div>
   );
 }

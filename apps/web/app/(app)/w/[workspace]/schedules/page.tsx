@@ -1,7 +1,7 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
-import { use } from "react";
+import { use, useState } from "react";
 import { StatusBadge } from "@/components/job-view";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
@@ -20,9 +20,22 @@ export default function SchedulesPage({ params }: { params: Promise<{ workspace:
     ...trpc.schedule.list.queryOptions({ workspace }),
     refetchInterval: REFRESH_MS,
   });
+  // Optimistic update: a box shows what was clicked (by path) until the server has answered and
+  // the list has been re-read; if the server refuses, it goes back and the error is shown.
+  const [clicked, setClicked] = useState<Record<string, boolean>>({});
+  const forget = (path: string) =>
+    setClicked((current) => {
+      const { [path]: _, ...rest } = current;
+      return rest;
+    });
   const toggle = useMutation(
     trpc.schedule.setEnabled.mutationOptions({
-      onSuccess: () => queryClient.invalidateQueries(trpc.schedule.pathFilter()),
+      onMutate: ({ path, enabled }) => setClicked((current) => ({ ...current, [path]: enabled })),
+      onError: (_error, { path }) => forget(path),
+      onSuccess: async (_data, { path }) => {
+        await queryClient.invalidateQueries(trpc.schedule.pathFilter());
+        forget(path);
+      },
     }),
   );
   return (
@@ -36,7 +49,11 @@ export default function SchedulesPage({ params }: { params: Promise<{ workspace:
         </Link>
       </div>
       {schedules.error && <div className="error">{errorMessage(schedules.error)}</div>}
-      {toggle.error && <div className="error">{errorMessage(toggle.error)}</div>}
+      {toggle.error && (
+        <div className="error" data-testid="schedule-toggle-error">
+          Could not change {toggle.variables?.path}: {errorMessage(toggle.error)}
+        </div>
+      )}
       {schedules.data && schedules.data.length === 0 && (
         <div className="panel empty">
           No schedules yet. A schedule runs a script on a cron (with seconds) in the time zone you choose;
@@ -56,44 +73,47 @@ export default function SchedulesPage({ params }: { params: Promise<{ workspace:
             </tr>
           </thead>
           <tbody>
-            {schedules.data.map((schedule) => (
-              <tr key={schedule.path}>
-                <td>
-                  <input
-                    type="checkbox"
-                    aria-label={`enabled ${schedule.path}`}
-                    checked={schedule.enabled}
-                    disabled={toggle.isPending}
-                    onChange={(e) =>
-                      toggle.mutate({ workspace, path: schedule.path, enabled: e.target.checked })
-                    }
-                  />
-                </td>
-                <td>
-                  <Link href={`/w/${workspace}/schedules/edit/${schedule.path}`}>{schedule.path}</Link>
-                  {schedule.summary && <div className="muted">{schedule.summary}</div>}
-                  {schedule.error && <div className="field-error">{schedule.error}</div>}
-                </td>
-                <td>{schedule.scriptPath}</td>
-                <td>
-                  <code>{schedule.schedule}</code> <span className="muted">{schedule.timezone}</span>
-                </td>
-                <td>{schedule.enabled ? when(schedule.nextRunAt) : "paused"}</td>
-                <td>
-                  {schedule.runs.length === 0 && <span className="muted">none yet</span>}
-                  {schedule.runs.map((run) => (
-                    <Link
-                      key={run.id}
-                      href={`/w/${workspace}/runs/${run.id}`}
-                      title={when(run.scheduledFor)}
-                      style={{ marginRight: "0.25rem" }}
-                    >
-                      <StatusBadge status={run.status} />
-                    </Link>
-                  ))}
-                </td>
-              </tr>
-            ))}
+            {schedules.data.map((listed) => {
+              const schedule = listed.path in clicked ? { ...listed, enabled: clicked[listed.path] } : listed;
+              return (
+                <tr key={schedule.path}>
+                  <td>
+                    <input
+                      type="checkbox"
+                      aria-label={`enabled ${schedule.path}`}
+                      checked={schedule.enabled}
+                      disabled={schedule.path in clicked}
+                      onChange={(e) =>
+                        toggle.mutate({ workspace, path: schedule.path, enabled: e.target.checked })
+                      }
+                    />
+                  </td>
+                  <td>
+                    <Link href={`/w/${workspace}/schedules/edit/${schedule.path}`}>{schedule.path}</Link>
+                    {schedule.summary && <div className="muted">{schedule.summary}</div>}
+                    {schedule.error && <div className="field-error">{schedule.error}</div>}
+                  </td>
+                  <td>{schedule.scriptPath}</td>
+                  <td>
+                    <code>{schedule.schedule}</code> <span className="muted">{schedule.timezone}</span>
+                  </td>
+                  <td>{schedule.enabled ? when(schedule.nextRunAt) : "paused"}</td>
+                  <td>
+                    {schedule.runs.length === 0 && <span className="muted">none yet</span>}
+                    {schedule.runs.map((run) => (
+                      <Link
+                        key={run.id}
+                        href={`/w/${workspace}/runs/${run.id}`}
+                        title={when(run.scheduledFor)}
+                        style={{ marginRight: "0.25rem" }}
+                      >
+                        <StatusBadge status={run.status} />
+                      </Link>
+                    ))}
+                  </td>
+                </tr>
+              );
+            })}
           </tbody>
         </table>
       )}
