@@ -39,10 +39,13 @@ export default function CodeEditor({
   language,
   initialValue,
   onChange,
+  readOnly = false,
 }: {
   language: string;
   initialValue: string;
   onChange: (value: string) => void;
+  /** Shows the code without letting it be changed (members who may not write scripts). */
+  readOnly?: boolean;
 }) {
   return (
     <div className="editor-frame" data-testid="code-editor">
@@ -56,6 +59,8 @@ export default function CodeEditor({
           fontSize: 13,
           scrollBeyondLastLine: false,
           automaticLayout: true,
+          readOnly,
+          domReadOnly: readOnly,
         }}
       />
     </div>

@@ -50,7 +50,10 @@ async function authorizePathFor(
   if (parsed.kind === "u") {
     if (parsed.owner === username) return;
     if (access === "read") throw notFound(path);
-    throw new AppError("FORBIDDEN", `only ${parsed.owner} or an admin may write under u/${parsed.owner}/`);
+    throw new AppError(
+      "FORBIDDEN",
+      `everything under u/${parsed.owner}/ belongs to ${parsed.owner}: save yours under u/${username}/ or in a folder you can write to`,
+    );
   }
   const level = await folderLevel(ctx, membership, parsed.owner);
   if (access === "read") {
