@@ -12,13 +12,17 @@ export function WorkspaceShell({ workspace, children }: { workspace: string; chi
   const trpc = useTRPC();
   const router = useRouter();
   const pathname = usePathname();
-  const workspaces = useQuery(trpc.workspace.list.queryOptions());
+  // Re-read on mount: a workspace created elsewhere since the list was cached is not "unknown".
+  const workspaces = useQuery({ ...trpc.workspace.list.queryOptions(), refetchOnMount: "always" });
   const me = useQuery(trpc.me.queryOptions());
   // The list holds every workspace the user can open (all of them for a superadmin). Until it has
   // loaded, the page is shown as usual; once it has, an id that is not in it is not pretended to be
   // another workspace. "admins" is left out of a member's list but can still be opened.
   const unknown =
-    !!workspaces.data && workspace !== ADMINS_WORKSPACE && !workspaces.data.some((w) => w.id === workspace);
+    !!workspaces.data &&
+    !workspaces.isFetching &&
+    workspace !== ADMINS_WORKSPACE &&
+    !workspaces.data.some((w) => w.id === workspace);
   const links = [
     { href: `/w/${workspace}/scripts`, label: "Scripts" },
     { href: `/w/${workspace}/runs`, label: "Runs" },
