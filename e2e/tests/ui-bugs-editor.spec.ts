@@ -50,7 +50,8 @@ function nextDialog(page: Page, answer: "accept" | "dismiss"): Promise<Dialog> {
 async function beforeUnloadBlocks(page: Page): Promise<boolean> {
   return page.evaluate(() => {
     const event = new Event("beforeunload", { cancelable: true });
-    window.dispatchEvent(event);
+    // Runs in the page; the e2e package has no DOM types, hence globalThis.
+    (globalThis as unknown as { dispatchEvent(event: Event): boolean }).dispatchEvent(event);
     return event.defaultPrevented;
   });
 }
