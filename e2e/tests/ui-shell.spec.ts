@@ -1,6 +1,8 @@
-// Issue 21's rough edges of the shell: a favicon (it was a 404 on every load) and a real
-// not-found page for unknown routes (it was Next's bare 404).
+// Issue 21's rough edges of the shell: a favicon (it was a 404 on every load), a real not-found
+// page for unknown routes (it was Next's bare 404), a logo, Home in the sidebar, light and dark.
 import { expect, test } from "@playwright/test";
+import { E2E_ADMIN } from "../instance.ts";
+import { createWorkspace, uniqueWorkspace } from "./helpers.ts";
 
 test("the favicon and the icon are served, and pages link the icon", async ({ page, request }) => {
   const favicon = await request.get("/favicon.ico");
@@ -18,4 +20,44 @@ test("an unknown route answers 404 with a plain page and ways back", async ({ pa
   await expect(page.getByRole("heading", { name: "Page not found" })).toBeVisible();
   await expect(page.getByRole("link", { name: "Your workspaces" })).toBeVisible();
   await expect(page.getByText("This page could not be found.")).toHaveCount(0);
+});
+
+test("light and dark themes: the toggle switches, the choice survives a reload, the system preference is the default", async ({
+  browser,
+  request,
+}) => {
+  const workspace = uniqueWorkspace("theme");
+  await createWorkspace(request, workspace);
+  const context = await browser.newContext({ colorScheme: "dark" });
+  const page = await context.newPage();
+  await page.goto("/login");
+  // No choice yet: the system's dark preference applies before anything is clicked.
+  await expect(page.locator("html")).toHaveAttribute("data-theme", "dark");
+  await page.getByLabel("Email").fill(E2E_ADMIN.email);
+  await page.getByLabel("Password").fill(E2E_ADMIN.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByRole("heading", { name: "Workspaces", exact: true })).toBeVisible();
+  await page.goto(`/w/${workspace}`);
+  const sidebar = page.getByRole("navigation", { name: "Main" });
+  await expect(sidebar.getByRole("link", { name: "Home" })).toHaveClass(/active/);
+  await expect(sidebar.locator(".brand img")).toBeVisible();
+
+  // The page's own computed style (the e2e package has no DOM types, hence the cast).
+  const background = () =>
+    page
+      .locator("html")
+      .evaluate(
+        (root) =>
+          (
+            globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }
+          ).getComputedStyle(root).backgroundColor,
+      );
+  const dark = await background();
+  await sidebar.getByRole("button", { name: "Switch to the light theme" }).click();
+  await expect(page.locator("html")).toHaveAttribute("data-theme", "light");
+  expect(await background()).not.toBe(dark);
+  await page.reload();
+  await expect(page.locator("html")).toHaveAttribute("data-theme", "light");
+  await expect(sidebar.getByRole("button", { name: "Switch to the dark theme" })).toBeVisible();
+  await context.close();
 });

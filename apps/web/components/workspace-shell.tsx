@@ -4,6 +4,7 @@ import { signOut } from "next-auth/react";
 import Link from "next/link";
 import { usePathname, useRouter } from "next/navigation";
 import type { ReactNode } from "react";
+import { ThemeToggle } from "@/components/theme-toggle";
 import { useTRPC } from "@/lib/trpc";
 
 const ADMINS_WORKSPACE = "admins";
@@ -24,6 +25,7 @@ export function WorkspaceShell({ workspace, children }: { workspace: string; chi
     workspace !== ADMINS_WORKSPACE &&
     !workspaces.data.some((w) => w.id === workspace);
   const links = [
+    { href: `/w/${workspace}`, label: "Home", exact: true },
     { href: `/w/${workspace}/scripts`, label: "Scripts" },
     { href: `/w/${workspace}/runs`, label: "Runs" },
     { href: `/w/${workspace}/schedules`, label: "Schedules" },
@@ -39,7 +41,10 @@ export function WorkspaceShell({ workspace, children }: { workspace: string; chi
   return (
     <div className="shell">
       <nav className="sidebar" aria-label="Main">
-        <div className="brand">Millrace</div>
+        <div className="brand">
+          <img src="/icon.svg" alt="" width={24} height={24} />
+          Millrace
+        </div>
         <select
           aria-label="Workspace"
           value={unknown ? "" : workspace}
@@ -59,7 +64,11 @@ export function WorkspaceShell({ workspace, children }: { workspace: string; chi
           ))}
         </select>
         {links.map((link) => (
-          <Link key={link.href} href={link.href} className={pathname.startsWith(link.href) ? "active" : ""}>
+          <Link
+            key={link.href}
+            href={link.href}
+            className={(link.exact ? pathname === link.href : pathname.startsWith(link.href)) ? "active" : ""}
+          >
             {link.label}
           </Link>
         ))}
@@ -69,6 +78,7 @@ export function WorkspaceShell({ workspace, children }: { workspace: string; chi
         {me.data?.isSuperAdmin && <Link href="/admin/users">Users</Link>}
         {me.data?.isSuperAdmin && <Link href="/admin/restore">Restore</Link>}
         <div className="spacer" />
+        <ThemeToggle />
         <div className="who">{me.data?.email}</div>
         <a href="#" onClick={() => void signOut({ callbackUrl: "/login" })}>
           Sign out
