@@ -64,3 +64,11 @@ export async function filesFromGit(source: GitRestoreSource): Promise<Map<string
     throw new AppError("INVALID_INPUT", `git.branch: the branch has no files`, "git.branch");
   return files;
 }
+
+/** The files a restore reads: cloned from `git`, or the ones sent along. */
+export function restoreSourceFiles(input: {
+  git?: GitRestoreSource;
+  files?: Record<string, string>;
+}): Promise<Map<string, string>> | Map<string, string> {
+  return input.git ? filesFromGit(input.git) : new Map(Object.entries(input.files ?? {}));
+}

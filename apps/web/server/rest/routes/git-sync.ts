@@ -15,7 +15,7 @@ import {
 import { z } from "zod";
 import { errorResponse, json, readJson } from "../../http.ts";
 import {
-  filesFromGit,
+  restoreSourceFiles,
   gitRestoreSourceSchema,
   gitSyncSettingsSchema,
   repositoryFilesSchema,
@@ -179,7 +179,7 @@ export const gitSyncRoutes: Route[] = [
       if (!principal.isSuperAdmin) throw new AppError("FORBIDDEN", "only superadmins restore workspaces");
       return reportOrStream(ctx, "POST /api/restore", async (onProgress) => {
         onProgress("reading the repository", 0, 1);
-        const files = input.git ? await filesFromGit(input.git) : new Map(Object.entries(input.files ?? {}));
+        const files = await restoreSourceFiles(input);
         onProgress("checking", 0, files.size);
         return restoreWorkspaceFiles(ctx.services, principal, files, {
           scope: "instance",

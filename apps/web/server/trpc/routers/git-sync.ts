@@ -10,7 +10,7 @@ import {
   type GitSyncStatus,
 } from "@millrace/core";
 import {
-  filesFromGit,
+  restoreSourceFiles,
   gitRestoreSourceSchema,
   gitSyncSettingsSchema,
   repositoryFilesSchema,
@@ -83,7 +83,7 @@ export const gitSyncRouter = router({
     .mutation(async ({ ctx, input }) => {
       // Before the remote is contacted: only superadmins make the server clone anything.
       if (!ctx.principal.isSuperAdmin) throw new AppError("FORBIDDEN", "only superadmins restore workspaces");
-      const files = input.git ? await filesFromGit(input.git) : new Map(Object.entries(input.files ?? {}));
+      const files = await restoreSourceFiles(input);
       return restoreWorkspaceFiles(ctx.services, ctx.principal, files, {
         scope: "instance",
         workspaceId: input.workspaceId || undefined,

@@ -36,6 +36,47 @@ function Section({ title, children, label }: { title: string; label: string; chi
   );
 }
 
+interface RunRow {
+  id: string;
+  kind: string;
+  scriptPath: string | null;
+  status: string;
+  createdAt: string;
+  completedAt: string | null;
+}
+
+/** Runs as status, link and age (of the end when they ended), or why they could not be read. */
+function RunList({
+  workspace,
+  query,
+  empty,
+}: {
+  workspace: string;
+  query: { data?: RunRow[]; error: unknown };
+  empty: string;
+}) {
+  if (query.error) return <div className="error">{errorMessage(query.error)}</div>;
+  if (!query.data) return null;
+  if (query.data.length === 0) return <p className="muted">{empty}</p>;
+  return (
+    <table>
+      <tbody>
+        {query.data.map((job) => (
+          <tr key={job.id}>
+            <td>
+              <StatusBadge status={job.status} />
+            </td>
+            <td>
+              <Link href={`/w/${workspace}/runs/${job.id}`}>{job.scriptPath ?? job.kind}</Link>
+            </td>
+            <td className="muted">{when(job.completedAt ?? job.createdAt)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 export default function WorkspaceHome({ params }: { params: Promise<{ workspace: string }> }) {
   const { workspace } = use(params);
   const trpc = useTRPC();
@@ -79,47 +120,11 @@ export default function WorkspaceHome({ params }: { params: Promise<{ workspace:
 
       <div className="grid-2">
         <Section title="Recent runs" label="Recent runs">
-          {recent.error && <div className="error">{errorMessage(recent.error)}</div>}
-          {recent.data && recent.data.length === 0 && <p className="muted">Nothing has run yet.</p>}
-          {recent.data && recent.data.length > 0 && (
-            <table>
-              <tbody>
-                {recent.data.map((job) => (
-                  <tr key={job.id}>
-                    <td>
-                      <StatusBadge status={job.status} />
-                    </td>
-                    <td>
-                      <Link href={`/w/${workspace}/runs/${job.id}`}>{job.scriptPath ?? job.kind}</Link>
-                    </td>
-                    <td className="muted">{when(job.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
+          <RunList workspace={workspace} query={recent} empty="Nothing has run yet." />
         </Section>
 
         <Section title="Recent failures" label="Recent failures">
-          {failures.error && <div className="error">{errorMessage(failures.error)}</div>}
-          {failures.data && failures.data.length === 0 && <p className="muted">No failed runs. </p>}
-          {failures.data && failures.data.length > 0 && (
-            <table>
-              <tbody>
-                {failures.data.map((job) => (
-                  <tr key={job.id}>
-                    <td>
-                      <StatusBadge status={job.status} />
-                    </td>
-                    <td>
-                      <Link href={`/w/${workspace}/runs/${job.id}`}>{job.scriptPath ?? job.kind}</Link>
-                    </td>
-                    <td className="muted">{when(job.completedAt ?? job.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
+          <RunList workspace={workspace} query={failures} empty="No failed runs." />
         </Section>
 
         <Section title="Next scheduled runs" label="Next scheduled runs">
