@@ -4,6 +4,9 @@ import { createTRPCClient, httpBatchLink } from "@trpc/client";
 import { SessionProvider } from "next-auth/react";
 import { useState, type ReactNode } from "react";
 import type { AppRouter } from "@/server/trpc/app-router";
+import { ConfirmProvider } from "@/components/ui/confirm";
+import { Toaster } from "@/components/ui/toaster";
+import { TooltipProvider } from "@/components/ui/tooltip";
 import { TRPCProvider } from "@/lib/trpc";
 
 export function Providers({ children }: { children: ReactNode }) {
@@ -17,7 +20,12 @@ export function Providers({ children }: { children: ReactNode }) {
     <SessionProvider>
       <QueryClientProvider client={queryClient}>
         <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>
-          {children}
+          <TooltipProvider>
+            <ConfirmProvider>
+              {children}
+              <Toaster />
+            </ConfirmProvider>
+          </TooltipProvider>
         </TRPCProvider>
       </QueryClientProvider>
     </SessionProvider>

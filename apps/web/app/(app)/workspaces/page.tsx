@@ -29,7 +29,7 @@ export default function WorkspacesPage() {
   }
 
   return (
-    <main className="main" style={{ maxWidth: 760, margin: "0 auto" }}>
+    <div className="mx-auto max-w-[760px]">
       <h1>Workspaces</h1>
       {workspaces.isLoading ? (
         <p className="muted">Loading…</p>
@@ -87,6 +87,6 @@ export default function WorkspacesPage() {
         </button>
         {create.error && !field && <div className="error">{errorMessage(create.error)}</div>}
       </form>
-    </main>
+    </div>
   );
 }

@@ -1,5 +1,5 @@
 import type { ReactNode } from "react";
-import { WorkspaceShell } from "@/components/workspace-shell";
+import { WorkspaceGate } from "@/components/app-shell";
 
 export default async function WorkspaceLayout({
   children,
@@ -9,5 +9,5 @@ export default async function WorkspaceLayout({
   params: Promise<{ workspace: string }>;
 }) {
   const { workspace } = await params;
-  return <WorkspaceShell workspace={workspace}>{children}</WorkspaceShell>;
+  return <WorkspaceGate workspace={decodeURIComponent(workspace)}>{children}</WorkspaceGate>;
 }

@@ -1,0 +1,2 @@
+// Tailwind CSS v4 through PostCSS, the way Next.js loads it.
+export default { plugins: { "@tailwindcss/postcss": {} } };
