@@ -26,6 +26,7 @@ import { signOut } from "next-auth/react";
 import Link from "next/link";
 import { useParams, usePathname, useRouter } from "next/navigation";
 import { useEffect, useState, type ReactNode } from "react";
+import { CommandPalette } from "@/components/command-palette";
 import { ThemeToggle } from "@/components/theme-toggle";
 import { useTRPC } from "@/lib/trpc";
 import { cn } from "@/lib/utils";
@@ -146,6 +147,11 @@ export function AppShell({ children }: { children: ReactNode }) {
             </option>
           ))}
         </select>
+        <CommandPalette
+          workspace={workspace && !unknownRouteWorkspace ? workspace : undefined}
+          pages={workspace && !unknownRouteWorkspace ? workspaceLinks(workspace) : []}
+          isSuperAdmin={!!me.data?.isSuperAdmin}
+        />
         {workspace && !unknownRouteWorkspace && workspaceLinks(workspace).map(renderLink)}
         <div className="nav-section">Account</div>
         {accountLinks.map(renderLink)}

@@ -12,6 +12,7 @@ import { peopleRouter } from "./routers/people.ts";
 import { auditRouter } from "./routers/audit.ts";
 import { governanceRouter } from "./routers/governance.ts";
 import { gitSyncRouter } from "./routers/git-sync.ts";
+import { searchRouter } from "./routers/search.ts";
 
 export const appRouter = router({
   me: authedProcedure.query(({ ctx }) => ({
@@ -31,6 +32,7 @@ export const appRouter = router({
   audit: auditRouter,
   governance: governanceRouter,
   gitSync: gitSyncRouter,
+  search: searchRouter,
 });
 
 export type AppRouter = typeof appRouter;
