@@ -32,6 +32,8 @@ export {
 } from "./workspaces.ts";
 export { PERMISSIONS, can, requirePermission, type Action } from "./permissions.ts";
 export { parsePath } from "./paths.ts";
+export * from "./drafts.ts";
+export * from "./arg-customizations.ts";
 export {
   archiveScriptByPath,
   deployScript,

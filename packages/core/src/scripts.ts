@@ -14,6 +14,7 @@ import type { Boss } from "./jobs/boss.ts";
 import { checkRequirements, enqueueDependencyJob } from "./dependencies/index.ts";
 import { assertTagAllowed } from "./workers/custom-tags.ts";
 import type { Membership } from "./workspaces.ts";
+import { applyArgCustomizations, checkArgCustomizations } from "./arg-customizations.ts";
 
 export const MAX_SCRIPT_BYTES = 512 * 1024;
 
@@ -32,6 +33,18 @@ export interface NewScriptInput extends ScriptLimitsInput {
   schema?: unknown;
   /** The lock a client sent: kept only as `""` (no packages) for a script without requirements. */
   lock?: string | null;
+  /** Runs go to the script's dedicated workers (Windmill's `dedicated_worker`). */
+  dedicated_worker?: boolean | null;
+  /**
+   * Per-argument customisations merged onto the inferred schema (see arg-customizations.ts).
+   * Left out: the previous version's are kept; null: none.
+   */
+  arg_customizations?: unknown;
+  /**
+   * Another of the caller's drafts to delete with the one at `path` (the editor's new-script
+   * draft, `""`). The caller's draft at `path` is always deleted.
+   */
+  draftPath?: string | null;
 }
 
 /** A client's schema, when it is one: an object whose properties, required and order are well formed. */
@@ -100,6 +113,8 @@ function scriptFromRow(row: any): Script {
     concurrencyKey: row.concurrency_key,
     retry: row.retry,
     memoryLimitMb: row.memory_limit_mb,
+    dedicatedWorker: row.dedicated_worker,
+    argCustomizations: row.arg_customizations,
     createdBy: row.created_by,
     createdAt: row.created_at,
     archived: row.archived,
@@ -108,7 +123,7 @@ function scriptFromRow(row: any): Script {
 
 const SCRIPT_COLUMNS = `workspace_id, hash, path, parent_hash, summary, description, content, language, schema,
   declared_schema, tag, lock, lock_error, timeout_secs, priority, concurrent_limit, concurrency_time_window_s, concurrency_key,
-  retry, memory_limit_mb, created_by, created_at, archived`;
+  retry, memory_limit_mb, dedicated_worker, arg_customizations, created_by, created_at, archived`;
 
 /** The latest deployed version at `path` (raw SQL: every run by path starts here). */
 export async function latestScript(
@@ -160,7 +175,12 @@ export async function deployScript(
   }
   const limits = checkScriptLimits(ctx.limits, input);
   const declared = declaredSchema(input.schema);
-  const schema = schemaFor(input.language, input);
+  if (input.dedicated_worker !== undefined && input.dedicated_worker !== null) {
+    if (typeof input.dedicated_worker !== "boolean")
+      throw invalidInput("dedicated_worker", "must be true or false");
+  }
+  const customizations = checkArgCustomizations(input.arg_customizations);
+  const inferred = schemaFor(input.language, input);
   // A version with dependencies runs once a `dependency` job has computed its lock.
   const requirements = checkRequirements(input.language, input.content);
   const workspaceId = membership.workspace.id;
@@ -176,6 +196,12 @@ export async function deployScript(
   }
   if (!latest && input.parentHash)
     throw invalidInput("parent_hash", `${input.path} has no version to replace`);
+  // A redeploy that says nothing of the customisations keeps the previous version's.
+  const kept =
+    input.arg_customizations === undefined
+      ? checkArgCustomizations(latest?.argCustomizations ?? null)
+      : customizations;
+  const schema = applyArgCustomizations(inferred, kept);
   const createdAt = new Date();
   const script = await ctx.db.script.create({
     data: {
@@ -199,11 +225,24 @@ export async function deployScript(
       concurrencyKey: limits.concurrencyKey,
       retry: (limits.retry ?? undefined) as Prisma.InputJsonValue | undefined,
       memoryLimitMb: limits.memoryLimitMb,
+      dedicatedWorker: input.dedicated_worker ?? false,
+      argCustomizations: (kept ?? undefined) as Prisma.InputJsonValue | undefined,
       createdBy: membership.principal.username,
       createdAt,
     },
   });
   if (requirements) await enqueueDependencyJob(ctx, script);
+  // The caller's unsaved work on this path is now deployed (drafts.ts).
+  await ctx.db.draft.deleteMany({
+    where: {
+      workspaceId,
+      userId: membership.principal.userId,
+      path:
+        input.draftPath === undefined || input.draftPath === null
+          ? input.path
+          : { in: [input.path, input.draftPath] },
+    },
+  });
   await recordAudit(ctx.pool, membership.principal, {
     workspaceId,
     operation: latest ? "scripts.update" : "scripts.create",

@@ -56,14 +56,20 @@ export function invalidateDedicatedTagsCache(pool: Pool): void {
   cache.delete(pool);
 }
 
-/** Runs of a script served by dedicated workers go to their tag instead of the script's own. */
+/**
+ * Runs of a script served by dedicated workers go to their tag instead of the script's own: a
+ * version deployed with `dedicated_worker` always does (its runs wait for a dedicated worker, as
+ * in Windmill), any other when a worker group config or a live worker serves its tag.
+ */
 export async function routeToDedicatedWorkers(pool: Pool, inputs: EnqueueInput[]): Promise<EnqueueInput[]> {
   if (!inputs.some((input) => input.kind === "script" && input.scriptPath)) return inputs;
-  const tags = await loadDedicatedTags(pool);
-  if (tags.size === 0) return inputs;
+  const flagged = (input: EnqueueInput) =>
+    input.kind === "script" && !!input.scriptPath && input.dedicatedWorker === true;
+  const tags = inputs.some((input) => !flagged(input)) ? await loadDedicatedTags(pool) : new Set<string>();
+  if (tags.size === 0 && !inputs.some(flagged)) return inputs;
   return inputs.map((input) => {
     if (input.kind !== "script" || !input.scriptPath) return input;
     const tag = dedicatedTag(input.workspaceId, input.scriptPath);
-    return tags.has(tag) ? { ...input, tag } : input;
+    return flagged(input) || tags.has(tag) ? { ...input, tag } : input;
   });
 }

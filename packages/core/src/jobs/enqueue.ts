@@ -78,6 +78,8 @@ export interface EnqueueInput extends JobLimitsInput {
   lock?: string | null;
   /** The schedule whose tick created the job (its page lists the schedule's runs). */
   schedulePath?: string | null;
+  /** The script version asks for dedicated workers (script.dedicated_worker): see dedicated.ts. */
+  dedicatedWorker?: boolean;
   /**
    * The audit entry of the request that created the job, written by the same statement as the
    * job (its parameters get the job's id as `job_id`).

@@ -123,6 +123,7 @@ export async function runScriptByPath(
       permissionedAs: `u/${principal.username}`,
       boundedBy: jobBounds(principal, script.createdBy),
       schedulePath: options.schedulePath ?? null,
+      dedicatedWorker: script.dedicatedWorker,
       audit: {
         actor: principal,
         entry: {
