@@ -36,7 +36,15 @@ export * from "./drafts.ts";
 export * from "./arg-customizations.ts";
 export {
   archiveScriptByPath,
+  deleteScriptByPath,
   deployScript,
+  getNewestScriptVersion,
+  listScriptVersions,
+  pathRights,
+  unarchiveScriptByPath,
+  writablePaths,
+  type PathRights,
+  type ScriptVersion,
   getScriptByPath,
   lookUpScriptAhead,
   getScriptByHash,

@@ -40,7 +40,10 @@ export function requirePathWrite(membership: Membership, path: string): void {
   // Each user bounding the caller's rights too (see Membership.bounds).
   for (const each of membership.bounds ?? [membership]) {
     if (parsed.kind === "u" && parsed.owner !== each.principal.username && each.role !== "admin") {
-      throw new AppError("FORBIDDEN", `only ${parsed.owner} or an admin may write under u/${parsed.owner}/`);
+      throw new AppError(
+        "FORBIDDEN",
+        `Only u/${parsed.owner}/ itself or a workspace admin may write under u/${parsed.owner}/.`,
+      );
     }
   }
 }

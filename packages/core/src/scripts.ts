@@ -3,11 +3,11 @@ import { prepared, type Prisma, type Script } from "@millrace/db";
 import { inferSchema, isLanguage, SignatureError, type ArgSchema, type Language } from "@millrace/runtime";
 import type { CoreContext } from "./context.ts";
 import { AppError, invalidInput, notFound } from "./errors.ts";
-import { authorizePath, likePrefix, readablePrefixes } from "./access.ts";
+import { authorizePath, eachMembership, folderLevels, likePrefix, readablePrefixes } from "./access.ts";
 import { recordAudit } from "./audit/index.ts";
 import { refuseWhenBounded } from "./auth/principal.ts";
 import { parsePath } from "./paths.ts";
-import { requirePermission } from "./permissions.ts";
+import { requirePermission, type Action } from "./permissions.ts";
 import { checkScriptLimits, type JobLimits, type ScriptLimitsInput } from "./jobs/limits.ts";
 import { validateTag } from "./jobs/tags.ts";
 import type { Boss } from "./jobs/boss.ts";
@@ -278,6 +278,192 @@ export async function archiveScriptByPath(
   });
 }
 
+/**
+ * Takes the script at `path` out of the archive: every version of it comes back, the newest
+ * being the script again. Refused while the path has a script that is not archived.
+ */
+export async function unarchiveScriptByPath(
+  ctx: CoreContext,
+  membership: Membership,
+  path: string,
+): Promise<void> {
+  requirePermission(membership, "script.write");
+  await authorizePath(ctx, membership, path, "write").catch((error: unknown) => {
+    throw error instanceof AppError && error.code === "NOT_FOUND" ? notFound(`script ${path}`) : error;
+  });
+  const workspaceId = membership.workspace.id;
+  if (await latestScript(ctx, workspaceId, path)) {
+    throw new AppError("CONFLICT", `The script ${path} is not archived.`);
+  }
+  const { rowCount } = await ctx.pool.query(
+    "UPDATE script SET archived = false WHERE workspace_id = $1 AND path = $2 AND archived",
+    [workspaceId, path],
+  );
+  if (!rowCount) throw notFound(`script ${path}`);
+  await recordAudit(ctx.pool, membership.principal, {
+    workspaceId,
+    operation: "scripts.unarchive",
+    resource: path,
+  });
+}
+
+/**
+ * Deletes the script at `path`, every version of it, archived or not (Windmill's
+ * `scripts/delete/p`). The jobs that ran it keep their record (they name the path and hash).
+ */
+export async function deleteScriptByPath(
+  ctx: CoreContext,
+  membership: Membership,
+  path: string,
+): Promise<void> {
+  requirePermission(membership, "script.write");
+  await authorizePath(ctx, membership, path, "write").catch((error: unknown) => {
+    throw error instanceof AppError && error.code === "NOT_FOUND" ? notFound(`script ${path}`) : error;
+  });
+  const { count } = await ctx.db.script.deleteMany({ where: { workspaceId: membership.workspace.id, path } });
+  if (!count) throw notFound(`script ${path}`);
+  await recordAudit(ctx.pool, membership.principal, {
+    workspaceId: membership.workspace.id,
+    operation: "scripts.delete",
+    resource: path,
+    parameters: { versions: count },
+  });
+}
+
+/** One deployed version of a script, without its content. */
+export interface ScriptVersion {
+  hash: string;
+  parentHash: string | null;
+  summary: string;
+  language: string;
+  createdBy: string;
+  createdAt: Date;
+  archived: boolean;
+}
+
+/** Every deployed version at `path`, newest first, archived ones included. */
+export async function listScriptVersions(
+  ctx: CoreContext,
+  membership: Membership,
+  path: string,
+): Promise<ScriptVersion[]> {
+  requirePermission(membership, "script.read");
+  await authorizePath(ctx, membership, path, "read").catch((error: unknown) => {
+    throw error instanceof AppError && error.code === "NOT_FOUND" ? notFound(`script ${path}`) : error;
+  });
+  const versions = await ctx.db.script.findMany({
+    where: { workspaceId: membership.workspace.id, path },
+    orderBy: { createdAt: "desc" },
+    select: {
+      hash: true,
+      parentHash: true,
+      summary: true,
+      language: true,
+      createdBy: true,
+      createdAt: true,
+      archived: true,
+    },
+  });
+  if (versions.length === 0) throw notFound(`script ${path}`);
+  return versions;
+}
+
+/** The newest version at `path`, archived or not (the script page shows an archived script). */
+export async function getNewestScriptVersion(
+  ctx: CoreContext,
+  membership: Membership,
+  path: string,
+): Promise<Script> {
+  requirePermission(membership, "script.read");
+  await authorizePath(ctx, membership, path, "read").catch((error: unknown) => {
+    throw error instanceof AppError && error.code === "NOT_FOUND" ? notFound(`script ${path}`) : error;
+  });
+  const script = await ctx.db.script.findFirst({
+    where: { workspaceId: membership.workspace.id, path },
+    orderBy: { createdAt: "desc" },
+  });
+  if (!script) throw notFound(`script ${path}`);
+  return script;
+}
+
+/** What the caller may do with the item at `path`: change it (by their role and the path) and run it. */
+export interface PathRights {
+  canWrite: boolean;
+  canRun: boolean;
+}
+
+/**
+ * The caller's rights on a path, for a page to offer only what they may do: `canWrite` follows
+ * `writeAction` of the permission table and the path's write check (u/ owner, folder writer),
+ * `canRun` job.run. Nothing here reveals whether an item exists.
+ */
+export async function pathRights(
+  ctx: CoreContext,
+  membership: Membership,
+  path: string,
+  writeAction: Action = "script.write",
+): Promise<PathRights> {
+  parsePath(path);
+  const allowed = (action: Action) => {
+    try {
+      requirePermission(membership, action);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  let canWrite = allowed(writeAction) && !boundedByOthers(membership);
+  if (canWrite) {
+    canWrite = await authorizePath(ctx, membership, path, "write").then(
+      () => true,
+      (error: unknown) => {
+        if (error instanceof AppError) return false;
+        throw error;
+      },
+    );
+  }
+  return { canWrite, canRun: allowed("job.run") };
+}
+
+/** A job's token whose code someone else deployed: it may not deploy (see refuseWhenBounded). */
+function boundedByOthers(membership: Membership): boolean {
+  const principal = membership.principal;
+  return principal.boundedBy?.some((user) => user.userId !== principal.userId) ?? false;
+}
+
+/** For a list of paths: which of them the caller may write (one folder lookup for all of them). */
+export async function writablePaths(
+  ctx: CoreContext,
+  membership: Membership,
+  paths: string[],
+  writeAction: Action = "script.write",
+): Promise<Set<string>> {
+  const writable = new Set<string>();
+  try {
+    requirePermission(membership, writeAction);
+  } catch {
+    return writable;
+  }
+  if (boundedByOthers(membership)) return writable;
+  const levels = await Promise.all(
+    eachMembership(membership).map(async (each) => ({
+      each,
+      levels: each.role === "admin" ? null : await folderLevels(ctx, each),
+    })),
+  );
+  for (const path of paths) {
+    const parsed = parsePath(path);
+    const ok = levels.every(({ each, levels }) => {
+      if (!levels) return true;
+      if (parsed.kind === "u") return parsed.owner === each.principal.username;
+      const level = levels.get(parsed.owner);
+      return level === "owner" || level === "writer";
+    });
+    if (ok) writable.add(path);
+  }
+  return writable;
+}
+
 /** A lookup of a script's latest version started before the caller's membership was known. */
 export interface ScriptLookup {
   workspaceId: string;
@@ -335,6 +521,8 @@ export interface ListScriptsInput {
   page?: number;
   perPage?: number;
   pathStart?: string;
+  /** Also the paths whose script is archived (their newest version, `archived` set). */
+  includeArchived?: boolean;
 }
 
 /** The latest version of every script path in the workspace, by path. */
@@ -351,7 +539,7 @@ export async function listScripts(
   return ctx.db.script.findMany({
     where: {
       workspaceId: membership.workspace.id,
-      archived: false,
+      ...(input.includeArchived ? {} : { archived: false }),
       ...(input.pathStart ? { path: { startsWith: input.pathStart } } : {}),
       ...(readable ? { OR: readable.map((prefix) => ({ path: { startsWith: likePrefix(prefix) } })) } : {}),
     },
