@@ -1,97 +1,58 @@
 "use client";
 import type { ArgSchema } from "@millrace/runtime";
+import { useParams } from "next/navigation";
+import { ArgField, type FieldSchema } from "@/components/run/arg-field";
 
 type Args = Record<string, unknown>;
 
-/** The run form generated from a script's inferred `main` signature. */
+/**
+ * The run form generated from a script's inferred `main` signature: one labelled field per
+ * argument (see ArgField for the inputs each shape gets), defaults prefilled, required ones marked,
+ * the description as a hint, and the server's error (`errorField` = `args.<name>`) at its field.
+ */
 export function ArgsForm({
   schema,
   values,
   onChange,
   errorField,
   errorText,
+  workspace,
 }: {
   schema: ArgSchema | null;
   values: Args;
   onChange: (values: Args) => void;
   errorField?: string;
   errorText?: string;
+  /** Whose resources the resource pickers list; by default the workspace of the page's URL. */
+  workspace?: string;
 }) {
+  const params = useParams<{ workspace?: string }>();
+  const inWorkspace = workspace ?? (typeof params?.workspace === "string" ? params.workspace : undefined);
   if (!schema || schema.order.length === 0) return <p className="muted">This script takes no arguments.</p>;
-  const set = (name: string, value: unknown) => onChange({ ...values, [name]: value });
+  const set = (name: string, value: unknown) => {
+    const next = { ...values };
+    if (value === undefined) delete next[name];
+    else next[name] = value;
+    onChange(next);
+  };
   return (
     <div className="stack" data-testid="args-form">
       {schema.order.map((name) => {
         const property = schema.properties[name];
         if (!property) return null;
-        const required = schema.required.includes(name);
-        const invalid = errorField === `args.${name}`;
-        const current = values[name] ?? property.default;
-        let input;
-        if (property.type === "boolean") {
-          input = (
-            <input
-              name={name}
-              type="checkbox"
-              checked={!!current}
-              onChange={(e) => set(name, e.target.checked)}
-            />
-          );
-        } else if (property.type === "number" || property.type === "integer") {
-          input = (
-            <input
-              name={name}
-              type="number"
-              step={property.type === "integer" ? 1 : "any"}
-              value={current === undefined || current === null ? "" : String(current)}
-              aria-invalid={invalid}
-              onChange={(e) => set(name, e.target.value === "" ? undefined : Number(e.target.value))}
-            />
-          );
-        } else if (property.type === "object" || property.type === "array") {
-          input = (
-            <textarea
-              name={name}
-              rows={3}
-              defaultValue={current === undefined ? "" : JSON.stringify(current)}
-              aria-invalid={invalid}
-              onChange={(e) => {
-                try {
-                  set(name, e.target.value ? JSON.parse(e.target.value) : undefined);
-                } catch {
-                  set(name, e.target.value);
-                }
-              }}
-            />
-          );
-        } else if (property.enum) {
-          input = (
-            <select name={name} value={String(current ?? "")} onChange={(e) => set(name, e.target.value)}>
-              {!required && <option value="">(none)</option>}
-              {property.enum.map((option) => (
-                <option key={option}>{option}</option>
-              ))}
-            </select>
-          );
-        } else {
-          input = (
-            <input
-              name={name}
-              value={current === undefined || current === null ? "" : String(current)}
-              aria-invalid={invalid}
-              onChange={(e) => set(name, e.target.value)}
-            />
-          );
-        }
+        const invalid = errorField === `args.${name}` || !!errorField?.startsWith(`args.${name}.`);
         return (
-          <label key={name}>
-            <span>
-              {name}
-              {required && " *"} <span className="hint">{property.type ?? "any"}</span>
-            </span>
-            {input}
-            {invalid && <span className="field-error">{errorText}</span>}
-          </label>
+          <ArgField
+            key={name}
+            name={name}
+            label={name}
+            schema={property as FieldSchema}
+            value={values[name] ?? property.default}
+            onChange={(value) => set(name, value)}
+            required={schema.required.includes(name)}
+            error={invalid ? errorText : undefined}
+            workspace={inWorkspace}
+          />
         );
       })}
     </div>

@@ -2,6 +2,10 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useEffect, useRef, useState } from "react";
+import { JsonTree } from "@/components/run/json-tree";
+import { LogView } from "@/components/run/log-view";
+import { ResultView } from "@/components/run/result-view";
+import { RunActions } from "@/components/run/run-actions";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -107,10 +111,20 @@ function CancelControl({ workspace, id, onDone }: { workspace: string; id: strin
 }
 
 /**
- * A run: status, logs as they arrive (streamed over SSE, polled if the stream keeps failing), the
- * result, and a Cancel button while the job has not finished.
+ * A run: status, logs as they arrive (streamed over SSE, polled if the stream keeps failing) with
+ * their times, the result rendered by its shape, a Cancel button while the job has not finished,
+ * and "Run again" / "Edit and run" (`actions`, on by default) for those who may run it.
  */
-export function JobView({ workspace, id }: { workspace: string; id: string }) {
+export function JobView({
+  workspace,
+  id,
+  actions = true,
+}: {
+  workspace: string;
+  id: string;
+  /** Show "Run again" and "Edit and run" (the run page does; an embedded view may not). */
+  actions?: boolean;
+}) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [streaming, setStreaming] = useState(true);
@@ -187,8 +201,17 @@ export function JobView({ workspace, id }: { workspace: string; id: string }) {
         )}
       </div>
       {!finished && !data.canceledBy && <CancelControl workspace={workspace} id={id} onDone={refresh} />}
+      {actions && <RunActions workspace={workspace} job={data} />}
       <h2>Arguments</h2>
-      <pre>{JSON.stringify(data.args, null, 2)}</pre>
+      {data.args && typeof data.args === "object" && Object.keys(data.args).length > 0 ? (
+        <div className="overflow-x-auto rounded-md border border-line bg-panel p-3" data-testid="job-args">
+          <JsonTree value={data.args} />
+        </div>
+      ) : (
+        <p className="muted" data-testid="job-args">
+          No arguments.
+        </p>
+      )}
       <h2>
         Logs{" "}
         {!streaming && !finished && (
@@ -197,9 +220,13 @@ export function JobView({ workspace, id }: { workspace: string; id: string }) {
           </span>
         )}
       </h2>
-      <pre data-testid="job-logs">{logs || (logsComplete ? "(no output)" : "waiting for output…")}</pre>
+      <LogView logs={logs} complete={logsComplete} startedAt={data.startedAt} />
       <h2>Result</h2>
-      <pre data-testid="job-result">{finished ? JSON.stringify(data.result, null, 2) : "…"}</pre>
+      {finished ? (
+        <ResultView result={data.result} failed={data.status !== "success"} />
+      ) : (
+        <pre data-testid="job-result">…</pre>
+      )}
     </div>
   );
 }
