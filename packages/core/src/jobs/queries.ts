@@ -85,6 +85,8 @@ export interface ListJobsInput {
   jobKinds?: ValueFilter;
   /** The schedule that started the job (exact paths). */
   schedulePath?: ValueFilter;
+  /** true: started by a schedule (any); false: started otherwise. */
+  scheduled?: boolean;
   /**
    * Windmill's job labels: the strings of `wm_labels` in the job's result (a script labels its
    * run by returning `{"wm_labels": ["deploy"], …}`), matched exactly.
@@ -389,6 +391,7 @@ export async function listJobs(
     );
   }
   if (input.schedulePath) and.push(columnFilter("schedulePath", input.schedulePath, true));
+  if (input.scheduled !== undefined) and.push({ schedulePath: input.scheduled ? { not: null } : null });
   if (input.label) and.push(labelFilter(input.label));
   if (input.createdBefore) and.push({ createdAt: { lte: input.createdBefore } });
   if (input.createdAfter) and.push({ createdAt: { gt: input.createdAfter } });

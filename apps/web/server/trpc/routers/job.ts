@@ -3,7 +3,27 @@ import { getJob, listJobs, parseJobListQuery } from "@millrace/core";
 import type { Job } from "@millrace/db";
 import { router, workspaceProcedure } from "../init.ts";
 
-/** A job in a list: no args, result or logs, which can be large. */
+/** Characters of a job's arguments a list shows (the run page has them whole). */
+export const ARGS_PREVIEW_CHARS = 300;
+
+/**
+ * What started a job, as far as the job row tells: a schedule (it records its path), the script
+ * editor's preview, a dependency job, or else a run by a user — from the UI, the API or a webhook,
+ * which the job row does not tell apart.
+ */
+export function jobTrigger(job: Pick<Job, "schedulePath" | "kind">): string {
+  if (job.schedulePath) return "schedule";
+  if (job.kind === "preview") return "preview";
+  if (job.kind === "dependency") return "dependency";
+  return "manual";
+}
+
+function argsPreview(args: unknown): string {
+  const text = JSON.stringify(args ?? {});
+  return text.length > ARGS_PREVIEW_CHARS ? `${text.slice(0, ARGS_PREVIEW_CHARS)}…` : text;
+}
+
+/** A job in a list: no result or logs, which can be large, and its arguments cut short. */
 export function jobSummaryView(job: Job) {
   return {
     id: job.id,
@@ -17,6 +37,9 @@ export function jobSummaryView(job: Job) {
     startedAt: job.startedAt?.toISOString() ?? null,
     completedAt: job.completedAt?.toISOString() ?? null,
     canceledBy: job.canceledBy,
+    schedulePath: job.schedulePath,
+    trigger: jobTrigger(job),
+    argsPreview: argsPreview(job.args),
   };
 }
 
@@ -59,10 +82,22 @@ export const jobReadRouter = router({
         per_page: filterText,
         schedule_path: filterText,
         label: filterText,
+        /** The Runs page's trigger filter (see jobTrigger): not a Windmill parameter. */
+        trigger: z.enum(["schedule", "preview", "manual"]).optional(),
       }),
     )
     .query(async ({ ctx, input }) => {
-      const filters = parseJobListQuery(input);
+      const { trigger, ...query } = input;
+      const filters = parseJobListQuery(query);
+      if (trigger === "schedule") filters.scheduled = true;
+      if (trigger === "preview") {
+        filters.scheduled = false;
+        filters.jobKinds = { in: ["preview"] };
+      }
+      if (trigger === "manual") {
+        filters.scheduled = false;
+        filters.jobKinds = { notIn: ["preview", "dependencies"] };
+      }
       const jobs = await listJobs(ctx.services, ctx.membership, filters);
       return jobs.map(jobSummaryView);
     }),

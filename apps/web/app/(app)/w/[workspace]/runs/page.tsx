@@ -1,12 +1,24 @@
 "use client";
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useMutation, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
-import { Suspense, use } from "react";
+import { Suspense, use, useState } from "react";
+import { toast } from "sonner";
 import { StatusBadge } from "@/components/job-view";
+import { Button } from "@/components/ui/button";
+import { useConfirm } from "@/components/ui/confirm";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
-import { FILTER_PARAMS, FORM_FIELDS, RunFilters, type Filters } from "./run-filters";
+import {
+  FILTER_PARAMS,
+  FORM_FIELDS,
+  RunFilters,
+  TRIGGER_LABELS,
+  TRIGGERS,
+  type Filters,
+  type Trigger,
+} from "./run-filters";
+import { formatDuration, RunsChart } from "./runs-chart";
 
 const DEFAULT_PER_PAGE = 30;
 
@@ -25,8 +37,13 @@ function Runs({ workspace }: { workspace: string }) {
   const pathname = usePathname();
   const search = useSearchParams();
   const filters = filtersFrom(search);
+  const { trigger, ...windmillFilters } = filters;
   const jobs = useQuery({
-    ...trpc.job.list.queryOptions({ workspace, ...filters }),
+    ...trpc.job.list.queryOptions({
+      workspace,
+      ...windmillFilters,
+      trigger: TRIGGERS.includes(trigger as Trigger) ? (trigger as Trigger) : undefined,
+    }),
     placeholderData: keepPreviousData,
     refetchInterval: (query) => (query.state.error ? false : 2000),
   });
@@ -44,6 +61,42 @@ function Runs({ workspace }: { workspace: string }) {
   const perPage = Number(filters.per_page ?? DEFAULT_PER_PAGE) || DEFAULT_PER_PAGE;
   const filtered = Object.keys(filters).some((name) => name !== "page" && name !== "per_page");
   const rows = jobs.error ? undefined : jobs.data;
+  const confirm = useConfirm();
+  const cancel = useMutation(trpc.job.cancel.mutationOptions());
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [canceling, setCanceling] = useState(false);
+  // Every role may cancel a run it can see (job.run): only runs not finished can be.
+  const cancellable = (rows ?? []).filter((job) => job.status === "queued" || job.status === "running");
+  const chosen = cancellable.filter((job) => selected.has(job.id));
+  const toggle = (id: string, on: boolean) =>
+    setSelected((was) => {
+      const next = new Set(was);
+      if (on) next.add(id);
+      else next.delete(id);
+      return next;
+    });
+  const cancelChosen = async () => {
+    const ids = chosen.map((job) => job.id);
+    const many = `${ids.length} run${ids.length === 1 ? "" : "s"}`;
+    const ok = await confirm({
+      title: `Cancel ${many}?`,
+      description: "Queued runs end at once; running ones are stopped by their worker.",
+      action: `Cancel ${many}`,
+      destructive: true,
+    });
+    if (!ok) return;
+    setCanceling(true);
+    const results = await Promise.allSettled(ids.map((id) => cancel.mutateAsync({ workspace, id })));
+    setCanceling(false);
+    setSelected(new Set());
+    const failed = results.filter((r) => r.status === "rejected");
+    if (failed.length === 0) toast.success(`Canceled ${many}.`);
+    else
+      toast.error(
+        `${failed.length} of ${ids.length} runs could not be canceled: ${errorMessage((failed[0] as PromiseRejectedResult).reason)}`,
+      );
+    void jobs.refetch();
+  };
 
   return (
     <div className="stack">
@@ -61,38 +114,108 @@ function Runs({ workspace }: { workspace: string }) {
         </div>
       )}
       {rows && rows.length > 0 && (
-        <table data-testid="runs-table">
-          <thead>
-            <tr>
-              <th>Status</th>
-              <th>Script</th>
-              <th>Created</th>
-              <th>By</th>
-              <th>Tag</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((job) => (
-              <tr key={job.id}>
-                <td>
-                  <Link href={`/w/${workspace}/runs/${job.id}`}>
-                    <StatusBadge status={job.status} />
-                  </Link>
-                </td>
-                <td>{job.scriptPath ?? <span className="muted">preview</span>}</td>
-                <td>
-                  <Link href={`/w/${workspace}/runs/${job.id}`}>
-                    {new Date(job.createdAt).toLocaleString()}
-                  </Link>
-                </td>
-                <td>{job.createdBy}</td>
-                <td>
-                  <code>{job.tag}</code>
-                </td>
+        <RunsChart
+          workspace={workspace}
+          runs={rows.map((job) => ({
+            id: job.id,
+            scriptPath: job.scriptPath,
+            status: job.status,
+            createdAt: job.createdAt,
+            duration: duration(job.startedAt, job.completedAt),
+          }))}
+        />
+      )}
+      {cancellable.length > 0 && (
+        <div className="row" data-testid="runs-bulk">
+          <Button
+            variant="destructive"
+            size="sm"
+            disabled={chosen.length === 0 || canceling}
+            onClick={() => void cancelChosen()}
+          >
+            {canceling ? "Canceling…" : `Cancel ${chosen.length} run${chosen.length === 1 ? "" : "s"}`}
+          </Button>
+          <span className="muted">Tick queued or running runs to cancel them together.</span>
+        </div>
+      )}
+      {rows && rows.length > 0 && (
+        <div className="overflow-x-auto">
+          <table data-testid="runs-table">
+            <thead>
+              <tr>
+                <th>
+                  <span className="sr-only">Select</span>
+                </th>
+                <th>Status</th>
+                <th>Script</th>
+                <th>Trigger</th>
+                <th>Arguments</th>
+                <th>Duration</th>
+                <th>Created</th>
+                <th>By</th>
+                <th>Tag</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {rows.map((job) => {
+                const seconds = duration(job.startedAt, job.completedAt);
+                const open = job.status === "queued" || job.status === "running";
+                return (
+                  <tr key={job.id} data-job-id={job.id}>
+                    <td>
+                      {open && (
+                        <input
+                          type="checkbox"
+                          aria-label={`Select run ${job.scriptPath ?? "preview"} created ${new Date(job.createdAt).toLocaleString()}`}
+                          checked={selected.has(job.id)}
+                          onChange={(e) => toggle(job.id, e.target.checked)}
+                        />
+                      )}
+                    </td>
+                    <td>
+                      <Link href={`/w/${workspace}/runs/${job.id}`}>
+                        <StatusBadge status={job.status} />
+                      </Link>
+                    </td>
+                    <td>{job.scriptPath ?? <span className="muted">preview</span>}</td>
+                    <td data-testid="run-trigger">
+                      {TRIGGER_LABELS[job.trigger] ?? job.trigger}
+                      {job.schedulePath && (
+                        <div className="text-xs text-muted">
+                          <Link href={`/w/${workspace}/schedules/edit/${job.schedulePath}`}>
+                            {job.schedulePath}
+                          </Link>
+                        </div>
+                      )}
+                    </td>
+                    <td data-testid="run-args">
+                      <Args text={job.argsPreview} />
+                    </td>
+                    <td data-testid="run-duration" className="whitespace-nowrap">
+                      {seconds === null ? (
+                        <span className="muted">—</span>
+                      ) : (
+                        <>
+                          {formatDuration(seconds)}
+                          {!job.completedAt && <span className="muted"> so far</span>}
+                        </>
+                      )}
+                    </td>
+                    <td>
+                      <Link href={`/w/${workspace}/runs/${job.id}`}>
+                        {new Date(job.createdAt).toLocaleString()}
+                      </Link>
+                    </td>
+                    <td>{job.createdBy}</td>
+                    <td>
+                      <code>{job.tag}</code>
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
       )}
       {rows && (page > 1 || rows.length >= perPage) && (
         <div className="row" data-testid="runs-paging">
@@ -114,6 +237,29 @@ function Runs({ workspace }: { workspace: string }) {
         </div>
       )}
     </div>
+  );
+}
+
+/** Seconds from start to end (or to now while it runs); null before it starts. */
+function duration(startedAt: string | null, completedAt: string | null): number | null {
+  if (!startedAt) return null;
+  const end = completedAt ? new Date(completedAt).getTime() : Date.now();
+  return Math.max(0, (end - new Date(startedAt).getTime()) / 1000);
+}
+
+const ARGS_SHOWN = 40;
+
+/** A run's arguments, cut to a line; the whole (as listed) on hover and when expanded. */
+function Args({ text }: { text: string }) {
+  if (text === "{}") return <span className="muted">none</span>;
+  if (text.length <= ARGS_SHOWN) return <code title={text}>{text}</code>;
+  return (
+    <details className="max-w-[20rem]">
+      <summary title={text}>
+        <code>{`${text.slice(0, ARGS_SHOWN)}…`}</code>
+      </summary>
+      <code className="block whitespace-pre-wrap break-all">{text}</code>
+    </details>
   );
 }
 

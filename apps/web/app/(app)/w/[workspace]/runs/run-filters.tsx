@@ -6,6 +6,7 @@ export const FILTER_PARAMS = [
   "script_path_exact",
   "script_path_start",
   "status",
+  "trigger",
   "tag",
   "created_by",
   "created_after",
@@ -31,6 +32,15 @@ export const FORM_FIELDS = new Set<string>([
 ]);
 
 export const STATUSES = ["queued", "running", "success", "failure", "canceled"] as const;
+/** What started a run (see jobTrigger in the job router): a UI, API or webhook run is "manual". */
+export const TRIGGERS = ["manual", "schedule", "preview"] as const;
+export type Trigger = (typeof TRIGGERS)[number];
+export const TRIGGER_LABELS: Record<string, string> = {
+  manual: "manual or API",
+  schedule: "schedule",
+  preview: "editor preview",
+  dependency: "dependencies",
+};
 export const PER_PAGE_CHOICES = ["30", "100", "1000"];
 
 /** `2025-01-31T12:00:00.000Z` → `2025-01-31T13:00` in the browser's time zone, for datetime-local. */
@@ -75,6 +85,7 @@ export function RunFilters({
   const [path, setPath] = useState(filters.script_path_start ?? filters.script_path_exact ?? "");
   const [pathMode, setPathMode] = useState(filters.script_path_start ? "start" : "exact");
   const [status, setStatus] = useState(filters.status ?? "");
+  const [trigger, setTrigger] = useState(filters.trigger ?? "");
   const [tag, setTag] = useState(filters.tag ?? "");
   const [createdBy, setCreatedBy] = useState(filters.created_by ?? "");
   const [after, setAfter] = useState(toLocalInput(filters.created_after));
@@ -92,6 +103,7 @@ export function RunFilters({
         onApply({
           [pathMode === "start" ? "script_path_start" : "script_path_exact"]: path.trim() || undefined,
           status: status || undefined,
+          trigger: trigger || undefined,
           tag: tag.trim() || undefined,
           created_by: createdBy.trim() || undefined,
           created_after: after ? fromLocalInput(after) : undefined,
@@ -124,6 +136,16 @@ export function RunFilters({
           {STATUSES.map((s) => (
             <option key={s} value={s}>
               {s}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <Field label="Trigger" error={errors.trigger}>
+        <select aria-label="Trigger" value={trigger} onChange={(e) => setTrigger(e.target.value)}>
+          <option value="">any</option>
+          {TRIGGERS.map((t) => (
+            <option key={t} value={t}>
+              {TRIGGER_LABELS[t]}
             </option>
           ))}
         </select>
