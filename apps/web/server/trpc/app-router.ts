@@ -12,6 +12,7 @@ import { peopleRouter } from "./routers/people.ts";
 import { auditRouter } from "./routers/audit.ts";
 import { governanceRouter } from "./routers/governance.ts";
 import { gitSyncRouter } from "./routers/git-sync.ts";
+import { accessRouter } from "./routers/access.ts";
 import { searchRouter } from "./routers/search.ts";
 
 export const appRouter = router({
@@ -32,6 +33,7 @@ export const appRouter = router({
   audit: auditRouter,
   governance: governanceRouter,
   gitSync: gitSyncRouter,
+  access: accessRouter,
   search: searchRouter,
 });
 

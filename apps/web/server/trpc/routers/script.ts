@@ -1,5 +1,16 @@
 import { z } from "zod";
 import { deployScript, getScriptByPath, listScripts } from "@millrace/core";
+import {
+  archiveScriptByPath,
+  deleteScriptByPath,
+  getNewestScriptVersion,
+  getScriptByHash,
+  listSchedules,
+  listScriptVersions,
+  pathRights,
+  unarchiveScriptByPath,
+  writablePaths,
+} from "@millrace/core";
 import type { Script } from "@millrace/db";
 import { inferSchema, isLanguage, SignatureError, type ArgSchema } from "@millrace/runtime";
 import { authedProcedure, router, workspaceProcedure } from "../init.ts";
@@ -20,17 +31,86 @@ function scriptView(script: Script) {
 }
 
 export const scriptRouter = router({
-  list: workspaceProcedure.query(async ({ ctx }) => {
-    const scripts = await listScripts(ctx.services, ctx.membership, { perPage: 1000 });
-    return scripts.map(({ content: _content, ...script }) => ({
-      ...scriptView({ ...script, content: "" }),
-    }));
-  }),
+  list: workspaceProcedure
+    .input(z.object({ includeArchived: z.boolean().default(false) }))
+    .query(async ({ ctx, input }) => {
+      const scripts = await listScripts(ctx.services, ctx.membership, {
+        perPage: 1000,
+        includeArchived: input.includeArchived,
+      });
+      const writable = await writablePaths(
+        ctx.services,
+        ctx.membership,
+        scripts.map((script) => script.path),
+      );
+      return scripts.map(({ content: _content, ...script }) => ({
+        ...scriptView({ ...script, content: "" }),
+        archived: script.archived,
+        canWrite: writable.has(script.path),
+      }));
+    }),
   get: workspaceProcedure
     .input(z.object({ path: z.string() }))
     .query(async ({ ctx, input }) =>
       scriptView(await getScriptByPath(ctx.services, ctx.membership, input.path)),
     ),
+  /**
+   * The script page: the newest version at the path (archived or not), what the caller may do
+   * with it, and the schedules that run it.
+   */
+  page: workspaceProcedure.input(z.object({ path: z.string() })).query(async ({ ctx, input }) => {
+    const script = await getNewestScriptVersion(ctx.services, ctx.membership, input.path);
+    const [rights, schedules] = await Promise.all([
+      pathRights(ctx.services, ctx.membership, input.path),
+      listSchedules(ctx.services, ctx.membership, { scriptPath: input.path, perPage: 100 }),
+    ]);
+    return {
+      ...scriptView(script),
+      archived: script.archived,
+      ...rights,
+      schedules: schedules.map((schedule) => ({
+        path: schedule.path,
+        schedule: schedule.schedule,
+        timezone: schedule.timezone,
+        enabled: schedule.enabled,
+        nextRunAt: schedule.nextRunAt?.toISOString() ?? null,
+      })),
+    };
+  }),
+  /** What the caller may do with the script at `path` (the editor offers Deploy only with canWrite). */
+  access: workspaceProcedure
+    .input(z.object({ path: z.string() }))
+    .query(({ ctx, input }) => pathRights(ctx.services, ctx.membership, input.path)),
+  /** Every deployed version at the path, newest first, without content. */
+  versions: workspaceProcedure.input(z.object({ path: z.string() })).query(async ({ ctx, input }) => {
+    const versions = await listScriptVersions(ctx.services, ctx.membership, input.path);
+    return versions.map((version) => ({ ...version, createdAt: version.createdAt.toISOString() }));
+  }),
+  /** One version's content, for the diff between versions. */
+  version: workspaceProcedure.input(z.object({ hash: z.string() })).query(async ({ ctx, input }) => {
+    const script = await getScriptByHash(ctx.services, ctx.membership, input.hash);
+    return {
+      hash: script.hash,
+      path: script.path,
+      language: script.language,
+      summary: script.summary,
+      content: script.content,
+      createdBy: script.createdBy,
+      createdAt: script.createdAt.toISOString(),
+    };
+  }),
+  archive: workspaceProcedure.input(z.object({ path: z.string() })).mutation(async ({ ctx, input }) => {
+    await archiveScriptByPath(ctx.services, ctx.membership, input.path);
+    return { path: input.path };
+  }),
+  unarchive: workspaceProcedure.input(z.object({ path: z.string() })).mutation(async ({ ctx, input }) => {
+    await unarchiveScriptByPath(ctx.services, ctx.membership, input.path);
+    return { path: input.path };
+  }),
+  delete: workspaceProcedure.input(z.object({ path: z.string() })).mutation(async ({ ctx, input }) => {
+    await deleteScriptByPath(ctx.services, ctx.membership, input.path);
+    return { path: input.path };
+  }),
   deploy: workspaceProcedure
     .input(
       z.object({
