@@ -1,6 +1,9 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
+import { toast } from "sonner";
+import { ListSearch, matchesQuery } from "@/components/list-search";
+import { useConfirm } from "@/components/ui/confirm";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -13,7 +16,8 @@ function GrantForm({ workspace, folder, onDone }: { workspace: string; folder: s
   const [level, setLevel] = useState<Level>("viewer");
   const grant = useMutation(
     trpc.people.setFolderPermission.mutationOptions({
-      onSuccess: () => {
+      onSuccess: (_data, { principal: shared, level: given }) => {
+        toast.success(`Shared f/${folder}/ with ${shared} (${given})`);
         setPrincipal("");
         onDone();
       },
@@ -60,15 +64,41 @@ export function FoldersPanel({ workspace, canCreate }: { workspace: string; canC
   const refresh = () => queryClient.invalidateQueries(trpc.people.folders.queryFilter({ workspace }));
   const create = useMutation(
     trpc.people.createFolder.mutationOptions({
-      onSuccess: async () => {
+      onSuccess: async (_data, { name: created }) => {
+        toast.success(`Created folder f/${created}/`);
         setName("");
         setSummary("");
         await refresh();
       },
     }),
   );
-  const revoke = useMutation(trpc.people.setFolderPermission.mutationOptions({ onSuccess: refresh }));
-  const remove = useMutation(trpc.people.deleteFolder.mutationOptions({ onSuccess: refresh }));
+  const revoke = useMutation(
+    trpc.people.setFolderPermission.mutationOptions({
+      onSuccess: async (_data, { name: folder, principal }) => {
+        toast.success(`Revoked ${principal} on f/${folder}/`);
+        await refresh();
+      },
+    }),
+  );
+  const remove = useMutation(
+    trpc.people.deleteFolder.mutationOptions({
+      onSuccess: async (_data, { name: deleted }) => {
+        toast.success(`Deleted folder f/${deleted}/`);
+        await refresh();
+      },
+    }),
+  );
+  const confirm = useConfirm();
+  const [query, setQuery] = useState("");
+  const shown = (folders.data ?? []).filter((f) =>
+    matchesQuery(
+      query,
+      `f/${f.name}/`,
+      f.summary,
+      f.myLevel,
+      f.permissions.map((p) => p.principal).join(" "),
+    ),
+  );
   const [name, setName] = useState("");
   const [summary, setSummary] = useState("");
   const field = errorField(create.error);
@@ -91,8 +121,21 @@ export function FoldersPanel({ workspace, canCreate }: { workspace: string; canC
         <div className="error">{errorMessage(revoke.error ?? remove.error)}</div>
       )}
       {folders.data?.length === 0 && <div className="panel empty">No folders you can see yet.</div>}
+      {!!folders.data?.length && (
+        <ListSearch
+          label="Search folders"
+          placeholder="Search by name, summary, who it is shared with…"
+          value={query}
+          onChange={setQuery}
+          shown={shown.length}
+          total={folders.data.length}
+        />
+      )}
+      {!!folders.data?.length && shown.length === 0 && (
+        <div className="panel empty">No folder matches “{query}”.</div>
+      )}
       <div className="stack">
-        {folders.data?.map((f) => {
+        {shown.map((f) => {
           const owner = f.myLevel === "owner";
           return (
             <div className="panel" key={f.name} data-folder={f.name}>
@@ -102,39 +145,59 @@ export function FoldersPanel({ workspace, canCreate }: { workspace: string; canC
                   {f.summary} · your access: {f.myLevel}
                 </span>
                 {owner && (
-                  <button type="button" onClick={() => remove.mutate({ workspace, name: f.name })}>
+                  <button
+                    type="button"
+                    onClick={async () => {
+                      if (
+                        await confirm({
+                          title: `Delete folder f/${f.name}/?`,
+                          description: "Its sharing is forgotten.",
+                          action: "Delete folder",
+                          destructive: true,
+                        })
+                      )
+                        remove.mutate({ workspace, name: f.name });
+                    }}
+                  >
                     Delete folder
                   </button>
                 )}
               </div>
-              <table>
-                <tbody>
-                  {f.permissions.length === 0 && (
-                    <tr>
-                      <td className="muted">Shared with nobody (admins only).</td>
-                    </tr>
-                  )}
-                  {f.permissions.map((p) => (
-                    <tr key={p.principal}>
-                      <td>{p.principal}</td>
-                      <td>{p.level}</td>
-                      <td>
-                        {owner && (
-                          <button
-                            type="button"
-                            aria-label={`Revoke ${p.principal} on ${f.name}`}
-                            onClick={() =>
-                              revoke.mutate({ workspace, name: f.name, principal: p.principal, level: null })
-                            }
-                          >
-                            Revoke
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <div className="overflow-x-auto">
+                <table>
+                  <tbody>
+                    {f.permissions.length === 0 && (
+                      <tr>
+                        <td className="muted">Shared with nobody (admins only).</td>
+                      </tr>
+                    )}
+                    {f.permissions.map((p) => (
+                      <tr key={p.principal}>
+                        <td>{p.principal}</td>
+                        <td>{p.level}</td>
+                        <td>
+                          {owner && (
+                            <button
+                              type="button"
+                              aria-label={`Revoke ${p.principal} on ${f.name}`}
+                              onClick={() =>
+                                revoke.mutate({
+                                  workspace,
+                                  name: f.name,
+                                  principal: p.principal,
+                                  level: null,
+                                })
+                              }
+                            >
+                              Revoke
+                            </button>
+                          )}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
               {owner && <GrantForm workspace={workspace} folder={f.name} onDone={() => void refresh()} />}
             </div>
           );

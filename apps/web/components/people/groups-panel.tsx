@@ -1,6 +1,9 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
+import { toast } from "sonner";
+import { ListSearch, matchesQuery } from "@/components/list-search";
+import { useConfirm } from "@/components/ui/confirm";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -9,7 +12,8 @@ function AddToGroup({ workspace, group, onDone }: { workspace: string; group: st
   const [username, setUsername] = useState("");
   const add = useMutation(
     trpc.people.addGroupMember.mutationOptions({
-      onSuccess: () => {
+      onSuccess: (_data, { username: added }) => {
+        toast.success(`Added ${added} to ${group}`);
         setUsername("");
         onDone();
       },
@@ -46,15 +50,35 @@ export function GroupsPanel({ workspace, canManage }: { workspace: string; canMa
   const refresh = () => queryClient.invalidateQueries(trpc.people.groups.queryFilter({ workspace }));
   const create = useMutation(
     trpc.people.createGroup.mutationOptions({
-      onSuccess: async () => {
+      onSuccess: async (_data, { name: created }) => {
+        toast.success(`Created group ${created}`);
         setName("");
         setSummary("");
         await refresh();
       },
     }),
   );
-  const remove = useMutation(trpc.people.deleteGroup.mutationOptions({ onSuccess: refresh }));
-  const removeMember = useMutation(trpc.people.removeGroupMember.mutationOptions({ onSuccess: refresh }));
+  const remove = useMutation(
+    trpc.people.deleteGroup.mutationOptions({
+      onSuccess: async (_data, { name: deleted }) => {
+        toast.success(`Deleted group ${deleted}`);
+        await refresh();
+      },
+    }),
+  );
+  const removeMember = useMutation(
+    trpc.people.removeGroupMember.mutationOptions({
+      onSuccess: async (_data, { name: group, username }) => {
+        toast.success(`Removed ${username} from ${group}`);
+        await refresh();
+      },
+    }),
+  );
+  const confirm = useConfirm();
+  const [query, setQuery] = useState("");
+  const shown = (groups.data ?? []).filter((g) =>
+    matchesQuery(query, g.name, g.summary, g.members.join(" ")),
+  );
   const [name, setName] = useState("");
   const [summary, setSummary] = useState("");
   const field = errorField(create.error);
@@ -76,14 +100,40 @@ export function GroupsPanel({ workspace, canManage }: { workspace: string; canMa
         <div className="error">{errorMessage(remove.error ?? removeMember.error)}</div>
       )}
       {groups.data?.length === 0 && <div className="panel empty">No groups yet.</div>}
+      {!!groups.data?.length && (
+        <ListSearch
+          label="Search groups"
+          placeholder="Search by name, summary, member…"
+          value={query}
+          onChange={setQuery}
+          shown={shown.length}
+          total={groups.data.length}
+        />
+      )}
+      {!!groups.data?.length && shown.length === 0 && (
+        <div className="panel empty">No group matches “{query}”.</div>
+      )}
       <div className="stack">
-        {groups.data?.map((g) => (
+        {shown.map((g) => (
           <div className="panel" key={g.name} data-group={g.name}>
             <div className="toolbar">
               <strong>{g.name}</strong>
               {g.summary && <span className="muted">{g.summary}</span>}
               {canManage && (
-                <button type="button" onClick={() => remove.mutate({ workspace, name: g.name })}>
+                <button
+                  type="button"
+                  onClick={async () => {
+                    if (
+                      await confirm({
+                        title: `Delete group ${g.name}?`,
+                        description: "Folders shared with it are no longer shared with its members.",
+                        action: "Delete group",
+                        destructive: true,
+                      })
+                    )
+                      remove.mutate({ workspace, name: g.name });
+                  }}
+                >
                   Delete group
                 </button>
               )}

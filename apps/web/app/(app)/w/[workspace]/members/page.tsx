@@ -1,6 +1,9 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { use, useState, type FormEvent } from "react";
+import { toast } from "sonner";
+import { ListSearch, matchesQuery } from "@/components/list-search";
+import { useConfirm } from "@/components/ui/confirm";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -15,11 +18,31 @@ export default function MembersPage({ params }: { params: Promise<{ workspace: s
   const roles = useQuery(trpc.workspace.list.queryOptions());
   const isAdmin = roles.data?.find((w) => w.id === workspace)?.role === "admin";
   const refresh = () => queryClient.invalidateQueries(trpc.people.members.queryFilter({ workspace }));
-  const update = useMutation(trpc.people.updateMember.mutationOptions({ onSuccess: refresh }));
-  const remove = useMutation(trpc.people.removeMember.mutationOptions({ onSuccess: refresh }));
+  const update = useMutation(
+    trpc.people.updateMember.mutationOptions({
+      onSuccess: async (_data, { username }) => {
+        toast.success(`Saved ${username}`);
+        await refresh();
+      },
+    }),
+  );
+  const remove = useMutation(
+    trpc.people.removeMember.mutationOptions({
+      onSuccess: async (_data, { username }) => {
+        toast.success(`Removed ${username} from ${workspace}`);
+        await refresh();
+      },
+    }),
+  );
+  const confirm = useConfirm();
+  const [query, setQuery] = useState("");
+  const shown = (members.data ?? []).filter((m) =>
+    matchesQuery(query, m.username, m.email, m.role, m.groups.join(" "), m.disabled ? "disabled" : "active"),
+  );
   const add = useMutation(
     trpc.people.addMember.mutationOptions({
-      onSuccess: async () => {
+      onSuccess: async (_data, { email: added }) => {
+        toast.success(`Added ${added}`);
         setEmail("");
         await refresh();
       },
@@ -47,71 +70,93 @@ export default function MembersPage({ params }: { params: Promise<{ workspace: s
         <div className="panel empty">Nobody is a member of this workspace yet.</div>
       )}
       {members.data && members.data.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th>User</th>
-              <th>Email</th>
-              <th>Role</th>
-              <th>Groups</th>
-              <th>Status</th>
-              {isAdmin && <th />}
-            </tr>
-          </thead>
-          <tbody>
-            {members.data.map((m) => (
-              <tr key={m.username} data-username={m.username}>
-                <td>
-                  {m.username}
-                  {m.isSuperAdmin && <span className="muted"> (superadmin)</span>}
-                </td>
-                <td>{m.email}</td>
-                <td>
-                  {isAdmin ? (
-                    <select
-                      aria-label={`Role of ${m.username}`}
-                      value={m.role}
-                      onChange={(e) =>
-                        update.mutate({ workspace, username: m.username, role: e.target.value as Role })
-                      }
-                    >
-                      {ROLES.map((r) => (
-                        <option key={r} value={r}>
-                          {r}
-                        </option>
-                      ))}
-                    </select>
-                  ) : (
-                    m.role
-                  )}
-                </td>
-                <td>{m.groups.join(", ") || <span className="muted">none</span>}</td>
-                <td>{m.disabled ? "disabled" : "active"}</td>
-                {isAdmin && (
-                  <td className="row">
-                    <button
-                      type="button"
-                      onClick={() =>
-                        update.mutate({ workspace, username: m.username, disabled: !m.disabled })
-                      }
-                    >
-                      {m.disabled ? "Enable" : "Disable"}
-                    </button>
-                    <button
-                      type="button"
-                      onClick={() => {
-                        if (confirm(`Remove ${m.username} from ${workspace}?`))
-                          remove.mutate({ workspace, username: m.username });
-                      }}
-                    >
-                      Remove
-                    </button>
-                  </td>
-                )}
+        <ListSearch
+          label="Search members"
+          placeholder="Search by name, email, role, group…"
+          value={query}
+          onChange={setQuery}
+          shown={shown.length}
+          total={members.data.length}
+        />
+      )}
+      {members.data && members.data.length > 0 && shown.length === 0 && (
+        <div className="panel empty">No member matches “{query}”.</div>
+      )}
+      {shown.length > 0 && (
+        <div className="overflow-x-auto">
+          <table>
+            <thead>
+              <tr>
+                <th>User</th>
+                <th>Email</th>
+                <th>Role</th>
+                <th>Groups</th>
+                <th>Status</th>
+                {isAdmin && <th />}
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {shown.map((m) => (
+                <tr key={m.username} data-username={m.username}>
+                  <td>
+                    {m.username}
+                    {m.isSuperAdmin && <span className="muted"> (superadmin)</span>}
+                  </td>
+                  <td>{m.email}</td>
+                  <td>
+                    {isAdmin ? (
+                      <select
+                        aria-label={`Role of ${m.username}`}
+                        value={m.role}
+                        onChange={(e) =>
+                          update.mutate({ workspace, username: m.username, role: e.target.value as Role })
+                        }
+                      >
+                        {ROLES.map((r) => (
+                          <option key={r} value={r}>
+                            {r}
+                          </option>
+                        ))}
+                      </select>
+                    ) : (
+                      m.role
+                    )}
+                  </td>
+                  <td>{m.groups.join(", ") || <span className="muted">none</span>}</td>
+                  <td>{m.disabled ? "disabled" : "active"}</td>
+                  {isAdmin && (
+                    <td className="row">
+                      <button
+                        type="button"
+                        onClick={() =>
+                          update.mutate({ workspace, username: m.username, disabled: !m.disabled })
+                        }
+                      >
+                        {m.disabled ? "Enable" : "Disable"}
+                      </button>
+                      <button
+                        type="button"
+                        onClick={async () => {
+                          if (
+                            await confirm({
+                              title: `Remove ${m.username} from ${workspace}?`,
+                              description: "They lose access to this workspace; their scripts and runs stay.",
+                              action: "Remove member",
+                              destructive: true,
+                            })
+                          )
+                            remove.mutate({ workspace, username: m.username });
+                        }}
+                      >
+                        Remove
+                      </button>
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       {isAdmin && (
         <>

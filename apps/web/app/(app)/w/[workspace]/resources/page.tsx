@@ -1,7 +1,8 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { use } from "react";
+import { use, useState } from "react";
+import { ListSearch, matchesQuery } from "@/components/list-search";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -9,6 +10,10 @@ export default function ResourcesPage({ params }: { params: Promise<{ workspace:
   const { workspace } = use(params);
   const trpc = useTRPC();
   const resources = useQuery(trpc.resource.list.queryOptions({ workspace }));
+  const [query, setQuery] = useState("");
+  const shown = (resources.data ?? []).filter((v) =>
+    matchesQuery(query, v.path, v.resourceType, v.description, v.createdBy),
+  );
   return (
     <div>
       <div className="toolbar">
@@ -33,32 +38,47 @@ export default function ResourcesPage({ params }: { params: Promise<{ workspace:
         </div>
       )}
       {resources.data && resources.data.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th>Path</th>
-              <th>Type</th>
-              <th>Description</th>
-              <th>Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {resources.data.map((resource) => (
-              <tr key={resource.path}>
-                <td>
-                  <Link href={`/w/${workspace}/resources/edit/${resource.path}`}>{resource.path}</Link>
-                </td>
-                <td>
-                  <code>{resource.resourceType}</code>
-                </td>
-                <td>{resource.description}</td>
-                <td>
-                  {new Date(resource.updatedAt).toLocaleString()} by {resource.createdBy}
-                </td>
+        <ListSearch
+          label="Search resources"
+          placeholder="Search by path, description…"
+          value={query}
+          onChange={setQuery}
+          shown={shown.length}
+          total={resources.data.length}
+        />
+      )}
+      {resources.data && resources.data.length > 0 && shown.length === 0 && (
+        <div className="panel empty">No resource matches “{query}”.</div>
+      )}
+      {shown.length > 0 && (
+        <div className="overflow-x-auto">
+          <table>
+            <thead>
+              <tr>
+                <th>Path</th>
+                <th>Type</th>
+                <th>Description</th>
+                <th>Updated</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {shown.map((resource) => (
+                <tr key={resource.path}>
+                  <td>
+                    <Link href={`/w/${workspace}/resources/edit/${resource.path}`}>{resource.path}</Link>
+                  </td>
+                  <td>
+                    <code>{resource.resourceType}</code>
+                  </td>
+                  <td>{resource.description}</td>
+                  <td>
+                    {new Date(resource.updatedAt).toLocaleString()} by {resource.createdBy}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </div>
   );

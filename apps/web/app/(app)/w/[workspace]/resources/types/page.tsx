@@ -2,6 +2,9 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { use, useState } from "react";
+import { toast } from "sonner";
+import { ListSearch, matchesQuery } from "@/components/list-search";
+import { useConfirm } from "@/components/ui/confirm";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -27,14 +30,35 @@ export default function ResourceTypesPage({ params }: { params: Promise<{ worksp
   const refresh = () => queryClient.invalidateQueries(trpc.resource.types.pathFilter());
   const create = useMutation(
     trpc.resource.createType.mutationOptions({
-      onSuccess: async () => {
+      onSuccess: async (_data, { name: created }) => {
+        toast.success(`Created resource type ${created}`);
         setName("c_");
         setDescription("");
         await refresh();
       },
     }),
   );
-  const remove = useMutation(trpc.resource.deleteType.mutationOptions({ onSuccess: refresh }));
+  const remove = useMutation(
+    trpc.resource.deleteType.mutationOptions({
+      onSuccess: async (_data, { name: deleted }) => {
+        toast.success(`Deleted resource type ${deleted}`);
+        await refresh();
+      },
+    }),
+  );
+  const confirm = useConfirm();
+  const [query, setQuery] = useState("");
+  const shown = (types.data ?? []).filter((type) =>
+    matchesQuery(
+      query,
+      type.name,
+      type.description,
+      type.builtin && "built-in",
+      Object.keys((type.schema as { properties?: Record<string, unknown> } | null)?.properties ?? {}).join(
+        " ",
+      ),
+    ),
+  );
   const field = errorField(create.error);
 
   function submit(event: React.FormEvent) {
@@ -58,45 +82,68 @@ export default function ResourceTypesPage({ params }: { params: Promise<{ worksp
       </div>
       {types.error && <div className="error">{errorMessage(types.error)}</div>}
       {types.data && (
-        <table>
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Fields</th>
-              <th>Description</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {types.data.map((type) => {
-              const properties = (type.schema as { properties?: Record<string, unknown> } | null)?.properties;
-              return (
-                <tr key={type.name}>
-                  <td>
-                    <code>{type.name}</code> {type.builtin && <span className="muted">built-in</span>}
-                  </td>
-                  <td>
-                    {properties ? Object.keys(properties).join(", ") : <span className="muted">any</span>}
-                  </td>
-                  <td>{type.description}</td>
-                  <td>
-                    {!type.builtin && (
-                      <button
-                        type="button"
-                        onClick={() => {
-                          if (confirm(`Delete resource type ${type.name}?`))
-                            remove.mutate({ workspace, name: type.name });
-                        }}
-                      >
-                        Delete
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        <ListSearch
+          label="Search resource types"
+          placeholder="Search by name, field, description…"
+          value={query}
+          onChange={setQuery}
+          shown={shown.length}
+          total={types.data.length}
+        />
+      )}
+      {types.data && shown.length === 0 && query.trim() && (
+        <div className="panel empty">No resource type matches “{query}”.</div>
+      )}
+      {types.data && shown.length > 0 && (
+        <div className="overflow-x-auto">
+          <table>
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Fields</th>
+                <th>Description</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((type) => {
+                const properties = (type.schema as { properties?: Record<string, unknown> } | null)
+                  ?.properties;
+                return (
+                  <tr key={type.name}>
+                    <td>
+                      <code>{type.name}</code> {type.builtin && <span className="muted">built-in</span>}
+                    </td>
+                    <td>
+                      {properties ? Object.keys(properties).join(", ") : <span className="muted">any</span>}
+                    </td>
+                    <td>{type.description}</td>
+                    <td>
+                      {!type.builtin && (
+                        <button
+                          type="button"
+                          onClick={async () => {
+                            if (
+                              await confirm({
+                                title: `Delete resource type ${type.name}?`,
+                                description: "Resources of this type keep their values.",
+                                action: "Delete resource type",
+                                destructive: true,
+                              })
+                            )
+                              remove.mutate({ workspace, name: type.name });
+                          }}
+                        >
+                          Delete
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
       )}
       {remove.error && <div className="error">{errorMessage(remove.error)}</div>}
       <form className="panel stack" style={{ maxWidth: 760 }} onSubmit={submit}>
