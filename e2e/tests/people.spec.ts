@@ -400,6 +400,7 @@ test("the people pages: members, folders, tokens, audit and governance in the br
   const row = page.locator(`[data-token="${token!.slice(0, 10)}"]`);
   await expect(row).toContainText("laptop");
   await row.getByRole("button", { name: "Revoke" }).click();
+  await page.getByRole("alertdialog").getByRole("button", { name: "Revoke token" }).click();
   await expect(row).toHaveCount(0);
   expect((await get(request, `/api/w/${ws}/scripts/list`, { Authorization: `Bearer ${token}` })).status).toBe(
     401,

@@ -1,5 +1,6 @@
 "use client";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { toast } from "sonner";
 import { useEffect, useState } from "react";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
@@ -24,6 +25,7 @@ export function CustomTagsEditor({ setting }: { setting: string[] }) {
     trpc.worker.setCustomTags.mutationOptions({
       onSuccess: async () => {
         setSaved(true);
+        toast.success("Saved the custom tags");
         await queryClient.invalidateQueries(trpc.worker.customTags.queryFilter());
       },
     }),

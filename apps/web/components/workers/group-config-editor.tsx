@@ -1,6 +1,8 @@
 "use client";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState, type ReactNode } from "react";
+import { toast } from "sonner";
+import { useConfirm } from "@/components/ui/confirm";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -101,11 +103,20 @@ export function GroupConfigEditor({ group, config }: { group: string; config: Gr
       onSuccess: async (stored) => {
         setForm(fromConfig(stored));
         setSaved(true);
+        toast.success(`Saved the config of worker group ${group}`);
         await refresh();
       },
     }),
   );
-  const remove = useMutation(trpc.worker.deleteGroup.mutationOptions({ onSuccess: refresh }));
+  const remove = useMutation(
+    trpc.worker.deleteGroup.mutationOptions({
+      onSuccess: async () => {
+        toast.success(`Deleted the config of worker group ${group}`);
+        await refresh();
+      },
+    }),
+  );
+  const confirm = useConfirm();
   const field = errorField(update.error) ?? (update.error ? "config" : undefined);
   const errorFor = (...prefixes: string[]) =>
     field && prefixes.some((p) => field === p || field.startsWith(`${p}[`))
@@ -205,8 +216,15 @@ export function GroupConfigEditor({ group, config }: { group: string; config: Gr
           <button
             type="button"
             disabled={remove.isPending}
-            onClick={() => {
-              if (window.confirm(`Delete the config of worker group ${group}?`))
+            onClick={async () => {
+              if (
+                await confirm({
+                  title: `Delete the config of worker group ${group}?`,
+                  description: "Its workers go back to the default config within seconds.",
+                  action: "Delete config",
+                  destructive: true,
+                })
+              )
                 remove.mutate({ name: group });
             }}
           >

@@ -27,7 +27,7 @@ function Tags({ tags }: { tags: string[] }) {
   return (
     <span style={{ display: "inline-flex", flexWrap: "wrap", gap: "0.25rem" }}>
       {tags.map((tag) => (
-        <code key={tag} className="status" style={{ background: "#eef2f6", fontWeight: 500 }}>
+        <code key={tag} className="status bg-hover font-medium text-fg">
           {tag}
         </code>
       ))}
@@ -103,43 +103,45 @@ export function WorkerGroupPanel({
       {workers.length === 0 ? (
         <div className="muted">No live worker in this group.</div>
       ) : (
-        <table aria-label={`Workers of group ${group}`}>
-          <thead>
-            <tr>
-              <th>Worker</th>
-              <th>Host</th>
-              <th>Current job</th>
-              <th>Jobs done</th>
-              <th>Occupancy 15s / 5m / 30m</th>
-              <th>Memory</th>
-              <th>Sandbox</th>
-              <th>Last ping</th>
-            </tr>
-          </thead>
-          <tbody>
-            {workers.map((worker) => (
-              <tr key={worker.worker} data-testid="worker-row">
-                <td>
-                  <code>{worker.worker}</code>
-                </td>
-                <td>{worker.host}</td>
-                <td>
-                  <CurrentJob worker={worker} workspace={workspace} visible={showJobs} />
-                </td>
-                <td>{worker.jobs_executed}</td>
-                <td>
-                  {percent(worker.occupancy_rate_15s)} / {percent(worker.occupancy_rate_5m)} /{" "}
-                  {percent(worker.occupancy_rate_30m)}
-                </td>
-                <td>{memory(worker.memory_usage)}</td>
-                <td>
-                  <Sandbox state={worker.sandbox} />
-                </td>
-                <td>{duration(worker.last_ping)} ago</td>
+        <div className="overflow-x-auto">
+          <table aria-label={`Workers of group ${group}`}>
+            <thead>
+              <tr>
+                <th>Worker</th>
+                <th>Host</th>
+                <th>Current job</th>
+                <th>Jobs done</th>
+                <th>Occupancy 15s / 5m / 30m</th>
+                <th>Memory</th>
+                <th>Sandbox</th>
+                <th>Last ping</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {workers.map((worker) => (
+                <tr key={worker.worker} data-testid="worker-row">
+                  <td>
+                    <code>{worker.worker}</code>
+                  </td>
+                  <td>{worker.host}</td>
+                  <td>
+                    <CurrentJob worker={worker} workspace={workspace} visible={showJobs} />
+                  </td>
+                  <td>{worker.jobs_executed}</td>
+                  <td>
+                    {percent(worker.occupancy_rate_15s)} / {percent(worker.occupancy_rate_5m)} /{" "}
+                    {percent(worker.occupancy_rate_30m)}
+                  </td>
+                  <td>{memory(worker.memory_usage)}</td>
+                  <td>
+                    <Sandbox state={worker.sandbox} />
+                  </td>
+                  <td>{duration(worker.last_ping)} ago</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       {config}
     </section>
@@ -150,42 +152,44 @@ export function WorkerGroupPanel({
 export function QueueTable({ stats }: { stats: QueueRow[] }) {
   if (stats.length === 0) return <div className="panel empty">No job is waiting or running.</div>;
   return (
-    <table aria-label="Queue">
-      <thead>
-        <tr>
-          <th>Tag</th>
-          <th>Queued</th>
-          <th>Scheduled later</th>
-          <th>Running</th>
-          <th>Oldest waiting</th>
-          <th>Live workers</th>
-        </tr>
-      </thead>
-      <tbody>
-        {stats.map((row) => (
-          <tr key={row.tag} data-testid={`queue-${row.tag}`}>
-            <td>
-              <code>{row.tag}</code>
-            </td>
-            <td>{row.queued}</td>
-            <td>{row.scheduled}</td>
-            <td>{row.running}</td>
-            <td>
-              {row.oldest_wait_secs === null ? (
-                <span className="muted">–</span>
-              ) : (
-                <span title={row.oldest_queued_at ?? ""}>{duration(row.oldest_wait_secs)}</span>
-              )}
-            </td>
-            <td>
-              {row.workers}
-              {row.workers === 0 && row.queued > row.scheduled && (
-                <span className="field-error"> no live worker serves this tag</span>
-              )}
-            </td>
+    <div className="overflow-x-auto">
+      <table aria-label="Queue">
+        <thead>
+          <tr>
+            <th>Tag</th>
+            <th>Queued</th>
+            <th>Scheduled later</th>
+            <th>Running</th>
+            <th>Oldest waiting</th>
+            <th>Live workers</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {stats.map((row) => (
+            <tr key={row.tag} data-testid={`queue-${row.tag}`}>
+              <td>
+                <code>{row.tag}</code>
+              </td>
+              <td>{row.queued}</td>
+              <td>{row.scheduled}</td>
+              <td>{row.running}</td>
+              <td>
+                {row.oldest_wait_secs === null ? (
+                  <span className="muted">–</span>
+                ) : (
+                  <span title={row.oldest_queued_at ?? ""}>{duration(row.oldest_wait_secs)}</span>
+                )}
+              </td>
+              <td>
+                {row.workers}
+                {row.workers === 0 && row.queued > row.scheduled && (
+                  <span className="field-error"> no live worker serves this tag</span>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

@@ -3,6 +3,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
+import { ListSearch, matchesQuery } from "@/components/list-search";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -11,6 +12,8 @@ export default function WorkspacesPage() {
   const router = useRouter();
   const queryClient = useQueryClient();
   const workspaces = useQuery(trpc.workspace.list.queryOptions());
+  const [query, setQuery] = useState("");
+  const shown = (workspaces.data ?? []).filter((w) => matchesQuery(query, w.name, w.id, w.role));
   const [id, setId] = useState("");
   const [name, setName] = useState("");
   const create = useMutation(
@@ -34,28 +37,43 @@ export default function WorkspacesPage() {
       {workspaces.isLoading ? (
         <p className="muted">Loading…</p>
       ) : workspaces.data?.length ? (
-        <table>
-          <thead>
-            <tr>
-              <th>Workspace</th>
-              <th>Id</th>
-              <th>Your role</th>
-            </tr>
-          </thead>
-          <tbody>
-            {workspaces.data.map((w) => (
-              <tr key={w.id}>
-                <td>
-                  <Link href={`/w/${w.id}/scripts`}>{w.name}</Link>
-                </td>
-                <td>
-                  <code>{w.id}</code>
-                </td>
-                <td>{w.role}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <>
+          <ListSearch
+            label="Search workspaces"
+            placeholder="Search by name, id, role…"
+            value={query}
+            onChange={setQuery}
+            shown={shown.length}
+            total={workspaces.data.length}
+          />
+          {shown.length === 0 && <div className="panel empty">No workspace matches “{query}”.</div>}
+          {shown.length > 0 && (
+            <div className="overflow-x-auto">
+              <table>
+                <thead>
+                  <tr>
+                    <th>Workspace</th>
+                    <th>Id</th>
+                    <th>Your role</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {shown.map((w) => (
+                    <tr key={w.id}>
+                      <td>
+                        <Link href={`/w/${w.id}/scripts`}>{w.name}</Link>
+                      </td>
+                      <td>
+                        <code>{w.id}</code>
+                      </td>
+                      <td>{w.role}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </>
       ) : (
         <div className="panel empty">You are not in any workspace yet. Create one below.</div>
       )}

@@ -1,7 +1,10 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
+import { toast } from "sonner";
+import { ListSearch, matchesQuery } from "@/components/list-search";
 import { PlainPage } from "@/components/people/plain-page";
+import { useConfirm } from "@/components/ui/confirm";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -19,13 +22,26 @@ export default function TokensPage() {
   const create = useMutation(
     trpc.people.createToken.mutationOptions({
       onSuccess: async ({ token }) => {
+        toast.success("Created a token: copy it now");
         setCreated(token);
         setLabel("");
         await refresh();
       },
     }),
   );
-  const revoke = useMutation(trpc.people.deleteToken.mutationOptions({ onSuccess: refresh }));
+  const revoke = useMutation(
+    trpc.people.deleteToken.mutationOptions({
+      onSuccess: async (_data, { tokenPrefix }) => {
+        toast.success(`Revoked token ${tokenPrefix}…`);
+        await refresh();
+      },
+    }),
+  );
+  const confirm = useConfirm();
+  const [query, setQuery] = useState("");
+  const shown = (tokens.data ?? []).filter((t) =>
+    matchesQuery(query, t.label, t.tokenPrefix, t.kind, t.workspaceId ?? "all"),
+  );
   const field = errorField(create.error);
 
   function submit(event: FormEvent) {
@@ -107,50 +123,78 @@ export default function TokensPage() {
       {revoke.error && <div className="error">{errorMessage(revoke.error)}</div>}
       {tokens.data?.length === 0 && <div className="panel empty">No tokens yet.</div>}
       {tokens.data && tokens.data.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th>Label</th>
-              <th>Prefix</th>
-              <th>Kind</th>
-              <th>Workspace</th>
-              <th>Expires</th>
-              <th>Last used</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {tokens.data.map((t) => (
-              <tr key={t.tokenPrefix} data-token={t.tokenPrefix}>
-                <td>{t.label}</td>
-                <td>
-                  <code>{t.tokenPrefix}…</code>
-                </td>
-                <td>{t.kind}</td>
-                <td>{t.workspaceId ?? <span className="muted">all</span>}</td>
-                <td>
-                  {t.expiresAt ? (
-                    new Date(t.expiresAt).toLocaleString()
-                  ) : (
-                    <span className="muted">never</span>
-                  )}
-                </td>
-                <td>
-                  {t.lastUsedAt ? (
-                    new Date(t.lastUsedAt).toLocaleString()
-                  ) : (
-                    <span className="muted">never</span>
-                  )}
-                </td>
-                <td>
-                  <button type="button" onClick={() => revoke.mutate({ tokenPrefix: t.tokenPrefix })}>
-                    Revoke
-                  </button>
-                </td>
+        <ListSearch
+          label="Search tokens"
+          placeholder="Search by label, prefix, kind, workspace…"
+          value={query}
+          onChange={setQuery}
+          shown={shown.length}
+          total={tokens.data.length}
+        />
+      )}
+      {tokens.data && tokens.data.length > 0 && shown.length === 0 && (
+        <div className="panel empty">No token matches “{query}”.</div>
+      )}
+      {shown.length > 0 && (
+        <div className="overflow-x-auto">
+          <table>
+            <thead>
+              <tr>
+                <th>Label</th>
+                <th>Prefix</th>
+                <th>Kind</th>
+                <th>Workspace</th>
+                <th>Expires</th>
+                <th>Last used</th>
+                <th />
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {shown.map((t) => (
+                <tr key={t.tokenPrefix} data-token={t.tokenPrefix}>
+                  <td>{t.label}</td>
+                  <td>
+                    <code>{t.tokenPrefix}…</code>
+                  </td>
+                  <td>{t.kind}</td>
+                  <td>{t.workspaceId ?? <span className="muted">all</span>}</td>
+                  <td>
+                    {t.expiresAt ? (
+                      new Date(t.expiresAt).toLocaleString()
+                    ) : (
+                      <span className="muted">never</span>
+                    )}
+                  </td>
+                  <td>
+                    {t.lastUsedAt ? (
+                      new Date(t.lastUsedAt).toLocaleString()
+                    ) : (
+                      <span className="muted">never</span>
+                    )}
+                  </td>
+                  <td>
+                    <button
+                      type="button"
+                      onClick={async () => {
+                        if (
+                          await confirm({
+                            title: `Revoke token ${t.label ? `“${t.label}” ` : ""}(${t.tokenPrefix}…)?`,
+                            description: "Whatever uses it can no longer sign in with it.",
+                            action: "Revoke token",
+                            destructive: true,
+                          })
+                        )
+                          revoke.mutate({ tokenPrefix: t.tokenPrefix });
+                      }}
+                    >
+                      Revoke
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </PlainPage>
   );

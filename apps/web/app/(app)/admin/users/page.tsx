@@ -1,6 +1,8 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
+import { toast } from "sonner";
+import { ListSearch, matchesQuery } from "@/components/list-search";
 import { PlainPage } from "@/components/people/plain-page";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
@@ -13,13 +15,31 @@ export default function UsersPage() {
   const [form, setForm] = useState({ email: "", password: "", name: "", superAdmin: false });
   const create = useMutation(
     trpc.people.createAccount.mutationOptions({
-      onSuccess: async () => {
+      onSuccess: async (_data, { email }) => {
+        toast.success(`Created ${email}`);
         setForm({ email: "", password: "", name: "", superAdmin: false });
         await refresh();
       },
     }),
   );
-  const update = useMutation(trpc.people.updateAccount.mutationOptions({ onSuccess: refresh }));
+  const update = useMutation(
+    trpc.people.updateAccount.mutationOptions({
+      onSuccess: async (_data, { email, disabled }) => {
+        toast.success(disabled ? `Disabled ${email}` : `Saved ${email}`);
+        await refresh();
+      },
+    }),
+  );
+  const [query, setQuery] = useState("");
+  const shown = (users.data ?? []).filter((u) =>
+    matchesQuery(
+      query,
+      u.email,
+      u.username,
+      u.isSuperAdmin && "superadmin",
+      u.disabled ? "disabled" : "active",
+    ),
+  );
   const field = errorField(create.error);
 
   function submit(event: FormEvent) {
@@ -47,35 +67,50 @@ export default function UsersPage() {
       {users.error && <div className="error">{errorMessage(users.error)}</div>}
       {update.error && <div className="error">{errorMessage(update.error)}</div>}
       {users.data && (
-        <table>
-          <thead>
-            <tr>
-              <th>Email</th>
-              <th>Username</th>
-              <th>Superadmin</th>
-              <th>Status</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {users.data.map((u) => (
-              <tr key={u.id} data-email={u.email}>
-                <td>{u.email}</td>
-                <td>{u.username}</td>
-                <td>{u.isSuperAdmin ? "yes" : ""}</td>
-                <td>{u.disabled ? "disabled" : "active"}</td>
-                <td>
-                  <button
-                    type="button"
-                    onClick={() => update.mutate({ email: u.email, disabled: !u.disabled })}
-                  >
-                    {u.disabled ? "Enable" : "Disable"}
-                  </button>
-                </td>
+        <ListSearch
+          label="Search users"
+          placeholder="Search by email, username, status…"
+          value={query}
+          onChange={setQuery}
+          shown={shown.length}
+          total={users.data.length}
+        />
+      )}
+      {users.data && shown.length === 0 && query.trim() && (
+        <div className="panel empty">No user matches “{query}”.</div>
+      )}
+      {users.data && shown.length > 0 && (
+        <div className="overflow-x-auto">
+          <table>
+            <thead>
+              <tr>
+                <th>Email</th>
+                <th>Username</th>
+                <th>Superadmin</th>
+                <th>Status</th>
+                <th />
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {shown.map((u) => (
+                <tr key={u.id} data-email={u.email}>
+                  <td>{u.email}</td>
+                  <td>{u.username}</td>
+                  <td>{u.isSuperAdmin ? "yes" : ""}</td>
+                  <td>{u.disabled ? "disabled" : "active"}</td>
+                  <td>
+                    <button
+                      type="button"
+                      onClick={() => update.mutate({ email: u.email, disabled: !u.disabled })}
+                    >
+                      {u.disabled ? "Enable" : "Disable"}
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       {users.data && (
         <>

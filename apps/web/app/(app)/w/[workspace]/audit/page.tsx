@@ -80,38 +80,50 @@ export default function AuditPage({ params }: { params: Promise<{ workspace: str
         <button className="primary" type="submit">
           Filter
         </button>
+        <button
+          type="button"
+          onClick={() => {
+            setDraft(EMPTY);
+            setFilters(EMPTY);
+            setPage(1);
+          }}
+        >
+          Clear
+        </button>
       </form>
       {rows.error && !field && <div className="error">{errorMessage(rows.error)}</div>}
       {rows.data?.length === 0 && <div className="panel empty">No audit entries match.</div>}
       {rows.data && rows.data.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th>When</th>
-              <th>Who</th>
-              <th>Operation</th>
-              <th>Resource</th>
-              <th>From</th>
-              <th>Details</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.data.map((row) => (
-              <tr key={row.id}>
-                <td>{new Date(row.at).toLocaleString()}</td>
-                <td>{row.username}</td>
-                <td>
-                  <code>{row.operation}</code> <span className="muted">{row.actionKind}</span>
-                </td>
-                <td>{row.resource}</td>
-                <td>{row.ip}</td>
-                <td>
-                  <code>{row.parameters ? JSON.stringify(row.parameters) : ""}</code>
-                </td>
+        <div className="overflow-x-auto">
+          <table data-testid="audit-table">
+            <thead>
+              <tr>
+                <th>When</th>
+                <th>Who</th>
+                <th>Operation</th>
+                <th>Resource</th>
+                <th>From</th>
+                <th>Details</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {rows.data.map((row) => (
+                <tr key={row.id}>
+                  <td>{new Date(row.at).toLocaleString()}</td>
+                  <td>{row.username}</td>
+                  <td>
+                    <code>{row.operation}</code> <span className="muted">{row.actionKind}</span>
+                  </td>
+                  <td>{row.resource}</td>
+                  <td>{row.ip}</td>
+                  <td>
+                    <code className="break-all">{row.parameters ? JSON.stringify(row.parameters) : ""}</code>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <div className="row" style={{ marginTop: "0.75rem" }}>
         <button type="button" disabled={page === 1} onClick={() => setPage(page - 1)}>

@@ -1,6 +1,7 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
 import { use, useState } from "react";
+import { ListSearch, matchesQuery } from "@/components/list-search";
 import { CustomTagsEditor } from "@/components/workers/custom-tags-editor";
 import { GroupConfigEditor, type GroupConfig } from "@/components/workers/group-config-editor";
 import { QueueTable, WorkerGroupPanel, type WorkerRow } from "@/components/workers/worker-tables";
@@ -39,15 +40,28 @@ export default function WorkersPage({ params }: { params: Promise<{ workspace: s
   const tags = useQuery(trpc.worker.customTags.queryOptions({ workspace }));
   const groups = useQuery({ ...trpc.worker.groups.queryOptions(), enabled: superadmin });
   const [added, setAdded] = useState<string[]>([]);
+  const [query, setQuery] = useState("");
 
   const byGroup = new Map<string, WorkerRow[]>();
   for (const worker of workers.data ?? []) {
     byGroup.set(worker.worker_group, [...(byGroup.get(worker.worker_group) ?? []), worker]);
   }
+  // The search keeps the groups whose name matches (all their workers) and, in other groups, the
+  // workers whose name, host or tags match.
+  const matchingWorkers = (group: string) =>
+    matchesQuery(query, group)
+      ? (byGroup.get(group) ?? [])
+      : (byGroup.get(group) ?? []).filter((w) =>
+          matchesQuery(query, w.worker, w.host, w.custom_tags.join(" "), w.sandbox),
+        );
   const configs = new Map((groups.data ?? []).map((g) => [g.name, g.config as GroupConfig]));
   const names = [
     ...new Set([...byGroup.keys(), ...(superadmin ? [...configs.keys(), ...added] : [])]),
   ].sort();
+  const shownGroups = names.filter(
+    (group) => matchesQuery(query, group) || matchingWorkers(group).length > 0,
+  );
+  const workerCount = workers.data?.length ?? 0;
 
   return (
     <div>
@@ -56,13 +70,26 @@ export default function WorkersPage({ params }: { params: Promise<{ workspace: s
       {workers.data && names.length === 0 && (
         <div className="panel empty">No worker has pinged in the last minute.</div>
       )}
-      {names.map((group) => (
+      {names.length > 0 && (
+        <ListSearch
+          label="Search workers"
+          placeholder="Search by group, worker, host, tag…"
+          value={query}
+          onChange={setQuery}
+          shown={shownGroups.reduce((n, group) => n + matchingWorkers(group).length, 0)}
+          total={workerCount}
+        />
+      )}
+      {names.length > 0 && shownGroups.length === 0 && (
+        <div className="panel empty">No worker or group matches “{query}”.</div>
+      )}
+      {shownGroups.map((group) => (
         <WorkerGroupPanel
           key={group}
           group={group}
           workspace={workspace}
           showJobs={superadmin}
-          workers={byGroup.get(group) ?? []}
+          workers={matchingWorkers(group)}
           config={
             superadmin &&
             groups.data && (
