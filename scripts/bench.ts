@@ -9,13 +9,15 @@ import { startBenchInstance } from "./bench/instance.ts";
 import { rawPgBossLatency } from "./bench/pgboss-raw.ts";
 import { pipelineRun, rawPgBossDrain } from "./bench/pipeline.ts";
 import { languageBench, printLanguageBench } from "./bench/languages.ts";
+import { pagesBench, printPagesBench } from "./bench/pages.ts";
 import { ms, summary, withCpuPerRequest } from "./bench/stats.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const RUNS = 200;
 const WARMUP = 20;
 
-// `npm run bench -- drill` runs only the git sync / restore figures (section 6).
+// `npm run bench -- drill` runs only the git sync / restore figures (section 6), `-- pages` only the
+// browser UI figures (section 7).
 const only = process.argv[2];
 const instance = await startBenchInstance(root, { numWorkers: 1, port: 8140 });
 try {
@@ -25,6 +27,11 @@ try {
     );
     printDrillBench(await drillBench(root, instance), "6");
     process.exitCode = 0;
+  } else if (only === "pages") {
+    console.log(
+      `\nMillrace benchmark (pages only) — ${os.cpus().length} cores, Node ${process.versions.node}`,
+    );
+    printPagesBench(await pagesBench(instance), "7");
   } else await allBenches();
 } finally {
   await instance.stop();
@@ -183,4 +190,5 @@ async function allBenches(): Promise<void> {
     );
   }
   printDrillBench(await drillBench(root, instance), "6");
+  printPagesBench(await pagesBench(instance), "7");
 }

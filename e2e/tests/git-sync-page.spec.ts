@@ -135,8 +135,8 @@ test("an admin links a workspace to git, sees its commits, a failing remote and 
   await expect(page.getByTestId("pending-changes")).toHaveText("0", WAIT);
 
   // Unlink asks first; then the link is gone (the remote keeps its commits).
-  page.once("dialog", (dialog) => void dialog.accept());
   await page.getByRole("button", { name: "Unlink" }).click();
+  await page.getByTestId("confirm-dialog").getByRole("button", { name: "Unlink" }).click();
   await expect(page.getByRole("button", { name: "Unlink" })).toHaveCount(0, WAIT);
   await expect(page.getByLabel("Remote URL")).toHaveValue("");
   const unlinked = await gitSyncStatus(request, workspace, admin.headers);
@@ -184,8 +184,8 @@ test("a superadmin restores a workspace from a git remote: checked, then applied
     await expect(page.getByTestId("restore-diff")).toContainText("u/e2e_admin/restored_script.sh", WAIT);
     await expect(page.getByTestId("restore-applied")).toHaveCount(0);
     expect((await request.get(`/api/w/${target}/scripts/list`, { headers: superadmin })).status()).toBe(404);
-    page.once("dialog", (dialog) => void dialog.accept());
     await page.getByRole("button", { name: "Apply" }).click();
+    await page.getByTestId("confirm-dialog").getByRole("button", { name: "Apply" }).click();
     await expect(page.getByTestId("restore-applied")).toBeVisible(WAIT);
     const restored = await request.get(`/api/w/${target}/scripts/get/p/u/e2e_admin/restored_script`, {
       headers: superadmin,
@@ -199,8 +199,8 @@ test("a superadmin restores a workspace from a git remote: checked, then applied
     await expect(diff).toContainText("Deleted", WAIT);
     await expect(diff).toContainText("u/e2e_admin/extra.sh");
     await expect(page.getByTestId("restore-applied")).toHaveCount(0);
-    page.once("dialog", (dialog) => void dialog.accept());
     await page.getByRole("button", { name: "Apply" }).click();
+    await page.getByTestId("confirm-dialog").getByRole("button", { name: "Apply" }).click();
     await expect(page.getByTestId("restore-applied")).toBeVisible(WAIT);
     await expect(page.getByRole("button", { name: "Apply" })).toHaveCount(0);
     // The script missing from the repository is archived.

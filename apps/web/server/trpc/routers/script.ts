@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { deployScript, getScriptByPath, listScripts } from "@millrace/core";
+import type { ArgCustomizations } from "@millrace/core";
 import {
   archiveScriptByPath,
+  can,
   deleteScriptByPath,
   getNewestScriptVersion,
   getScriptByHash,
@@ -27,6 +29,16 @@ function scriptView(script: Script) {
     tag: script.tag,
     createdBy: script.createdBy,
     createdAt: script.createdAt.toISOString(),
+    // The settings the editor's settings panel shows (Windmill's field names, as deploy takes them).
+    settings: {
+      timeout: script.timeoutSecs,
+      priority: script.priority,
+      concurrent_limit: script.concurrentLimit,
+      concurrency_time_window_s: script.concurrencyTimeWindowS,
+      retry: script.retry as { constant?: { attempts: number; seconds: number } } | null,
+      dedicated_worker: script.dedicatedWorker,
+    },
+    argCustomizations: (script.argCustomizations ?? null) as ArgCustomizations | null,
   };
 }
 
@@ -119,6 +131,18 @@ export const scriptRouter = router({
         language: z.string(),
         content: z.string(),
         parentHash: z.string().nullable().default(null),
+        // The editor's settings panel; checked by core, which names the field at fault.
+        description: z.string().optional(),
+        tag: z.string().nullable().optional(),
+        timeout: z.number().nullable().optional(),
+        priority: z.number().nullable().optional(),
+        concurrent_limit: z.number().nullable().optional(),
+        concurrency_time_window_s: z.number().nullable().optional(),
+        retry: z.unknown().optional(),
+        dedicated_worker: z.boolean().nullable().optional(),
+        arg_customizations: z.record(z.string(), z.unknown()).nullable().optional(),
+        // The editor's draft to delete besides the one at `path` ("" on the new-script page).
+        draftPath: z.string().nullable().optional(),
       }),
     )
     .mutation(async ({ ctx, input }) => scriptView(await deployScript(ctx.services, ctx.membership, input))),

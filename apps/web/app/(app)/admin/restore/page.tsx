@@ -2,6 +2,7 @@
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { PlainPage } from "@/components/people/plain-page";
+import { useConfirm } from "@/components/ui/confirm";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -34,6 +35,7 @@ function FileList({ title, files }: { title: string; files: string[] }) {
 /** Superadmins: a workspace comes back from its git repository (checked first, then applied). */
 export default function RestorePage() {
   const trpc = useTRPC();
+  const confirm = useConfirm();
   const [source, setSource] = useState<Source>({
     url: "",
     branch: "main",
@@ -232,13 +234,14 @@ export default function RestorePage() {
                 className="primary"
                 type="button"
                 disabled={restore.isPending}
-                onClick={() => {
-                  if (
-                    window.confirm(
-                      `Apply the repository to ${report.workspaceId}? The files listed above are added, changed or deleted.`,
-                    )
-                  )
-                    run(true);
+                onClick={async () => {
+                  const confirmed = await confirm({
+                    title: `Apply the repository to ${report.workspaceId}?`,
+                    description: "The files listed above are added, changed or deleted in the workspace.",
+                    action: "Apply",
+                    destructive: true,
+                  });
+                  if (confirmed) run(true);
                 }}
               >
                 Apply

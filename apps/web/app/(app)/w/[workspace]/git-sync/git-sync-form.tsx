@@ -1,6 +1,8 @@
 "use client";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
+import { toast } from "sonner";
+import { useConfirm } from "@/components/ui/confirm";
 import type { GitSyncStatusView } from "@/server/trpc/routers/git-sync";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
@@ -58,6 +60,7 @@ export function GitSyncForm({
 }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
+  const confirm = useConfirm();
   const [values, setValues] = useState<FormValues>(() => initialValues(settings));
   const set = <K extends keyof FormValues>(key: K, value: FormValues[K]) =>
     setValues((current) => ({ ...current, [key]: value }));
@@ -67,6 +70,7 @@ export function GitSyncForm({
     trpc.gitSync.save.mutationOptions({
       onSuccess: async (status) => {
         setValues(initialValues(status.settings));
+        toast.success(`Git sync settings of ${workspace} saved`);
         await refresh();
       },
     }),
@@ -75,6 +79,7 @@ export function GitSyncForm({
     trpc.gitSync.unlink.mutationOptions({
       onSuccess: async () => {
         setValues(initialValues(null));
+        toast.success(`${workspace} is no longer linked to git`);
         save.reset();
         await refresh();
       },
@@ -236,13 +241,14 @@ export function GitSyncForm({
           <button
             type="button"
             disabled={unlink.isPending}
-            onClick={() => {
-              if (
-                window.confirm(
-                  `Unlink ${workspace} from ${settings.remote_url}? Nothing more is pushed; the remote keeps its commits.`,
-                )
-              )
-                unlink.mutate({ workspace });
+            onClick={async () => {
+              const confirmed = await confirm({
+                title: `Unlink ${workspace} from ${settings.remote_url}?`,
+                description: "Nothing more is pushed; the remote keeps its commits.",
+                action: "Unlink",
+                destructive: true,
+              });
+              if (confirmed) unlink.mutate({ workspace });
             }}
           >
             Unlink
