@@ -1,19 +1,40 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import type { ArgSchema } from "@millrace/runtime";
 import dynamic from "next/dynamic";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from "react";
+import { Group, Panel, Separator } from "react-resizable-panels";
+import { toast } from "sonner";
+import { ArgsForm } from "@/components/args-form";
+import { JobView } from "@/components/job-view";
+import { Button } from "@/components/ui/button";
+import { useConfirm } from "@/components/ui/confirm";
+import { Tabs, TabsContent, TabsList, TabsTrigger } from "@/components/ui/tabs";
+import {
+  cleanCustomizations,
+  CustomizeArgs,
+  mergeCustomizations,
+  type ArgCustomizations,
+} from "@/components/workbench/customize-args";
+import {
+  deploySettings,
+  SETTING_FIELDS,
+  SettingsPanel,
+  settingsOf,
+  type DeployedSettings,
+  type ScriptSettings,
+} from "@/components/workbench/settings-panel";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
-import { ArgsForm } from "./args-form";
 
 const CodeEditor = dynamic(() => import("./code-editor"), {
   ssr: false,
   loading: () => <div className="editor-frame" style={{ height: 460 }} />,
 });
 
-const LANGUAGES = ["bash", "python3", "bun", "deno"] as const;
+const LANGUAGES = ["bun", "deno", "python3", "bash", "postgresql"] as const;
 
 const TEMPLATES: Record<string, string> = {
   bash: 'name="$1"\n\necho "Hello $name"\n',
@@ -21,9 +42,12 @@ const TEMPLATES: Record<string, string> = {
     'def main(name: str = "world", count: int = 1):\n    return {"greeting": f"Hello {name}", "count": count}\n',
   bun: 'export async function main(name: string = "world", count: number = 1) {\n  return { greeting: `Hello ${name}`, count };\n}\n',
   deno: 'export async function main(name: string = "world") {\n  return { greeting: `Hello ${name}` };\n}\n',
+  postgresql: "-- $1 name (text) = world\nSELECT 'Hello ' || $1 AS greeting;\n",
 };
 
 const UNSAVED_CHANGES = "This script has unsaved changes. Leave without deploying them?";
+const DRAFT_DEBOUNCE_MS = 1000;
+const WIDE = "(min-width: 1024px)";
 const SEGMENT = /^[A-Za-z0-9_-]+$/;
 const MAX_PATH_LENGTH = 255;
 
@@ -68,11 +92,25 @@ function useDebounced<T>(value: T, ms: number): T {
   return debounced;
 }
 
+function useMediaQuery(query: string): boolean {
+  return useSyncExternalStore(
+    (notify) => {
+      const list = window.matchMedia(query);
+      list.addEventListener("change", notify);
+      return () => list.removeEventListener("change", notify);
+    },
+    () => window.matchMedia(query).matches,
+    () => false,
+  );
+}
+
 /**
  * While there are unsaved changes: the browser's own prompt on closing or reloading the tab, and a
- * confirmation before any link of the app (the sidebar's included) leaves the editor.
+ * confirmation (the app's dialog) before any link of the app (the sidebar's included) leaves the editor.
  */
 function useLeaveGuard(active: boolean) {
+  const confirm = useConfirm();
+  const router = useRouter();
   useEffect(() => {
     if (!active) return;
     const onBeforeUnload = (event: BeforeUnloadEvent) => {
@@ -91,11 +129,16 @@ function useLeaveGuard(active: boolean) {
       // Another site: the page unloads and beforeunload asks.
       if (url.origin !== window.location.origin) return;
       if (url.pathname === window.location.pathname && url.search === window.location.search) return;
-      if (!window.confirm(UNSAVED_CHANGES)) {
-        // Capture phase on the document: Next's Link handler (on the React root) never sees it.
-        event.preventDefault();
-        event.stopPropagation();
-      }
+      // Capture phase on the document: Next's Link handler (on the React root) never sees it.
+      event.preventDefault();
+      event.stopPropagation();
+      void confirm({
+        title: "Leave without deploying?",
+        description: `${UNSAVED_CHANGES} Your draft is kept: it comes back when you reopen the script.`,
+        action: "Leave",
+      }).then((leave) => {
+        if (leave) router.push(url.pathname + url.search + url.hash);
+      });
     };
     window.addEventListener("beforeunload", onBeforeUnload);
     document.addEventListener("click", onClick, true);
@@ -103,7 +146,7 @@ function useLeaveGuard(active: boolean) {
       window.removeEventListener("beforeunload", onBeforeUnload);
       document.removeEventListener("click", onClick, true);
     };
-  }, [active]);
+  }, [active, confirm, router]);
 }
 
 /** The caller's role in the workspace, from the workspace list (superadmins are admins there). */
@@ -123,6 +166,30 @@ function readOnlyNote(role: Role | undefined): string {
   return `Your role (${role ?? "unknown"}) can run scripts but not edit them.`;
 }
 
+type LoadedScript = {
+  path: string;
+  summary: string;
+  description: string;
+  language: string;
+  content: string;
+  hash: string;
+  tag: string | null;
+  settings: DeployedSettings;
+  argCustomizations: ArgCustomizations | null;
+};
+
+/** What a draft keeps: the editor's state as the author left it. */
+interface DraftValue {
+  path?: string;
+  summary?: string;
+  language?: string;
+  content?: string;
+  settings?: Partial<ScriptSettings>;
+  customizations?: ArgCustomizations;
+}
+
+type Draft = { value: DraftValue; updatedAt: string };
+
 export function ScriptEditor({ workspace, path: existingPath }: { workspace: string; path?: string }) {
   const trpc = useTRPC();
   const me = useQuery(trpc.me.queryOptions());
@@ -131,6 +198,16 @@ export function ScriptEditor({ workspace, path: existingPath }: { workspace: str
     ...trpc.script.get.queryOptions({ workspace, path: existingPath ?? "" }),
     enabled: !!existingPath,
     retry: false,
+  });
+  const canWrite = access.role === "admin" || access.role === "developer";
+  // The caller's draft, read afresh each time the editor opens (never from a cache).
+  const draft = useQuery({
+    ...trpc.draft.get.queryOptions({ workspace, path: existingPath ?? "" }),
+    enabled: canWrite && (!existingPath || !!existing.data),
+    retry: false,
+    staleTime: 0,
+    gcTime: 0,
+    refetchOnWindowFocus: false,
   });
   const title = existingPath ?? "New script";
 
@@ -166,7 +243,9 @@ export function ScriptEditor({ workspace, path: existingPath }: { workspace: str
       </div>
     );
   }
-  if (access.isPending || !me.data || (existingPath && !existing.data)) {
+  // A draft that cannot be read is no reason to keep the editor from opening.
+  const draftPending = canWrite && draft.isPending && !draft.error;
+  if (access.isPending || !me.data || (existingPath && !existing.data) || draftPending) {
     return (
       <div>
         {heading}
@@ -174,7 +253,6 @@ export function ScriptEditor({ workspace, path: existingPath }: { workspace: str
       </div>
     );
   }
-  const canWrite = access.role === "admin" || access.role === "developer";
   if (!existingPath && !canWrite) {
     return (
       <div>
@@ -190,40 +268,63 @@ export function ScriptEditor({ workspace, path: existingPath }: { workspace: str
     <LoadedEditor
       workspace={workspace}
       existingPath={existingPath}
-      existing={existing.data ?? null}
+      existing={(existing.data as LoadedScript | undefined) ?? null}
+      draft={(draft.data as Draft | null | undefined) ?? null}
       me={{ username: me.data.username, role: access.role! }}
       canWrite={canWrite}
     />
   );
 }
 
-type LoadedScript = { path: string; summary: string; language: string; content: string; hash: string };
+function formatTime(iso: string): string {
+  const date = new Date(iso);
+  const sameDay = date.toDateString() === new Date().toDateString();
+  return sameDay ? date.toLocaleTimeString() : date.toLocaleString();
+}
 
 function LoadedEditor({
   workspace,
   existingPath,
   existing,
+  draft,
   me,
   canWrite,
 }: {
   workspace: string;
   existingPath?: string;
   existing: LoadedScript | null;
+  draft: Draft | null;
   me: { username: string; role: Role };
   canWrite: boolean;
 }) {
   const trpc = useTRPC();
   const router = useRouter();
   const queryClient = useQueryClient();
+  const wide = useMediaQuery(WIDE);
+  const draftPath = existingPath ?? "";
+  const restored = draft?.value ?? null;
 
-  const [path, setPath] = useState(existing?.path ?? `u/${me.username}/`);
-  const [summary, setSummary] = useState(existing?.summary ?? "");
-  const [language, setLanguage] = useState<string>(existing?.language ?? "bash");
-  const [content, setContent] = useState(existing?.content ?? TEMPLATES.bash ?? "");
+  const [path, setPath] = useState(existingPath ?? restored?.path ?? existing?.path ?? `u/${me.username}/`);
+  const [summary, setSummary] = useState(restored?.summary ?? existing?.summary ?? "");
+  const [language, setLanguage] = useState<string>(restored?.language ?? existing?.language ?? "bash");
+  const [content, setContent] = useState(
+    restored?.content ?? existing?.content ?? TEMPLATES[restored?.language ?? "bash"] ?? "",
+  );
+  const [settings, setSettings] = useState<ScriptSettings>({
+    ...settingsOf(existing),
+    ...(restored?.settings ?? {}),
+  });
+  const [customizations, setCustomizations] = useState<ArgCustomizations>(
+    restored?.customizations ?? existing?.argCustomizations ?? {},
+  );
+  const [restoredAt, setRestoredAt] = useState<string | null>(draft ? draft.updatedAt : null);
+  const [draftSavedAt, setDraftSavedAt] = useState<string | null>(null);
   const [deployedHash, setDeployedHash] = useState<string | null>(existing?.hash ?? null);
-  const [dirty, setDirty] = useState(false);
+  const [dirty, setDirty] = useState(!!draft);
   const [args, setArgs] = useState<Record<string, unknown>>({});
-  // Bumped whenever content is replaced from outside the editor (reloaded script, template).
+  const [sideTab, setSideTab] = useState("test");
+  const [testJobId, setTestJobId] = useState<string | null>(null);
+  // Bumped whenever content is replaced from outside the editor (reloaded script, template, draft).
   const [editorGeneration, setEditorGeneration] = useState(0);
   // Counts edits, so that a deploy only clears "unsaved" if nothing changed while it ran.
   const edits = useRef(0);
@@ -242,22 +343,84 @@ function LoadedEditor({
     setSummary(existing.summary);
     setLanguage(existing.language);
     setContent(existing.content);
+    setSettings(settingsOf(existing));
+    setCustomizations(existing.argCustomizations ?? {});
     setEditorGeneration((n) => n + 1);
     setDeployedHash(existing.hash);
   }, [existing, dirty]);
 
   useLeaveGuard(dirty);
 
+  // Drafts: saved a second after the last change, and at once when the editor closes with a
+  // change not saved yet (an in-app link, after the leave confirmation).
+  const saveDraft = useMutation(
+    trpc.draft.save.mutationOptions({ onSuccess: (saved) => setDraftSavedAt(saved.updatedAt) }),
+  );
+  const unsavedDraft = useRef<DraftValue | null>(null);
+  const saveDraftRef = useRef(saveDraft.mutate);
+  useEffect(() => {
+    saveDraftRef.current = saveDraft.mutate;
+  });
+  useEffect(() => {
+    if (!dirty || !canWrite) {
+      unsavedDraft.current = null;
+      return;
+    }
+    const value: DraftValue = { path, summary, language, content, settings, customizations };
+    unsavedDraft.current = value;
+    const timer = setTimeout(() => {
+      unsavedDraft.current = null;
+      saveDraftRef.current({ workspace, path: draftPath, value: value as Record<string, unknown> });
+    }, DRAFT_DEBOUNCE_MS);
+    return () => clearTimeout(timer);
+  }, [dirty, canWrite, workspace, draftPath, path, summary, language, content, settings, customizations]);
+  useEffect(
+    () => () => {
+      const value = unsavedDraft.current;
+      if (value)
+        saveDraftRef.current({ workspace, path: draftPath, value: value as Record<string, unknown> });
+    },
+    [workspace, draftPath],
+  );
+
+  const discard = useMutation(
+    trpc.draft.discard.mutationOptions({
+      onSuccess: () => {
+        unsavedDraft.current = null;
+        setPath(existing?.path ?? `u/${me.username}/`);
+        setSummary(existing?.summary ?? "");
+        setLanguage(existing?.language ?? "bash");
+        setContent(existing?.content ?? TEMPLATES.bash ?? "");
+        setSettings(settingsOf(existing));
+        setCustomizations(existing?.argCustomizations ?? {});
+        setEditorGeneration((n) => n + 1);
+        setRestoredAt(null);
+        setDraftSavedAt(null);
+        setDirty(false);
+        deploy.reset();
+        toast.success("Draft discarded");
+      },
+    }),
+  );
+
   const debouncedContent = useDebounced(content, 300);
   const inferred = useQuery(trpc.script.inferSchema.queryOptions({ language, content: debouncedContent }));
-  const schema = inferred.data?.schema ?? null;
+  const inferredSchema = (inferred.data?.schema ?? null) as ArgSchema | null;
+  const schema = mergeCustomizations(inferredSchema, customizations);
+  const tags = useQuery({ ...trpc.worker.customTags.queryOptions({ workspace }), enabled: canWrite });
 
   const deploy = useMutation(
     trpc.script.deploy.mutationOptions({
       onSuccess: async (script) => {
         setDeployedHash(script.hash);
         lastLoadedHash.current = script.hash;
-        if (edits.current === deployedAtEdit.current) setDirty(false);
+        setRestoredAt(null);
+        setDraftSavedAt(null);
+        if (edits.current === deployedAtEdit.current) {
+          unsavedDraft.current = null;
+          setDirty(false);
+        }
+        toast.success(`Deployed ${script.path}`);
         await queryClient.invalidateQueries(trpc.script.pathFilter());
         if (!existingPath) router.replace(`/w/${workspace}/scripts/edit/${script.path}`);
       },
@@ -266,13 +429,70 @@ function LoadedEditor({
   const run = useMutation(
     trpc.job.runScript.mutationOptions({ onSuccess: ({ id }) => router.push(`/w/${workspace}/runs/${id}`) }),
   );
+  const preview = useMutation(
+    trpc.job.runPreview.mutationOptions({ onSuccess: ({ id }) => setTestJobId(id) }),
+  );
+
   const deployField = errorField(deploy.error);
-  const runField = errorField(run.error);
+  const deployMessage = deploy.error ? errorMessage(deploy.error) : null;
+  const settingField = deployField
+    ? (SETTING_FIELDS[deployField] ?? (deployField.startsWith("retry.") ? "retryAttempts" : undefined))
+    : undefined;
+  const customizationError =
+    deployField?.startsWith("arg_customizations") && deployMessage
+      ? { field: deployField, message: deployMessage }
+      : null;
   const clientPathProblem = existingPath ? null : pathProblem(path, me);
-  const pathError = clientPathProblem ?? (deployField === "path" ? errorMessage(deploy.error) : null);
+  const pathError = clientPathProblem ?? (deployField === "path" ? deployMessage : null);
+  const summaryError = deployField === "summary" ? deployMessage : null;
+  const generalDeployError =
+    deployMessage &&
+    deployField !== "path" &&
+    deployField !== "summary" &&
+    !settingField &&
+    !customizationError
+      ? deployMessage
+      : null;
+
+  // A refused setting or customisation: show the tab that has the field.
+  useEffect(() => {
+    if (settingField) setSideTab("settings");
+    else if (customizationError) setSideTab("arguments");
+  }, [settingField, customizationError?.field]);
+
+  const previewField = errorField(preview.error);
+  const runField = errorField(run.error);
+  const argsErrorField = previewField?.startsWith("args.") ? previewField : runField;
+  const argsErrorText = previewField?.startsWith("args.")
+    ? errorMessage(preview.error)
+    : errorMessage(run.error);
+  const canTest = canWrite;
+
+  const test = useCallback(() => {
+    if (!canTest) return;
+    setSideTab("test");
+    // The code as it is now: no wait for the schema, the worker checks the arguments.
+    preview.mutate({ workspace, language, content, args });
+  }, [canTest, preview, workspace, language, content, args]);
+
+  // Ctrl/⌘-Enter outside the code (the editor has its own binding).
+  const testRef = useRef(test);
+  useEffect(() => {
+    testRef.current = test;
+  });
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key !== "Enter" || !(event.ctrlKey || event.metaKey)) return;
+      if ((event.target as Element | null)?.closest?.(".monaco-editor")) return;
+      event.preventDefault();
+      testRef.current();
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, []);
 
   function changeLanguage(next: string) {
-    if (!existingPath && content === TEMPLATES[language]) {
+    if (content === TEMPLATES[language] || content === "") {
       setContent(TEMPLATES[next] ?? "");
       setEditorGeneration((n) => n + 1);
     }
@@ -286,18 +506,141 @@ function LoadedEditor({
     edited();
   }
 
+  function changeSettings(next: ScriptSettings) {
+    setSettings(next);
+    if (settingField) deploy.reset();
+    edited();
+  }
+
+  function changeCustomizations(next: ArgCustomizations) {
+    setCustomizations(next);
+    if (customizationError) deploy.reset();
+    edited();
+  }
+
   function submit() {
     if (clientPathProblem) return;
     deployedAtEdit.current = edits.current;
-    deploy.mutate({ workspace, path, summary, language, content, parentHash: deployedHash });
+    deploy.mutate({
+      workspace,
+      path,
+      summary,
+      language,
+      content,
+      parentHash: deployedHash,
+      ...deploySettings(settings),
+      arg_customizations: cleanCustomizations(customizations),
+      draftPath: existingPath ? null : "",
+    });
   }
 
+  const editor = (
+    <CodeEditor
+      key={editorGeneration}
+      language={language}
+      initialValue={content}
+      readOnly={!canWrite}
+      onRun={test}
+      onChange={(next) => (setContent(next), edited())}
+    />
+  );
+
+  const side = (
+    <div className="panel min-w-0" data-testid="workbench-side">
+      <Tabs value={sideTab} onValueChange={setSideTab}>
+        <TabsList aria-label="Test and settings">
+          <TabsTrigger value="test">Test</TabsTrigger>
+          <TabsTrigger value="settings">Settings</TabsTrigger>
+          <TabsTrigger value="arguments">Arguments</TabsTrigger>
+        </TabsList>
+        <TabsContent value="test" className="stack">
+          {inferred.data?.error && <div className="field-error">{inferred.data.error}</div>}
+          <ArgsForm
+            schema={schema}
+            values={args}
+            onChange={setArgs}
+            errorField={argsErrorField}
+            errorText={argsErrorText}
+            workspace={workspace}
+          />
+          <div className="row">
+            {canTest && (
+              <Button
+                variant="primary"
+                type="button"
+                data-testid="workbench-test"
+                disabled={preview.isPending}
+                title="Run the code as it is now, without deploying (Ctrl/⌘-Enter)"
+                onClick={test}
+              >
+                {preview.isPending ? "Starting…" : "Test"}
+              </Button>
+            )}
+            <Button
+              type="button"
+              disabled={!deployedHash || run.isPending}
+              title={deployedHash ? "Run the deployed version" : "Deploy first"}
+              onClick={() => run.mutate({ workspace, path: existingPath ?? path, args })}
+            >
+              Run
+            </Button>
+            {canTest && <span className="hint">Ctrl/⌘-Enter tests</span>}
+          </div>
+          {!deployedHash && <span className="muted">Deploy the script to run it from its page.</span>}
+          {preview.error && !previewField?.startsWith("args.") && (
+            <div className="error" role="alert">
+              {errorMessage(preview.error)}
+            </div>
+          )}
+          {run.error && !runField?.startsWith("args.") && (
+            <div className="error">{errorMessage(run.error)}</div>
+          )}
+          <div data-testid="workbench-result" className="min-w-0">
+            {testJobId ? (
+              <JobView key={testJobId} workspace={workspace} id={testJobId} actions={false} />
+            ) : (
+              canTest && (
+                <p className="muted m-0">
+                  Test runs the code in the editor with these arguments; its logs and result show here.
+                </p>
+              )
+            )}
+          </div>
+        </TabsContent>
+        <TabsContent value="settings">
+          <SettingsPanel
+            settings={settings}
+            onChange={changeSettings}
+            language={language}
+            tags={tags.data?.available ?? []}
+            disabled={!canWrite}
+            errorFor={(setting) => (setting === settingField ? deployMessage : null)}
+          />
+        </TabsContent>
+        <TabsContent value="arguments">
+          <CustomizeArgs
+            schema={inferredSchema}
+            value={customizations}
+            onChange={changeCustomizations}
+            disabled={!canWrite}
+            error={customizationError}
+          />
+        </TabsContent>
+      </Tabs>
+    </div>
+  );
+
   return (
-    <div>
+    <div className="min-w-0">
       <div className="toolbar">
-        <h1>{existingPath ? existingPath : "New script"}</h1>
+        <h1 className="min-w-0 break-all">{existingPath ? existingPath : "New script"}</h1>
         <div className="row">
           {existingPath && <a href={`/w/${workspace}/scripts/webhooks/${existingPath}`}>Webhooks</a>}
+          {canWrite && dirty && draftSavedAt && (
+            <span className="muted" data-testid="draft-saved">
+              Draft saved {formatTime(draftSavedAt)}
+            </span>
+          )}
           {deployedHash && (
             <span className="muted" data-testid="deployed-hash">
               deployed version <code>{deployedHash}</code>
@@ -317,13 +660,32 @@ function LoadedEditor({
           )}
         </div>
       </div>
+      {restoredAt && (
+        <div
+          className="panel row"
+          role="status"
+          data-testid="draft-restored"
+          style={{ marginBottom: "1rem", alignItems: "center", justifyContent: "space-between" }}
+        >
+          <span>Restored your unsaved draft from {formatTime(restoredAt)}.</span>
+          <Button
+            type="button"
+            size="sm"
+            disabled={discard.isPending}
+            onClick={() => discard.mutate({ workspace, path: draftPath })}
+          >
+            Discard draft
+          </Button>
+          {discard.error && <span className="field-error">{errorMessage(discard.error)}</span>}
+        </div>
+      )}
       {!canWrite && (
         <div className="panel muted" data-testid="read-only-note" style={{ marginBottom: "1rem" }}>
           {readOnlyNote(me.role)}
         </div>
       )}
       <div className="panel row" style={{ marginBottom: "1rem" }}>
-        <label style={{ flex: 2 }}>
+        <label style={{ flex: "2 1 14rem", minWidth: 0 }}>
           Path <span className="hint">u/&lt;user&gt;/&lt;name&gt; or f/&lt;folder&gt;/&lt;name&gt;</span>
           <input
             name="path"
@@ -338,16 +700,18 @@ function LoadedEditor({
             </span>
           )}
         </label>
-        <label style={{ flex: 2 }}>
+        <label style={{ flex: "2 1 14rem", minWidth: 0 }}>
           Summary
           <input
             name="summary"
             value={summary}
             disabled={!canWrite}
+            aria-invalid={!!summaryError}
             onChange={(e) => (setSummary(e.target.value), edited())}
           />
+          {summaryError && <span className="field-error">{summaryError}</span>}
         </label>
-        <label style={{ flex: 1 }}>
+        <label style={{ flex: "1 1 8rem", minWidth: 0 }}>
           Language
           <select
             name="language"
@@ -361,44 +725,30 @@ function LoadedEditor({
           </select>
         </label>
       </div>
-      {deploy.error && deployField !== "path" && (
+      {generalDeployError && (
         <div className="error" role="alert" style={{ marginBottom: "1rem" }}>
-          {errorMessage(deploy.error)}
+          {generalDeployError}
         </div>
       )}
-      <div className="editor-grid">
-        <CodeEditor
-          key={editorGeneration}
-          language={language}
-          initialValue={content}
-          readOnly={!canWrite}
-          onChange={(next) => (setContent(next), edited())}
-        />
-        <div className="panel stack">
-          <h2 style={{ margin: 0 }}>Run</h2>
-          {inferred.data?.error && <div className="field-error">{inferred.data.error}</div>}
-          <ArgsForm
-            schema={schema}
-            values={args}
-            onChange={setArgs}
-            errorField={runField}
-            errorText={errorMessage(run.error)}
+      {wide ? (
+        <Group orientation="horizontal" className="min-w-0" data-testid="workbench">
+          <Panel id="code" defaultSize="60" minSize={360} className="min-w-0">
+            {editor}
+          </Panel>
+          <Separator
+            className="mx-1 w-2 cursor-col-resize rounded bg-line hover:bg-accent focus-visible:bg-accent"
+            aria-label="Resize the editor and the test panel"
           />
-          <button
-            type="button"
-            className="primary"
-            disabled={!deployedHash || run.isPending}
-            title={deployedHash ? "Run the deployed version" : "Deploy first"}
-            onClick={() => run.mutate({ workspace, path: existingPath ?? path, args })}
-          >
-            Run
-          </button>
-          {!deployedHash && <span className="muted">Deploy the script to run it.</span>}
-          {run.error && !runField?.startsWith("args.") && (
-            <div className="error">{errorMessage(run.error)}</div>
-          )}
+          <Panel id="side" defaultSize="40" minSize={320} className="min-w-0">
+            {side}
+          </Panel>
+        </Group>
+      ) : (
+        <div className="stack min-w-0" data-testid="workbench">
+          {editor}
+          {side}
         </div>
-      </div>
+      )}
     </div>
   );
 }

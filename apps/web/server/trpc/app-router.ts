@@ -2,6 +2,7 @@ import { authedProcedure, mergeRouters, router } from "./init.ts";
 import { jobRunRouter } from "./routers/job-run.ts";
 import { jobReadRouter } from "./routers/job.ts";
 import { scriptRouter } from "./routers/script.ts";
+import { draftRouter } from "./routers/draft.ts";
 import { workerRouter } from "./routers/worker.ts";
 import { workspaceRouter } from "./routers/workspace.ts";
 import { variableRouter } from "./routers/variable.ts";
@@ -23,6 +24,7 @@ export const appRouter = router({
   })),
   workspace: workspaceRouter,
   script: scriptRouter,
+  draft: draftRouter,
   job: mergeRouters(jobReadRouter, jobRunRouter),
   worker: workerRouter,
   variable: variableRouter,
