@@ -205,9 +205,13 @@ export function CommandPalette({
       </button>
       <Dialog open={open} onOpenChange={setOpen}>
         <DialogContent title="Go to…" className="w-[min(92vw,640px)] p-3" data-testid="command-palette">
-          <Command label="Command palette" loop>
+          <Command
+            label="Search scripts, schedules, resources, variables, runs and pages"
+            loop
+            vimBindings={false}
+            data-loaded={d ? "true" : "false"}
+          >
             <Command.Input
-              aria-label="Search scripts, schedules, resources, variables, runs and pages"
               placeholder="Search scripts, schedules, variables, runs, pages…"
               className="mb-2 w-full"
               autoFocus
