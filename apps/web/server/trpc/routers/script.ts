@@ -4,6 +4,7 @@ import type { ArgCustomizations } from "@millrace/core";
 import {
   archiveScriptByPath,
   can,
+  can,
   deleteScriptByPath,
   getNewestScriptVersion,
   getScriptByHash,
@@ -80,6 +81,8 @@ export const scriptRouter = router({
       ...scriptView(script),
       archived: script.archived,
       ...rights,
+      // New scripts (a fork) go under the caller's own u/ path, which any writer of scripts may use.
+      canCreate: can(ctx.membership.role, "script.write"),
       schedules: schedules.map((schedule) => ({
         path: schedule.path,
         schedule: schedule.schedule,
