@@ -33,19 +33,6 @@ function recordDialogs(page: Page): Dialog[] {
   return dialogs;
 }
 
-/**
- * The next dialog, answered as soon as it opens (an open dialog blocks the click that opened it,
- * so it cannot be awaited first and answered after).
- */
-function nextDialog(page: Page, answer: "accept" | "dismiss"): Promise<Dialog> {
-  return new Promise((resolve) => {
-    page.once("dialog", (dialog) => {
-      resolve(dialog);
-      void (answer === "accept" ? dialog.accept() : dialog.dismiss());
-    });
-  });
-}
-
 /** Whether a beforeunload event would make the browser ask before leaving the page. */
 async function beforeUnloadBlocks(page: Page): Promise<boolean> {
   return page.evaluate(() => {
@@ -107,6 +94,7 @@ test("bug 4: leaving the editor with unsaved changes asks first; no prompt witho
   const silent = recordDialogs(page);
   await runsLink.click();
   await expect(page).toHaveURL(new RegExp(`/w/${workspace}/runs$`));
+  await expect(page.getByTestId("confirm-dialog")).toHaveCount(0);
   expect(silent).toHaveLength(0);
   page.removeAllListeners("dialog");
 
@@ -117,19 +105,24 @@ test("bug 4: leaving the editor with unsaved changes asks first; no prompt witho
   await expect(page.getByTestId("deployed-hash")).toContainText("unsaved changes");
   expect(await beforeUnloadBlocks(page)).toBe(true);
 
-  const cancelled = nextDialog(page, "dismiss");
+  // The question is the app's own dialog (components/ui/confirm.tsx), not window.confirm.
+  const confirm = page.getByTestId("confirm-dialog");
+  const native = recordDialogs(page);
   await runsLink.click();
-  const confirm = await cancelled;
-  expect(confirm.type()).toBe("confirm");
-  expect(confirm.message()).toContain("unsaved changes");
+  await expect(confirm).toBeVisible();
+  await expect(confirm).toContainText("unsaved changes");
+  await confirm.getByRole("button", { name: "Cancel" }).click();
+  await expect(confirm).toHaveCount(0);
   await expect(page).toHaveURL(editorUrl);
   await expect(page.getByLabel("Summary")).toHaveValue("changed, not deployed");
 
   // Accepting leaves.
-  const accepted = nextDialog(page, "accept");
   await runsLink.click();
-  expect((await accepted).type()).toBe("confirm");
+  await expect(confirm).toContainText("unsaved changes");
+  await confirm.getByRole("button", { name: "Leave" }).click();
   await expect(page).toHaveURL(new RegExp(`/w/${workspace}/runs$`));
+  expect(native).toHaveLength(0);
+  page.removeAllListeners("dialog");
 
   // Right after a successful deploy there is nothing to lose: no prompt.
   await page.goto(`/w/${workspace}/scripts/edit/${path}`);
@@ -142,6 +135,7 @@ test("bug 4: leaving the editor with unsaved changes asks first; no prompt witho
   const afterDeploy = recordDialogs(page);
   await runsLink.click();
   await expect(page).toHaveURL(new RegExp(`/w/${workspace}/runs$`));
+  await expect(page.getByTestId("confirm-dialog")).toHaveCount(0);
   expect(afterDeploy).toHaveLength(0);
   page.removeAllListeners("dialog");
 

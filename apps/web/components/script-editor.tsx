@@ -357,6 +357,8 @@ function LoadedEditor({
     trpc.draft.save.mutationOptions({ onSuccess: (saved) => setDraftSavedAt(saved.updatedAt) }),
   );
   const unsavedDraft = useRef<DraftValue | null>(null);
+  // No draft is saved while a deploy runs (the deploy deletes it; a save landing after would not be).
+  const deploying = useRef(false);
   const saveDraftRef = useRef(saveDraft.mutate);
   useEffect(() => {
     saveDraftRef.current = saveDraft.mutate;
@@ -369,6 +371,7 @@ function LoadedEditor({
     const value: DraftValue = { path, summary, language, content, settings, customizations };
     unsavedDraft.current = value;
     const timer = setTimeout(() => {
+      if (deploying.current) return;
       unsavedDraft.current = null;
       saveDraftRef.current({ workspace, path: draftPath, value: value as Record<string, unknown> });
     }, DRAFT_DEBOUNCE_MS);
@@ -377,7 +380,7 @@ function LoadedEditor({
   useEffect(
     () => () => {
       const value = unsavedDraft.current;
-      if (value)
+      if (value && !deploying.current)
         saveDraftRef.current({ workspace, path: draftPath, value: value as Record<string, unknown> });
     },
     [workspace, draftPath],
@@ -411,6 +414,9 @@ function LoadedEditor({
 
   const deploy = useMutation(
     trpc.script.deploy.mutationOptions({
+      onSettled: () => {
+        deploying.current = false;
+      },
       onSuccess: async (script) => {
         setDeployedHash(script.hash);
         lastLoadedHash.current = script.hash;
@@ -521,6 +527,7 @@ function LoadedEditor({
   function submit() {
     if (clientPathProblem) return;
     deployedAtEdit.current = edits.current;
+    deploying.current = true;
     deploy.mutate({
       workspace,
       path,
