@@ -4,7 +4,6 @@ import type { ArgCustomizations } from "@millrace/core";
 import {
   archiveScriptByPath,
   can,
-  can,
   deleteScriptByPath,
   getNewestScriptVersion,
   getScriptByHash,
