@@ -2,6 +2,8 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useEffect, useMemo, useState } from "react";
+import { toast } from "sonner";
+import { useConfirm } from "@/components/ui/confirm";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -31,6 +33,13 @@ export function ResourceForm({ workspace, path: existingPath }: { workspace: str
     ...trpc.resource.get.queryOptions({ workspace, path: existingPath ?? "" }),
     enabled: !!existingPath,
   });
+  // Whether the caller may change this resource (role and path): the server decides.
+  const access = useQuery({
+    ...trpc.access.path.queryOptions({ workspace, path: existingPath ?? "", kind: "resource" }),
+    enabled: !!existingPath,
+  });
+  const readOnly = !!existingPath && !access.data?.canWrite;
+  const confirm = useConfirm();
 
   const [path, setPath] = useState(existingPath ?? "");
   const [resourceType, setResourceType] = useState("postgresql");
@@ -64,19 +73,24 @@ export function ResourceForm({ workspace, path: existingPath }: { workspace: str
     setValueText(JSON.stringify(resource.value, null, 2));
   }, [existing.data]);
 
-  const done = async () => {
+  const done = async (message: string) => {
+    toast.success(message);
     await queryClient.invalidateQueries(trpc.resource.pathFilter());
     router.push(`/w/${workspace}/resources`);
   };
-  const create = useMutation(trpc.resource.create.mutationOptions({ onSuccess: done }));
-  const update = useMutation(trpc.resource.update.mutationOptions({ onSuccess: done }));
-  const remove = useMutation(trpc.resource.delete.mutationOptions({ onSuccess: done }));
+  const saved = () => done(`Saved ${path}`);
+  const create = useMutation(trpc.resource.create.mutationOptions({ onSuccess: saved }));
+  const update = useMutation(trpc.resource.update.mutationOptions({ onSuccess: saved }));
+  const remove = useMutation(
+    trpc.resource.delete.mutationOptions({ onSuccess: () => done(`Deleted ${existingPath}`) }),
+  );
   const save = existingPath ? update : create;
   const field = errorField(save.error);
   const valueFieldError = jsonError ?? (field?.startsWith("value") ? errorMessage(save.error) : null);
 
   function submit(event: React.FormEvent) {
     event.preventDefault();
+    if (readOnly) return;
     let value: unknown;
     try {
       value = JSON.parse(valueText);
@@ -108,22 +122,36 @@ export function ResourceForm({ workspace, path: existingPath }: { workspace: str
     <form onSubmit={submit}>
       <div className="toolbar">
         <h1>{existingPath ?? "New resource"}</h1>
-        <div className="row">
-          {existingPath && (
-            <button
-              type="button"
-              disabled={remove.isPending}
-              onClick={() => {
-                if (confirm(`Delete ${existingPath}?`)) remove.mutate({ workspace, path: existingPath });
-              }}
-            >
-              Delete
+        {readOnly ? (
+          access.data && (
+            <span className="muted" data-testid="read-only-note">
+              You can see this resource but not change it.
+            </span>
+          )
+        ) : (
+          <div className="row">
+            {existingPath && (
+              <button
+                type="button"
+                disabled={remove.isPending}
+                onClick={async () => {
+                  const ok = await confirm({
+                    title: `Delete ${existingPath}?`,
+                    description: "Scripts that use this resource will no longer find it.",
+                    action: "Delete resource",
+                    destructive: true,
+                  });
+                  if (ok) remove.mutate({ workspace, path: existingPath });
+                }}
+              >
+                Delete
+              </button>
+            )}
+            <button className="primary" type="submit" disabled={save.isPending}>
+              {save.isPending ? "Saving…" : "Save"}
             </button>
-          )}
-          <button className="primary" type="submit" disabled={save.isPending}>
-            {save.isPending ? "Saving…" : "Save"}
-          </button>
-        </div>
+          </div>
+        )}
       </div>
       {existing.error && <div className="error">{errorMessage(existing.error)}</div>}
       <div className="panel stack" style={{ maxWidth: 760 }}>
@@ -133,6 +161,7 @@ export function ResourceForm({ workspace, path: existingPath }: { workspace: str
             <input
               name="path"
               value={path}
+              readOnly={readOnly}
               aria-invalid={field === "path"}
               onChange={(e) => setPath(e.target.value)}
             />
@@ -170,6 +199,7 @@ export function ResourceForm({ workspace, path: existingPath }: { workspace: str
             spellCheck={false}
             style={{ fontFamily: "var(--mono, monospace)" }}
             value={valueText}
+            readOnly={readOnly}
             aria-invalid={!!valueFieldError}
             onChange={(e) => (setValueText(e.target.value), setValueEdited(true))}
           />
@@ -181,7 +211,12 @@ export function ResourceForm({ workspace, path: existingPath }: { workspace: str
         </label>
         <label>
           Description
-          <input name="description" value={description} onChange={(e) => setDescription(e.target.value)} />
+          <input
+            name="description"
+            value={description}
+            readOnly={readOnly}
+            onChange={(e) => setDescription(e.target.value)}
+          />
           {field === "description" && <span className="field-error">{errorMessage(save.error)}</span>}
         </label>
         {save.error &&

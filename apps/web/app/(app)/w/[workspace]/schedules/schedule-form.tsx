@@ -2,6 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useEffect, useState } from "react";
+import { toast } from "sonner";
 import { ArgsForm } from "@/components/args-form";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
@@ -77,6 +78,7 @@ export function ScheduleForm({
   const preview = useQuery(trpc.schedule.preview.queryOptions({ ...timing, count: 5 }));
 
   const onSaved = async () => {
+    toast.success(`Saved schedule ${values.path}`);
     await queryClient.invalidateQueries(trpc.schedule.pathFilter());
     router.push(`/w/${workspace}/schedules`);
   };

@@ -2,6 +2,8 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useEffect, useState } from "react";
+import { toast } from "sonner";
+import { useConfirm } from "@/components/ui/confirm";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -14,6 +16,13 @@ export function VariableForm({ workspace, path: existingPath }: { workspace: str
     ...trpc.variable.get.queryOptions({ workspace, path: existingPath ?? "" }),
     enabled: !!existingPath,
   });
+  // Whether the caller may change this variable (role and path): the server decides.
+  const access = useQuery({
+    ...trpc.access.path.queryOptions({ workspace, path: existingPath ?? "", kind: "variable" }),
+    enabled: !!existingPath,
+  });
+  const readOnly = !!existingPath && !access.data?.canWrite;
+  const confirm = useConfirm();
 
   const [path, setPath] = useState(existingPath ?? "");
   const [value, setValue] = useState("");
@@ -36,14 +45,18 @@ export function VariableForm({ workspace, path: existingPath }: { workspace: str
     setValueTouched(!variable.isSecret);
   }, [existing.data]);
 
-  const done = async () => {
+  const done = async (message: string) => {
+    toast.success(message);
     await queryClient.invalidateQueries(trpc.variable.pathFilter());
     router.push(`/w/${workspace}/variables`);
   };
-  const create = useMutation(trpc.variable.create.mutationOptions({ onSuccess: done }));
-  const update = useMutation(trpc.variable.update.mutationOptions({ onSuccess: done }));
+  const saved = () => done(`Saved ${path}`);
+  const create = useMutation(trpc.variable.create.mutationOptions({ onSuccess: saved }));
+  const update = useMutation(trpc.variable.update.mutationOptions({ onSuccess: saved }));
   const save = existingPath ? update : create;
-  const remove = useMutation(trpc.variable.delete.mutationOptions({ onSuccess: done }));
+  const remove = useMutation(
+    trpc.variable.delete.mutationOptions({ onSuccess: () => done(`Deleted ${existingPath}`) }),
+  );
   const reveal = useMutation(
     trpc.variable.reveal.mutationOptions({
       onSuccess: (data) => {
@@ -58,6 +71,7 @@ export function VariableForm({ workspace, path: existingPath }: { workspace: str
 
   function submit(event: React.FormEvent) {
     event.preventDefault();
+    if (readOnly) return;
     if (existingPath) {
       update.mutate({
         workspace,
@@ -76,22 +90,36 @@ export function VariableForm({ workspace, path: existingPath }: { workspace: str
     <form onSubmit={submit}>
       <div className="toolbar">
         <h1>{existingPath ?? "New variable"}</h1>
-        <div className="row">
-          {existingPath && (
-            <button
-              type="button"
-              disabled={remove.isPending}
-              onClick={() => {
-                if (confirm(`Delete ${existingPath}?`)) remove.mutate({ workspace, path: existingPath });
-              }}
-            >
-              Delete
+        {readOnly ? (
+          access.data && (
+            <span className="muted" data-testid="read-only-note">
+              You can see this variable but not change it.
+            </span>
+          )
+        ) : (
+          <div className="row">
+            {existingPath && (
+              <button
+                type="button"
+                disabled={remove.isPending}
+                onClick={async () => {
+                  const ok = await confirm({
+                    title: `Delete ${existingPath}?`,
+                    description: "Scripts and resources that use this variable will no longer find it.",
+                    action: "Delete variable",
+                    destructive: true,
+                  });
+                  if (ok) remove.mutate({ workspace, path: existingPath });
+                }}
+              >
+                Delete
+              </button>
+            )}
+            <button className="primary" type="submit" disabled={save.isPending}>
+              {save.isPending ? "Saving…" : "Save"}
             </button>
-          )}
-          <button className="primary" type="submit" disabled={save.isPending}>
-            {save.isPending ? "Saving…" : "Save"}
-          </button>
-        </div>
+          </div>
+        )}
       </div>
       {existing.error && <div className="error">{errorMessage(existing.error)}</div>}
       <div className="panel stack" style={{ maxWidth: 720 }}>
@@ -100,6 +128,7 @@ export function VariableForm({ workspace, path: existingPath }: { workspace: str
           <input
             name="path"
             value={path}
+            readOnly={readOnly}
             aria-invalid={field === "path"}
             onChange={(e) => setPath(e.target.value)}
           />
@@ -127,6 +156,7 @@ export function VariableForm({ workspace, path: existingPath }: { workspace: str
               type="password"
               autoComplete="new-password"
               value={value}
+              readOnly={readOnly}
               placeholder={existingPath && !valueTouched ? "••••••••" : ""}
               aria-invalid={field === "value"}
               onChange={(e) => (setValue(e.target.value), setValueTouched(true))}
@@ -136,6 +166,7 @@ export function VariableForm({ workspace, path: existingPath }: { workspace: str
               name="value"
               rows={4}
               value={value}
+              readOnly={readOnly}
               aria-invalid={field === "value"}
               onChange={(e) => (setValue(e.target.value), setValueTouched(true))}
             />
@@ -148,6 +179,7 @@ export function VariableForm({ workspace, path: existingPath }: { workspace: str
             name="is_secret"
             type="checkbox"
             checked={isSecret}
+            disabled={readOnly}
             onChange={(e) => setIsSecret(e.target.checked)}
           />
           Secret <span className="hint">encrypted at rest, hidden from lists, every read audited</span>
@@ -159,6 +191,7 @@ export function VariableForm({ workspace, path: existingPath }: { workspace: str
             name="description"
             rows={2}
             value={description}
+            readOnly={readOnly}
             aria-invalid={field === "description"}
             onChange={(e) => setDescription(e.target.value)}
           />
