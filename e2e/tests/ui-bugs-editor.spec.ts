@@ -226,9 +226,12 @@ test("bug 7: operators get no New script, no editable editor and no Deploy; a de
     await expect(opPage.getByRole("link", { name: opScript })).toBeVisible();
     await expect(opPage.getByRole("button", { name: "New script" })).toHaveCount(0);
 
-    // The code is shown read-only, with a note; it can be run, not edited or deployed.
+    // The list leads an operator to the script page (no editor); reached by its URL, the editor
+    // shows the code read-only, with a note; it can be run, not edited or deployed.
     await opPage.getByRole("link", { name: opScript }).click();
-    await expect(opPage).toHaveURL(new RegExp(`/scripts/edit/${opScript}$`));
+    await expect(opPage).toHaveURL(new RegExp(`/scripts/get/${opScript}$`));
+    await expect(opPage.getByRole("link", { name: "Edit" })).toHaveCount(0);
+    await opPage.goto(`/w/${workspace}/scripts/edit/${opScript}`);
     await expect(opPage.getByText("Your role (operator) can run scripts but not edit them")).toBeVisible();
     const editor = opPage.getByTestId("code-editor").locator(".monaco-editor");
     await expect(editor.locator(".view-lines")).toContainText("operator-can-read-this");
