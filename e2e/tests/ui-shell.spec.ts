@@ -61,3 +61,58 @@ test("light and dark themes: the toggle switches, the choice survives a reload, 
   await expect(sidebar.getByRole("button", { name: "Switch to the dark theme" })).toBeVisible();
   await context.close();
 });
+
+test("one layout for every page: the account and admin pages keep the sidebar and the last workspace's links", async ({
+  page,
+  request,
+}) => {
+  const workspace = uniqueWorkspace("shell");
+  await createWorkspace(request, workspace);
+  await page.goto("/login");
+  await page.getByLabel("Email").fill(E2E_ADMIN.email);
+  await page.getByLabel("Password").fill(E2E_ADMIN.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByRole("heading", { name: "Workspaces", exact: true })).toBeVisible();
+  await page.goto(`/w/${workspace}/runs`);
+  const sidebar = page.getByRole("navigation", { name: "Main" });
+  await expect(sidebar.getByRole("link", { name: "Runs" })).toHaveClass(/active/);
+  for (const [url, heading, link] of [
+    ["/workspaces", "Workspaces", "All workspaces"],
+    ["/account/tokens", "API tokens", "API tokens"],
+    ["/admin/users", "Users", "Users"],
+  ] as const) {
+    await page.goto(url);
+    await expect(page.getByRole("heading", { name: heading, exact: true })).toBeVisible();
+    await expect(sidebar.getByRole("link", { name: link, exact: true })).toHaveClass(/active/);
+    // The workspace last opened stays one click away.
+    await expect(sidebar.getByRole("link", { name: "Scripts" })).toHaveAttribute(
+      "href",
+      `/w/${workspace}/scripts`,
+    );
+    await expect(sidebar.getByLabel("Workspace")).toHaveValue(workspace);
+  }
+  await sidebar.getByRole("link", { name: "Schedules" }).click();
+  await expect(page).toHaveURL(new RegExp(`/w/${workspace}/schedules$`));
+});
+
+test("below 1024 px the sidebar is a drawer behind a menu button", async ({ page, request }) => {
+  const workspace = uniqueWorkspace("drawer");
+  await createWorkspace(request, workspace);
+  await page.setViewportSize({ width: 768, height: 900 });
+  await page.goto("/login");
+  await page.getByLabel("Email").fill(E2E_ADMIN.email);
+  await page.getByLabel("Password").fill(E2E_ADMIN.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByRole("heading", { name: "Workspaces", exact: true })).toBeVisible();
+  await page.goto(`/w/${workspace}/scripts`);
+  const sidebar = page.getByRole("navigation", { name: "Main" });
+  await expect(sidebar).toBeHidden();
+  const menu = page.getByRole("button", { name: "Open the menu" });
+  await menu.click();
+  await expect(menu).toHaveAttribute("aria-expanded", "true");
+  await expect(sidebar).toBeVisible();
+  await sidebar.getByRole("link", { name: "Runs" }).click();
+  await expect(page).toHaveURL(new RegExp(`/w/${workspace}/runs$`));
+  // A navigation closes the drawer.
+  await expect(sidebar).toBeHidden();
+});
