@@ -23,6 +23,9 @@ async function post(request: APIRequestContext, url: string, data: unknown): Pro
 
 /** Types `query` in the search box named `label`; the rows go from `before` to `after`. */
 async function narrows(page: Page, label: string, rows: Locator, query: string, after: number) {
+  await expect(rows.first()).toBeVisible();
+  // The list is read once; wait until it holds more rows than the search should leave.
+  await expect.poll(() => rows.count()).toBeGreaterThan(after);
   const before = await rows.count();
   expect(before).toBeGreaterThan(after);
   await page.getByRole("searchbox", { name: label }).fill(query);

@@ -28,7 +28,7 @@ export function ListSearch({
   total?: number;
 }) {
   return (
-    <div className="row my-2 items-center" role="search">
+    <div className="row my-2 items-center" role="search" aria-label={label}>
       <div className="relative">
         <Search
           aria-hidden
