@@ -58,6 +58,7 @@ test.describe("accessibility of every page", () => {
     const workspacePages = [
       "",
       "/scripts",
+      `/scripts/get/${script}`,
       "/scripts/new",
       `/scripts/edit/${script}`,
       `/scripts/webhooks/${script}`,

@@ -343,7 +343,7 @@ test("resource, variable and schedule deletes ask first; the schedule's Enabled 
     schedule: "0 0 4 * * *",
     timezone: "UTC",
     script_path: SCRIPT,
-    args: {},
+    args: { who: "tmp" },
     enabled: false,
   });
   const page = await pageAs(browser, admin);
