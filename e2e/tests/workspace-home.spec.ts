@@ -1,6 +1,7 @@
 // Issue 21, item 6: the workspace home shows recent runs and failures, the next scheduled runs,
 // the queue and its workers, and quick actions.
 import { expect, test } from "@playwright/test";
+import { addMember, createAccount } from "../fixtures/people.ts";
 import { E2E_ADMIN } from "../instance.ts";
 import { createWorkspace, superadmin, uniqueWorkspace } from "./helpers.ts";
 
@@ -62,4 +63,22 @@ test("the workspace home shows recent runs, failures, next schedules, the queue 
     .getByRole("link", { name: "New schedule" })
     .click();
   await expect(page).toHaveURL(new RegExp(`/w/${workspace}/schedules/new$`));
+});
+
+test("an operator's home offers only what an operator can do", async ({ page, request }) => {
+  const workspace = uniqueWorkspace("home-op");
+  await createWorkspace(request, workspace);
+  const operator = await createAccount(request, "home-op");
+  await addMember(request, workspace, operator.email, "operator");
+  await page.goto("/login");
+  await page.getByLabel("Email").fill(operator.email);
+  await page.getByLabel("Password").fill(operator.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByRole("heading", { name: "Workspaces", exact: true })).toBeVisible();
+  await page.goto(`/w/${workspace}`);
+  const actions = page.getByRole("navigation", { name: "Quick actions" });
+  await expect(actions.getByRole("link", { name: "All runs" })).toBeVisible();
+  await expect(actions.getByRole("link", { name: "Scripts" })).toBeVisible();
+  await expect(actions.getByRole("link", { name: "New script" })).toHaveCount(0);
+  await expect(actions.getByRole("link", { name: "New schedule" })).toHaveCount(0);
 });

@@ -4,9 +4,12 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { use } from "react";
+import { Activity, CalendarPlus, FileCode2, Plus } from "lucide-react";
 import { StatusBadge } from "@/components/job-view";
+import { Button } from "@/components/ui/button";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
+import { canWrite, useWorkspaceRole } from "@/lib/workspace-role";
 
 const REFRESH_MS = 5000;
 
@@ -66,10 +69,10 @@ function RunList({
             <td>
               <StatusBadge status={job.status} />
             </td>
-            <td>
+            <td className="w-full [overflow-wrap:anywhere]">
               <Link href={`/w/${workspace}/runs/${job.id}`}>{job.scriptPath ?? job.kind}</Link>
             </td>
-            <td className="muted">{when(job.completedAt ?? job.createdAt)}</td>
+            <td className="muted whitespace-nowrap">{when(job.completedAt ?? job.createdAt)}</td>
           </tr>
         ))}
       </tbody>
@@ -80,6 +83,7 @@ function RunList({
 export default function WorkspaceHome({ params }: { params: Promise<{ workspace: string }> }) {
   const { workspace } = use(params);
   const trpc = useTRPC();
+  const writer = canWrite(useWorkspaceRole(workspace));
   const recent = useQuery({
     ...trpc.job.list.queryOptions({ workspace, per_page: "10" }),
     refetchInterval: REFRESH_MS,
@@ -104,18 +108,30 @@ export default function WorkspaceHome({ params }: { params: Promise<{ workspace:
     <div className="stack">
       <h1>Home</h1>
       <nav className="row" aria-label="Quick actions">
-        <Link className="button" href={`/w/${workspace}/scripts/new`}>
-          New script
-        </Link>
-        <Link className="button" href={`/w/${workspace}/schedules/new`}>
-          New schedule
-        </Link>
-        <Link className="button" href={`/w/${workspace}/runs`}>
-          All runs
-        </Link>
-        <Link className="button" href={`/w/${workspace}/scripts`}>
-          Scripts
-        </Link>
+        {writer && (
+          <Button asChild variant="primary">
+            <Link href={`/w/${workspace}/scripts/new`}>
+              <Plus aria-hidden /> New script
+            </Link>
+          </Button>
+        )}
+        {writer && (
+          <Button asChild>
+            <Link href={`/w/${workspace}/schedules/new`}>
+              <CalendarPlus aria-hidden /> New schedule
+            </Link>
+          </Button>
+        )}
+        <Button asChild>
+          <Link href={`/w/${workspace}/runs`}>
+            <Activity aria-hidden /> All runs
+          </Link>
+        </Button>
+        <Button asChild>
+          <Link href={`/w/${workspace}/scripts`}>
+            <FileCode2 aria-hidden /> Scripts
+          </Link>
+        </Button>
       </nav>
 
       <div className="grid-2">
@@ -135,11 +151,11 @@ export default function WorkspaceHome({ params }: { params: Promise<{ workspace:
               <tbody>
                 {upcoming.map((s) => (
                   <tr key={s.path}>
-                    <td>
+                    <td className="w-full [overflow-wrap:anywhere]">
                       <Link href={`/w/${workspace}/schedules/edit/${s.path}`}>{s.path}</Link>
+                      <div className="muted text-xs">runs {s.scriptPath}</div>
                     </td>
-                    <td className="muted">{s.scriptPath}</td>
-                    <td>{when(s.nextRunAt)}</td>
+                    <td className="whitespace-nowrap">{when(s.nextRunAt)}</td>
                   </tr>
                 ))}
               </tbody>
@@ -156,30 +172,32 @@ export default function WorkspaceHome({ params }: { params: Promise<{ workspace:
           )}
           {queue.data && queue.data.length === 0 && <p className="muted">The queue is empty.</p>}
           {queue.data && queue.data.length > 0 && (
-            <table>
-              <thead>
-                <tr>
-                  <th>Tag</th>
-                  <th>Waiting</th>
-                  <th>Running</th>
-                  <th>Workers</th>
-                  <th>Oldest wait</th>
-                </tr>
-              </thead>
-              <tbody>
-                {queue.data.map((q) => (
-                  <tr key={q.tag}>
-                    <td>
-                      <code>{q.tag}</code>
-                    </td>
-                    <td>{q.queued - q.scheduled}</td>
-                    <td>{q.running}</td>
-                    <td>{q.workers}</td>
-                    <td>{q.oldest_wait_secs === null ? "—" : `${Math.round(q.oldest_wait_secs)} s`}</td>
+            <div className="overflow-x-auto">
+              <table>
+                <thead>
+                  <tr>
+                    <th>Tag</th>
+                    <th>Waiting</th>
+                    <th>Running</th>
+                    <th>Workers</th>
+                    <th>Oldest wait</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {queue.data.map((q) => (
+                    <tr key={q.tag}>
+                      <td>
+                        <code>{q.tag}</code>
+                      </td>
+                      <td>{q.queued - q.scheduled}</td>
+                      <td>{q.running}</td>
+                      <td>{q.workers}</td>
+                      <td>{q.oldest_wait_secs === null ? "—" : `${Math.round(q.oldest_wait_secs)} s`}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           )}
         </Section>
       </div>
