@@ -374,3 +374,35 @@ test("resource, variable and schedule deletes ask first; the schedule's Enabled 
   }
   await page.context().close();
 });
+
+test("REST: scripts/delete/p deletes every version of a path (Windmill's endpoint)", async ({ request }) => {
+  const path = "f/team/rest_doomed";
+  const first = await post(request, "scripts/create", {
+    path,
+    language: "bash",
+    content: "echo 1",
+    summary: "",
+  });
+  await post(request, "scripts/create", {
+    path,
+    language: "bash",
+    content: "echo 2",
+    summary: "",
+    parent_hash: first,
+  });
+  const refused = await request.post(`/api/w/${workspace}/scripts/delete/p/${path}`, {
+    headers: operator.headers,
+  });
+  expect(refused.status()).toBe(403);
+  const deleted = await request.post(`/api/w/${workspace}/scripts/delete/p/${path}`, {
+    headers: admin.headers,
+  });
+  expect(deleted.status(), await deleted.text()).toBe(200);
+  expect(await deleted.text()).toBe(`Script ${path} deleted`);
+  const gone = await request.get(`/api/w/${workspace}/scripts/get/h/${first}`, { headers: superadmin });
+  expect(gone.status()).toBe(404);
+  const again = await request.post(`/api/w/${workspace}/scripts/delete/p/${path}`, {
+    headers: admin.headers,
+  });
+  expect(again.status()).toBe(404);
+});

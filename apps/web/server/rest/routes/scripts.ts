@@ -1,5 +1,6 @@
 import {
   archiveScriptByPath,
+  deleteScriptByPath,
   deployScript,
   getScriptByHash,
   getScriptByPath,
@@ -54,6 +55,16 @@ export const scriptRoutes: Route[] = [
       const path = ctx.params.path ?? "";
       await archiveScriptByPath(ctx.services, await ctx.membership(), path);
       return text(`Script ${path} archived`);
+    },
+  },
+
+  {
+    method: "POST",
+    pattern: "/api/w/:workspace/scripts/delete/p/*path",
+    handler: async (ctx) => {
+      const path = ctx.params.path ?? "";
+      await deleteScriptByPath(ctx.services, await ctx.membership(), path);
+      return text(`Script ${path} deleted`);
     },
   },
 
