@@ -193,15 +193,18 @@ export function CommandPalette({
 
   return (
     <>
+      {/* The sidebar is dark in both themes: the button takes its links' colours. */}
       <button
         type="button"
-        className="nav-link w-full cursor-pointer border border-line bg-transparent text-left"
+        className="nav-link mb-1 w-full cursor-pointer border border-[#4a515c] bg-transparent text-left text-[#d9dde3] hover:bg-[#343a44]"
         data-testid="open-command-palette"
         onClick={() => setOpen(true)}
       >
         <Search aria-hidden className="size-4 shrink-0 opacity-80" />
         <span className="flex-1">Search…</span>
-        <kbd className="rounded border border-line px-1 text-xs text-muted">{shortcut}</kbd>
+        <kbd className="rounded border border-[#4a515c] bg-transparent px-1 text-xs text-[#d9dde3]">
+          {shortcut}
+        </kbd>
       </button>
       <Dialog open={open} onOpenChange={setOpen}>
         <DialogContent title="Go to…" className="w-[min(92vw,640px)] p-3" data-testid="command-palette">

@@ -144,7 +144,18 @@ function Runs({ workspace }: { workspace: string }) {
             <thead>
               <tr>
                 <th>
-                  <span className="sr-only">Select</span>
+                  {cancellable.length > 0 ? (
+                    <input
+                      type="checkbox"
+                      aria-label="Select every queued or running run"
+                      checked={chosen.length === cancellable.length}
+                      onChange={(e) =>
+                        setSelected(new Set(e.target.checked ? cancellable.map((job) => job.id) : []))
+                      }
+                    />
+                  ) : (
+                    <span className="sr-only">Select</span>
+                  )}
                 </th>
                 <th>Status</th>
                 <th>Script</th>
