@@ -11,22 +11,22 @@ const DB_B = { host: "db-b.example", user: "report", dbname: "stats", port: 6432
 
 const SCRIPTS = {
   pgTs: {
-    path: "u/admin/pg_ts",
+    path: "u/e2e_admin/pg_ts",
     language: "bun",
     content: "export async function main(db: RT.Postgresql) {\n  return db;\n}\n",
   },
   pgPy: {
-    path: "u/admin/pg_py",
+    path: "u/e2e_admin/pg_py",
     language: "python3",
     content: "postgresql = dict\n\n\ndef main(db: postgresql):\n    return db\n",
   },
   smtp: {
-    path: "u/admin/smtp_ts",
+    path: "u/e2e_admin/smtp_ts",
     language: "bun",
     content: 'export async function main(mail?: RT.Smtp) {\n  return "ok";\n}\n',
   },
   shapes: {
-    path: "u/admin/shapes",
+    path: "u/e2e_admin/shapes",
     language: "bun",
     content: [
       "export async function main(",
@@ -53,9 +53,13 @@ async function signIn(page: Page): Promise<void> {
   await expect(page.getByRole("heading", { name: "Workspaces", exact: true })).toBeVisible();
 }
 
+// Jobs that read resources run as a real user (the instance's secret is no user), so the scripts,
+// resources and first runs are the e2e admin's.
+let admin: Record<string, string> = superadmin;
+
 async function run(request: APIRequestContext, path: string, args: Record<string, unknown>): Promise<string> {
   const response = await request.post(`/api/w/${workspace}/jobs/run/p/${path}`, {
-    headers: superadmin,
+    headers: admin,
     data: args,
   });
   expect(response.status(), await response.text()).toBe(201);
@@ -82,20 +86,23 @@ async function submit(page: Page, previous: string): Promise<string> {
 test.describe("run forms", () => {
   test.beforeAll(async ({ request }) => {
     await createWorkspace(request, workspace);
+    const login = await request.post("/api/auth/login", { data: E2E_ADMIN });
+    expect(login.status(), await login.text()).toBe(200);
+    admin = { Authorization: `Bearer ${await login.text()}` };
     for (const script of Object.values(SCRIPTS)) {
       const created = await request.post(`/api/w/${workspace}/scripts/create`, {
-        headers: superadmin,
+        headers: admin,
         data: { ...script, summary: "" },
       });
       expect(created.status(), await created.text()).toBe(201);
     }
     for (const [path, resource_type, value] of [
-      ["u/admin/db_a", "postgresql", DB_A],
-      ["u/admin/db_b", "postgresql", DB_B],
-      ["u/admin/shop_mysql", "mysql", { host: "mysql.example", user: "m", dbname: "m" }],
+      ["u/e2e_admin/db_a", "postgresql", DB_A],
+      ["u/e2e_admin/db_b", "postgresql", DB_B],
+      ["u/e2e_admin/shop_mysql", "mysql", { host: "mysql.example", user: "m", database: "m" }],
     ] as const) {
       const created = await request.post(`/api/w/${workspace}/resources/create`, {
-        headers: superadmin,
+        headers: admin,
         data: { path, resource_type, value },
       });
       expect(created.status(), await created.text()).toBe(201);
@@ -108,22 +115,22 @@ test.describe("run forms", () => {
       request,
     }) => {
       const script = SCRIPTS[key];
-      const first = await run(request, script.path, { db: "$res:u/admin/db_a" });
+      const first = await run(request, script.path, { db: "$res:u/e2e_admin/db_a" });
       expect((await completedJob(request, workspace, first)).result).toEqual(DB_A);
       await signIn(page);
       const form = await editAndRun(page, first);
       const picker = form.getByLabel(/^db\b/);
-      await expect(picker).toHaveValue("$res:u/admin/db_a");
+      await expect(picker).toHaveValue("$res:u/e2e_admin/db_a");
       // Only resources of the argument's type, by path.
       await expect(picker.locator("option")).toHaveText([
         "Choose a resource…",
-        "u/admin/db_a",
-        "u/admin/db_b",
+        "u/e2e_admin/db_a",
+        "u/e2e_admin/db_b",
       ]);
-      await picker.selectOption({ label: "u/admin/db_b" });
+      await picker.selectOption({ label: "u/e2e_admin/db_b" });
       const id = await submit(page, first);
       const job = await completedJob(request, workspace, id);
-      expect(job.args).toEqual({ db: "$res:u/admin/db_b" });
+      expect(job.args).toEqual({ db: "$res:u/e2e_admin/db_b" });
       expect(job.result).toEqual(DB_B);
       await expect(page.getByTestId("job-status")).toHaveText("success");
     });

@@ -269,7 +269,7 @@ test.describe("run results", () => {
   test("a preview runs again only; operators run a script they can read again", async ({ page, request }) => {
     const preview = await request.post(`/api/w/${workspace}/jobs/run/preview`, {
       headers: superadmin,
-      data: { language: "bash", content: 'echo "preview $1"', args: { x: "one" } },
+      data: { language: "bash", content: 'x="$1"\necho "preview $x"', args: { x: "one" } },
     });
     expect(preview.status(), await preview.text()).toBe(201);
     const previewId = await preview.text();
