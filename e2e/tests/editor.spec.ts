@@ -53,5 +53,5 @@ test("sign in, write a bash script in Monaco, deploy it, run it and see its outp
   await expect(page.getByTestId("job-result")).toContainText('"hello-ada-from-monaco"');
 
   await page.getByRole("link", { name: "Scripts" }).click();
-  await expect(page.getByRole("link", { name: "u/e2e_admin/greet" })).toBeVisible();
+  await expect(page.getByRole("link", { name: "u/e2e_admin/greet", exact: true })).toBeVisible();
 });
