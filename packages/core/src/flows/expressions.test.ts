@@ -129,6 +129,15 @@ describe("evaluateExpression", () => {
     await fails("new Promise(() => {})", "error", /never settles/);
   });
 
+  it("gives stop_after_if and retry_if the step's result and error", async () => {
+    assert.equal(await evaluateExpression("result >= 3", { ...env, result: 3 }), true);
+    assert.equal(await evaluateExpression("result === null", { ...env, result: undefined }), true);
+    assert.equal(
+      await evaluateExpression("error.name === 'Timeout'", { ...env, error: { name: "Timeout" } }),
+      true,
+    );
+  });
+
   it("keeps nothing from one evaluation to the next", async () => {
     assert.equal(await evaluateExpression("globalThis.leak = 1", env), 1);
     assert.equal(await evaluateExpression("typeof leak", env), "undefined");

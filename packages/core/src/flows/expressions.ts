@@ -266,8 +266,8 @@ function sandboxEnv(exprs: string[], env: ExpressionEnv): SandboxEnv {
     }
   }
   if (mentions("previous_result")) out.previous_result = env.previous_result ?? null;
-  if (env.result !== undefined && mentions("result")) out.result = env.result;
-  if (env.error !== undefined && mentions("error")) out.error = env.error;
+  if ("result" in env && mentions("result")) out.result = env.result ?? null;
+  if ("error" in env && mentions("error")) out.error = env.error ?? null;
   return { json: JSON.stringify(out), keys: Object.keys(out) };
 }
 
