@@ -39,15 +39,23 @@ const PAGE = 64 * 1024;
 /** The module's fixed linear memory (its declared minimum): stack, data and the allocator. */
 const BASE_PAGES = 256;
 
-let compiled: WasmModule | undefined;
+let compiled: WasmModule | null | undefined;
 const modules = new Map<number, Promise<QuickJSWASMModule>>();
 
-function wasmModule(): WasmModule {
-  if (!compiled) {
-    const require = createRequire(import.meta.url);
-    const entry = require.resolve("@jitl/quickjs-wasmfile-release-sync");
-    const file = entry.replace(/[^/\\]+$/, "emscripten-module.wasm");
-    compiled = new wasm.Module(fs.readFileSync(file));
+/**
+ * The compiled .wasm, kept so that reloading a module skips compiling it again; null when the
+ * file cannot be found from here (a bundled build), in which case the variant loads its own.
+ */
+function wasmModule(): WasmModule | null {
+  if (compiled === undefined) {
+    try {
+      const require = createRequire(import.meta.url);
+      const entry = require.resolve("@jitl/quickjs-wasmfile-release-sync");
+      const file = entry.replace(/[^/\\]+$/, "emscripten-module.wasm");
+      compiled = new wasm.Module(fs.readFileSync(file));
+    } catch {
+      compiled = null;
+    }
   }
   return compiled;
 }
@@ -58,8 +66,14 @@ export function sandboxModule(memoryBytes: number): Promise<QuickJSWASMModule> {
   let loading = modules.get(extraPages);
   if (!loading) {
     const memory = new wasm.Memory({ initial: BASE_PAGES, maximum: BASE_PAGES + extraPages });
+    const module = wasmModule();
     loading = newQuickJSWASMModuleFromVariant(
-      newVariant(variant, { wasmModule: wasmModule() as never, wasmMemory: memory as never }),
+      newVariant(
+        variant,
+        module
+          ? { wasmModule: module as never, wasmMemory: memory as never }
+          : { wasmMemory: memory as never },
+      ),
     );
     loading.catch(() => modules.delete(extraPages));
     modules.set(extraPages, loading);
