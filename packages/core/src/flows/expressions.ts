@@ -67,8 +67,13 @@ function forms(expr: string): string[] {
 
 type Session = {
   evaluate(expr: string, input?: string): JsonValue;
+  /** The expression's JavaScript truthiness, taken in the sandbox (before JSON loses it). */
+  test(expr: string, input?: string): boolean;
   close(): void;
 };
+
+/** Evaluates expressions in one sandbox; see withExpressions. */
+export type ExpressionEvaluator = Pick<Session, "evaluate" | "test">;
 
 function describe(ctx: QuickJSContext, handle: QuickJSHandle): string {
   try {
@@ -146,26 +151,39 @@ function openSession(sandbox: Sandbox, env: SandboxEnv): Session {
     value.dispose();
   }
   parsed.value.dispose();
+  let toBoolean: QuickJSHandle | undefined;
+  const run = (expr: string, input: string | undefined, convert: QuickJSHandle): JsonValue => {
+    const form = compilable(ctx, expr);
+    if (typeof form !== "string") throw new ExpressionError(expr, "error", form.syntaxError, input);
+    deadline = Date.now() + limits.timeoutMs;
+    const result = ctx.evalCode(form, "expr.js");
+    if (result.error) throw failure(sandbox, result.error, expr, deadline, input);
+    const value = settle(sandbox, result.value, expr, deadline, input);
+    const json = ctx.callFunction(convert, ctx.undefined, value);
+    value.dispose();
+    if (json.error) throw failure(sandbox, json.error, expr, deadline, input);
+    const type = ctx.typeof(json.value);
+    const out = type === "string" ? ctx.getString(json.value) : type === "undefined" ? "null" : undefined;
+    const bool = type === "boolean" ? (ctx.dump(json.value) as boolean) : undefined;
+    json.value.dispose();
+    if (bool !== undefined) return bool;
+    if (out === undefined)
+      throw new ExpressionError(expr, "error", "The expression's value is not JSON.", input);
+    return JSON.parse(out) as JsonValue;
+  };
   return {
-    evaluate(expr, input) {
-      const form = compilable(ctx, expr);
-      if (typeof form !== "string") throw new ExpressionError(expr, "error", form.syntaxError, input);
-      deadline = Date.now() + limits.timeoutMs;
-      const run = ctx.evalCode(form, "expr.js");
-      if (run.error) throw failure(sandbox, run.error, expr, deadline, input);
-      const value = settle(sandbox, run.value, expr, deadline, input);
-      const json = ctx.callFunction(toJson, ctx.undefined, value);
-      value.dispose();
-      if (json.error) throw failure(sandbox, json.error, expr, deadline, input);
-      const type = ctx.typeof(json.value);
-      const out = type === "string" ? ctx.getString(json.value) : type === "undefined" ? "null" : undefined;
-      json.value.dispose();
-      if (out === undefined)
-        throw new ExpressionError(expr, "error", "The expression's value is not JSON.", input);
-      return JSON.parse(out) as JsonValue;
+    evaluate: (expr, input) => run(expr, input, toJson),
+    test(expr, input) {
+      if (!toBoolean) {
+        const made = ctx.evalCode("(function (value) { return !!value; })", "boolean.js");
+        if (made.error) throw failure(sandbox, made.error, expr, deadline, input);
+        toBoolean = made.value;
+      }
+      return run(expr, input, toBoolean) === true;
     },
     close() {
       toJson.dispose();
+      toBoolean?.dispose();
     },
   };
 }
@@ -271,22 +289,36 @@ function sandboxEnv(exprs: string[], env: ExpressionEnv): SandboxEnv {
   return { json: JSON.stringify(out), keys: Object.keys(out) };
 }
 
+/**
+ * Runs `work` with an evaluator over one sandbox holding `env`: for the expressions of one flow
+ * transition (a step's inputs, branch conditions in order), each with its own time cap.
+ * `exprs` are all the expressions `work` may evaluate: only what they mention is passed in.
+ */
+export async function withExpressions<T>(
+  exprs: string[],
+  env: ExpressionEnv,
+  limits: ExpressionLimits | undefined,
+  work: (evaluator: ExpressionEvaluator) => T,
+): Promise<T> {
+  const resolved = resolveLimits(limits);
+  const inputs = sandboxEnv(exprs, env);
+  return withSandbox(resolved, (sandbox) => {
+    const session = openSession(sandbox, inputs);
+    try {
+      return work({ evaluate: session.evaluate, test: session.test });
+    } finally {
+      session.close();
+    }
+  });
+}
+
 /** Evaluates one expression; throws ExpressionError when it fails. */
 export async function evaluateExpression(
   expr: string,
   env: ExpressionEnv,
   limits?: ExpressionLimits,
 ): Promise<JsonValue> {
-  const resolved = resolveLimits(limits);
-  const inputs = sandboxEnv([expr], env);
-  return withSandbox(resolved, (sandbox) => {
-    const session = openSession(sandbox, inputs);
-    try {
-      return session.evaluate(expr);
-    } finally {
-      session.close();
-    }
-  });
+  return withExpressions([expr], env, limits, ({ evaluate }) => evaluate(expr));
 }
 
 /**
@@ -305,19 +337,10 @@ export async function evaluateTransforms(
     else args[name] = transform.value;
   }
   if (scripted.length === 0) return args;
-  const resolved = resolveLimits(limits);
-  const inputs = sandboxEnv(
-    scripted.map(([, expr]) => expr),
-    env,
-  );
-  return withSandbox(resolved, (sandbox) => {
-    const session = openSession(sandbox, inputs);
-    try {
-      for (const [name, expr] of scripted) args[name] = session.evaluate(expr, name);
-      return args;
-    } finally {
-      session.close();
-    }
+  const exprs = scripted.map(([, expr]) => expr);
+  return withExpressions(exprs, env, limits, ({ evaluate }) => {
+    for (const [name, expr] of scripted) args[name] = evaluate(expr, name);
+    return args;
   });
 }
 

@@ -6,10 +6,13 @@ export {
   evaluateTransforms,
   expressionSyntaxErrors,
   loadExpressionSandbox,
+  withExpressions,
   type ExpressionEnv,
+  type ExpressionEvaluator,
   type ExpressionFailureReason,
   type ExpressionLimits,
   type JsonValue,
 } from "./expressions.ts";
+export { chooseBranch, evaluateCondition, evaluateIterator, evaluateTransform } from "./conditions.ts";
 export { resultReferences, type ResultReferences } from "./references.ts";
 export { validateFlow, type ValidateFlowOptions } from "./validate.ts";
