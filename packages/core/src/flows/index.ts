@@ -15,4 +15,4 @@ export {
 } from "./expressions.ts";
 export { chooseBranch, evaluateCondition, evaluateIterator, evaluateTransform } from "./conditions.ts";
 export { resultReferences, type ResultReferences } from "./references.ts";
-export { validateFlow, type ValidateFlowOptions } from "./validate.ts";
+export { flowSteps, validateFlow, type FlowStep, type ValidateFlowOptions } from "./validate.ts";

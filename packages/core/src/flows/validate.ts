@@ -27,11 +27,14 @@ type Expression = {
   visible: ReadonlySet<string>;
 };
 
-type Step = { module: FlowModule; path: Path };
+export type FlowStep = { module: FlowModule; path: Path };
 
-/** Every step in the flow, nested ones included, in order. */
-function allSteps(flow: OpenFlow): Step[] {
-  const out: Step[] = [];
+/**
+ * Every step in the flow in document order, nested ones (loop bodies, branches) right after
+ * their parent, then the failure and preprocessor modules; `path` as in errors' fields.
+ */
+export function flowSteps(flow: OpenFlow): FlowStep[] {
+  const out: FlowStep[] = [];
   const walk = (modules: FlowModule[], path: Path) => {
     modules.forEach((module, index) => {
       const at = [...path, index];
@@ -241,7 +244,7 @@ function refuse(path: Path, step: string | undefined, sentence: string): never {
  */
 export async function validateFlow(input: unknown, options: ValidateFlowOptions = {}): Promise<OpenFlow> {
   const flow = parseOpenFlow(input);
-  const steps = allSteps(flow);
+  const steps = flowSteps(flow);
 
   const seen = new Map<string, Path>();
   for (const { module, path } of steps) {
