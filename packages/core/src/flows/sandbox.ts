@@ -6,10 +6,10 @@
 // `setMemoryLimit` counts little more than allocations. The real cap is the WebAssembly memory
 // itself: the module's linear memory is created with a maximum of its fixed 16 MiB base plus the
 // cap. Evaluations are synchronous, so at most one runtime lives in a module at a time and the
-// whole allowance is that evaluation's: the cap plus what the base leaves free after the module's
-// own data and stack (measured: a string grown
-// by appending reached ~22 MB before failing under the 16 MiB default). A module the evaluation left broken (a WebAssembly trap)
-// is dropped and the next evaluation loads a fresh one.
+// whole allowance is that evaluation's: the cap plus what the base leaves free after the
+// module's own data and stack (measured: a string grown by appending reached ~22 MB before
+// failing under the 16 MiB default). A module the evaluation left broken (a WebAssembly trap) is
+// dropped and the next evaluation loads a fresh one.
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import releaseSync from "@jitl/quickjs-wasmfile-release-sync";
