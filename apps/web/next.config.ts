@@ -12,6 +12,9 @@ const config: NextConfig = {
     "typescript",
     "@prisma/client",
     "@prisma/adapter-pg",
+    // Flow expressions run in QuickJS compiled to WebAssembly: the .wasm file is read from the package.
+    "quickjs-emscripten-core",
+    "@jitl/quickjs-wasmfile-release-sync",
   ],
   turbopack: { root: path.resolve(import.meta.dirname, "../..") },
   poweredByHeader: false,
