@@ -184,7 +184,8 @@ export function CommandPalette({
     entries: list.map((p) => ({
       key: `page:${p.href}`,
       label: p.label,
-      keywords: [p.label, "page", p.href],
+      // Not the href: it holds the workspace's id, which would make every page match it.
+      keywords: [p.label, "page"],
       href: p.href,
       icon: p.icon,
     })),

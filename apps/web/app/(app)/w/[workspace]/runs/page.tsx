@@ -258,15 +258,20 @@ function duration(startedAt: string | null, completedAt: string | null): number 
   return Math.max(0, (end - new Date(startedAt).getTime()) / 1000);
 }
 
-const ARGS_SHOWN = 40;
+const ARGS_SHOWN = 32;
 
 /** A run's arguments, cut to a line; the whole (as listed) on hover and when expanded. */
 function Args({ text }: { text: string }) {
   if (text === "{}") return <span className="muted">none</span>;
-  if (text.length <= ARGS_SHOWN) return <code title={text}>{text}</code>;
+  if (text.length <= ARGS_SHOWN)
+    return (
+      <code title={text} className="whitespace-nowrap">
+        {text}
+      </code>
+    );
   return (
     <details className="max-w-[20rem]">
-      <summary title={text}>
+      <summary title={text} className="whitespace-nowrap">
         <code>{`${text.slice(0, ARGS_SHOWN)}…`}</code>
       </summary>
       <code className="block whitespace-pre-wrap break-all">{text}</code>
