@@ -435,8 +435,40 @@ function LoadedEditor({
   const run = useMutation(
     trpc.job.runScript.mutationOptions({ onSuccess: ({ id }) => router.push(`/w/${workspace}/runs/${id}`) }),
   );
+  // A Test's result shows the moment the run finishes: besides the run view (which follows the
+  // logs live), one request waits for the run's end and hands the finished run to that view.
+  const finishedWait = useRef<AbortController | null>(null);
+  useEffect(() => () => finishedWait.current?.abort(), []);
+  const deliverWhenFinished = useCallback(
+    async (id: string) => {
+      finishedWait.current?.abort();
+      const controller = new AbortController();
+      finishedWait.current = controller;
+      try {
+        // Outside the batching link: a batch would hold the run view's own reads until the run ends.
+        const input = encodeURIComponent(JSON.stringify({ workspace, id }));
+        const response = await fetch(`/api/trpc/workbench.finishedRun?input=${input}`, {
+          signal: controller.signal,
+        });
+        if (!response.ok) return;
+        const job = ((await response.json()) as { result?: { data?: unknown } }).result?.data;
+        if (!job || controller.signal.aborted) return;
+        const queryKey = trpc.job.get.queryKey({ workspace, id, withLogs: false });
+        await queryClient.cancelQueries({ queryKey });
+        queryClient.setQueryData(queryKey, job as never);
+      } catch {
+        // Aborted, or the wait failed: the run view finds the result by itself.
+      }
+    },
+    [queryClient, trpc, workspace],
+  );
   const preview = useMutation(
-    trpc.job.runPreview.mutationOptions({ onSuccess: ({ id }) => setTestJobId(id) }),
+    trpc.job.runPreview.mutationOptions({
+      onSuccess: ({ id }) => {
+        setTestJobId(id);
+        void deliverWhenFinished(id);
+      },
+    }),
   );
 
   const deployField = errorField(deploy.error);

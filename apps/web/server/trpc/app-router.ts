@@ -3,6 +3,7 @@ import { jobRunRouter } from "./routers/job-run.ts";
 import { jobReadRouter } from "./routers/job.ts";
 import { scriptRouter } from "./routers/script.ts";
 import { draftRouter } from "./routers/draft.ts";
+import { workbenchRouter } from "./routers/workbench.ts";
 import { workerRouter } from "./routers/worker.ts";
 import { workspaceRouter } from "./routers/workspace.ts";
 import { variableRouter } from "./routers/variable.ts";
@@ -25,6 +26,7 @@ export const appRouter = router({
   workspace: workspaceRouter,
   script: scriptRouter,
   draft: draftRouter,
+  workbench: workbenchRouter,
   job: mergeRouters(jobReadRouter, jobRunRouter),
   worker: workerRouter,
   variable: variableRouter,
