@@ -16,3 +16,20 @@ export {
 export { chooseBranch, evaluateCondition, evaluateIterator, evaluateTransform } from "./conditions.ts";
 export { resultReferences, type ResultReferences } from "./references.ts";
 export { flowSteps, validateFlow, type FlowStep, type ValidateFlowOptions } from "./validate.ts";
+export {
+  archiveFlow,
+  checkFlow,
+  createFlow,
+  deleteFlow,
+  flowExists,
+  flowHistory,
+  getFlow,
+  listFlows,
+  updateFlow,
+  MAX_FLOW_BYTES,
+  type FlowInput,
+  type FlowVersionInfo,
+  type ListFlowsInput,
+  type StoredFlow,
+} from "./store.ts";
+export * from "./engine/index.ts";

@@ -8,6 +8,7 @@ import type { Boss } from "./boss.ts";
 import { isJobId } from "./queries.ts";
 import { JOB_DONE_CHANNEL } from "./events.ts";
 import type { JobsContext } from "./run.ts";
+import { advanceFlows, cancelFlowJob } from "../flows/engine/run.ts";
 
 export const JOB_CANCEL_CHANNEL = "millrace_job_cancel";
 
@@ -38,8 +39,11 @@ export async function cancelJob(
       boss_job_id: string | null;
       created_by: string;
       script_path: string | null;
+      kind: string;
+      parent_job_id: string | null;
     }>(
-      "SELECT status, tag, boss_job_id, created_by, script_path FROM job WHERE id = $1 AND workspace_id = $2 FOR UPDATE",
+      `SELECT status, tag, boss_job_id, created_by, script_path, kind, parent_job_id
+         FROM job WHERE id = $1 AND workspace_id = $2 FOR UPDATE`,
       [id, membership.workspace.id],
     );
     const job = rows[0];
@@ -57,6 +61,11 @@ export async function cancelJob(
         parameters: { reason },
       });
     }
+    if ((job.kind === "flow" || job.kind === "flowpreview") && job.status === "running") {
+      // No worker runs a flow job: it ends here, with every unfinished step under it.
+      await cancelFlowJob(client, ctx.boss, id, canceledBy, reason);
+      return { id, state: "canceled" };
+    }
     if (job.status === "queued") {
       const message = `canceled by ${canceledBy}${reason ? `: ${reason}` : ""}`;
       await client.query(
@@ -70,6 +79,8 @@ export async function cancelJob(
         });
       }
       await client.query("SELECT pg_notify($1, $2)", [JOB_DONE_CHANNEL, id]);
+      // A flow's step: the flow moves on (fails at this step, or its failure step runs).
+      if (job.parent_job_id) await advanceFlows(client, ctx.boss, [id]);
       return { id, state: "canceled" };
     }
     if (job.status === "running") {

@@ -35,6 +35,8 @@ export interface ClaimedJob {
    * Revoked when the job completes or goes back to the queue.
    */
   callbackToken: string | null;
+  /** A flow step: its flow job, whose engine the step's completion advances (flows/engine). */
+  parentJobId: string | null;
 }
 
 const CLAIMED_COLUMN_NAMES = [
@@ -58,6 +60,7 @@ const CLAIMED_COLUMN_NAMES = [
   "worker_name",
   "script_hash",
   "lock",
+  "parent_job_id",
 ];
 const CLAIMED_COLUMNS = CLAIMED_COLUMN_NAMES.join(", ");
 
@@ -85,6 +88,7 @@ function toClaimed(row: any, callbackToken: string | null): ClaimedJob {
     createdBy: row.created_by,
     workerName: row.worker_name,
     callbackToken,
+    parentJobId: row.parent_job_id ?? null,
   };
 }
 

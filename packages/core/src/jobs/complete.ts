@@ -6,6 +6,7 @@ import { JOB_DONE_CHANNEL, NOTIFY_OUTCOMES } from "./events.ts";
 import { settleDependencyJobs } from "../dependencies/settle.ts";
 import { hashToken } from "../auth/tokens.ts";
 import { storableJson, storableText } from "./storable.ts";
+import { advanceFlows } from "../flows/engine/run.ts";
 
 export interface JobError {
   name: string;
@@ -20,7 +21,7 @@ export type JobOutcome =
 
 export interface Completion {
   job: Pick<ClaimedJob, "id" | "bossJobId" | "tag" | "priority" | "timeoutSecs" | "retry" | "retryAttempt"> &
-    Partial<Pick<ClaimedJob, "kind" | "callbackToken">>;
+    Partial<Pick<ClaimedJob, "kind" | "callbackToken" | "parentJobId">>;
   outcome: JobOutcome;
   /** Output not yet flushed to the log. */
   pendingLog: string;
@@ -99,23 +100,27 @@ function recordOutcomesValues(completions: Completion[], retries: Completion[]):
  * never completed twice. A failed job with retries left goes back to the queue instead. Their
  * pg-boss jobs need nothing: the claim used them up (see consumingFetch in claim.ts).
  *
- * The common case (every job over, none a dependency job) is one autocommitted statement.
- * Retries and dependency jobs need more than one statement and keep everything in one transaction.
+ * The common case (every job over, none a dependency job nor a flow step) is one autocommitted
+ * statement. Retries, dependency jobs and flow steps need more than one statement and keep
+ * everything in one transaction: a flow step's completion also moves its flow to the next step
+ * (flows/engine), so no crash leaves a flow between two steps.
  */
 export async function completeJobs(pool: Pool, boss: Boss, completions: Completion[]): Promise<void> {
   if (completions.length === 0) return;
   const retries = completions.filter(willRetry);
-  if (retries.length === 0 && completions.every((c) => c.job.kind !== "dependency")) {
+  if (retries.length === 0 && completions.every((c) => c.job.kind !== "dependency" && !c.job.parentJobId)) {
     await pool.query(prepared(RECORD_OUTCOMES, recordOutcomesValues(completions, [])));
     return;
   }
   await withTransaction(pool, async (client) => {
     await client.query(prepared(RECORD_OUTCOMES, recordOutcomesValues(completions, retries)));
     for (const c of retries) await scheduleRetry(client, boss, c);
-    await settleDependencyJobs(
+    const finals = completions.filter((c) => !retries.includes(c));
+    await settleDependencyJobs(client, boss, finals);
+    await advanceFlows(
       client,
       boss,
-      completions.filter((c) => !retries.includes(c)),
+      finals.filter((c) => c.job.parentJobId).map((c) => c.job.id),
     );
   });
 }

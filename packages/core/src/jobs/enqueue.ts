@@ -10,7 +10,18 @@ import type { Principal } from "../auth/principal.ts";
 export const JOB_QUEUED_CHANNEL = "millrace_job_queued";
 
 /** `noop` jobs run no code: they return their args (after `sleep_ms`), for benchmarks and tests. */
-export type JobKind = "script" | "preview" | "noop" | "dependency" | "init_script" | "periodic_script";
+export type JobKind =
+  | "script"
+  | "preview"
+  | "noop"
+  | "dependency"
+  | "init_script"
+  | "periodic_script"
+  // A flow run and a flow preview: no worker runs them, the flow engine advances them.
+  | "flow"
+  | "flowpreview"
+  // An inline (rawscript) step of a flow.
+  | "flowscript";
 
 /** A noop job's input: created by `createdBy` (as them), on `tag`, returning `args`. */
 export function noopJob(
@@ -80,6 +91,10 @@ export interface EnqueueInput extends JobLimitsInput {
   schedulePath?: string | null;
   /** The script version asks for dedicated workers (script.dedicated_worker): see dedicated.ts. */
   dedicatedWorker?: boolean;
+  /** A step of a flow: the flow job, the flow at the root of the run, and the step's id. */
+  parentJobId?: string | null;
+  rootJobId?: string | null;
+  flowStepId?: string | null;
   /**
    * The audit entry of the request that created the job, written by the same statement as the
    * job (its parameters get the job's id as `job_id`).
@@ -131,17 +146,18 @@ function enqueueStatement(bossInsert: string, p: number): string {
      ), inserted AS (
        INSERT INTO job (id, boss_job_id, workspace_id, kind, script_path, script_hash, language, content, args,
          arg_order, tag, priority, created_by, permissioned_as, scheduled_for, timeout_secs, memory_limit_mb,
-         concurrency_key, concurrent_limit, concurrency_time_window_s, retry, schedule_path, lock, bounded_by)
+         concurrency_key, concurrent_limit, concurrency_time_window_s, retry, schedule_path, lock, bounded_by,
+         parent_job_id, root_job_id, flow_step_id)
        SELECT v.id, v.id, v.workspace_id, v.kind, v.script_path, v.script_hash, v.language, v.content, v.args,
          ARRAY(SELECT jsonb_array_elements_text(v.arg_order)), v.tag, v.priority, v.created_by, v.permissioned_as,
          v.scheduled_for, v.timeout_secs, v.memory_limit_mb, v.concurrency_key, v.concurrent_limit,
          v.concurrency_time_window_s, v.retry, v.schedule_path, v.lock,
-         ARRAY(SELECT jsonb_array_elements_text(v.bounded_by))
+         ARRAY(SELECT jsonb_array_elements_text(v.bounded_by)), v.parent_job_id, v.root_job_id, v.flow_step_id
        FROM jsonb_to_recordset($${p + 1}::jsonb) AS v(id uuid, workspace_id text, kind text, script_path text,
          script_hash text, language text, content text, args jsonb, arg_order jsonb, tag text, priority int,
          created_by text, permissioned_as text, scheduled_for timestamptz, timeout_secs int, memory_limit_mb int,
          concurrency_key text, concurrent_limit int, concurrency_time_window_s int, retry jsonb,
-         schedule_path text, lock text, bounded_by jsonb)
+         schedule_path text, lock text, bounded_by jsonb, parent_job_id uuid, root_job_id uuid, flow_step_id text)
        RETURNING tag
      ), audited AS (
        INSERT INTO audit_log (workspace_id, actor, operation, resource, parameters, ip, at)
@@ -178,6 +194,9 @@ function jobRows(inputs: EnqueueInput[], ids: string[], now: Date): string {
       retry: input.retry,
       schedule_path: input.schedulePath ?? null,
       lock: input.lock ?? null,
+      parent_job_id: input.parentJobId ?? null,
+      root_job_id: input.rootJobId ?? null,
+      flow_step_id: input.flowStepId ?? null,
     })),
   );
 }

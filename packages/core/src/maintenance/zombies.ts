@@ -80,6 +80,8 @@ export async function handleZombieJobs(
               j.canceled_by, j.cancel_reason, w.last_ping_at
          FROM job j LEFT JOIN worker_ping w ON w.name = j.worker_name
         WHERE j.status = 'running'
+          -- A flow job has no worker: the flow engine advances it (flows/engine).
+          AND j.kind NOT IN ('flow', 'flowpreview')
           AND j.started_at < now() - make_interval(secs => $1)
           -- A worker cannot ping while the database is down: silence before the database's own
           -- start does not count, or every job that finished during a restart (its worker

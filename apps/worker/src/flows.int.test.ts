@@ -1,0 +1,274 @@
+// The flow engine (packages/core/src/flows/engine) with real worker processes: each step is a
+// job on its own tag, run by an ordinary worker, and the transaction that records a step enqueues
+// the next one. (Here rather than in packages/core: core cannot depend on the worker app.)
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import {
+  cancelJob,
+  createFlow,
+  deployScript,
+  getJob,
+  runFlowByPath,
+  runFlowPreview,
+  waitForJob,
+  type Membership,
+} from "@millrace/core";
+import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
+import { startTestWorker, type TestWorker } from "./testing.ts";
+
+let services: TestServices;
+let membership: Membership;
+const workers: TestWorker[] = [];
+
+type Module = Record<string, unknown>;
+
+function bash(id: string, content: string, inputs: Record<string, string> = {}, extra: Module = {}): Module {
+  return {
+    id,
+    value: {
+      type: "rawscript",
+      language: "bash",
+      content,
+      input_transforms: Object.fromEntries(
+        Object.entries(inputs).map(([name, expr]) => [name, { type: "javascript", expr }]),
+      ),
+    },
+    ...extra,
+  };
+}
+
+async function preview(modules: Module[], args: Record<string, unknown> = {}, value: Module = {}) {
+  const id = await runFlowPreview(services, membership, { value: { modules, ...value }, args });
+  return waitForJob(services, membership, id, 30_000);
+}
+
+async function stepJobs(flowId: string) {
+  const { rows } = await services.pool.query<{
+    id: string;
+    flow_step_id: string;
+    status: string;
+    tag: string;
+  }>("SELECT id, flow_step_id, status, tag FROM job WHERE parent_job_id = $1 ORDER BY created_at", [flowId]);
+  return rows;
+}
+
+describe("flow engine with real workers", () => {
+  before(async () => {
+    services = await createTestServices();
+    ({ membership } = await createTestMember(services));
+    workers.push(
+      await startTestWorker(services.database.url, { WORKER_TAGS: "bash,flowtag", NUM_WORKERS: "2" }),
+    );
+  });
+  after(async () => {
+    await Promise.all(workers.map((w) => w.stop()));
+    await services?.close();
+  });
+
+  it("runs three bash steps as child jobs, passing flow_input, results.<id> and previous_result", async () => {
+    await createFlow(services, membership, {
+      path: "u/t/three",
+      summary: "three",
+      value: {
+        modules: [
+          bash("a", 'x="$1"\necho "a-$x"', { x: "flow_input.name" }),
+          bash("b", 'p="$1"\necho "b-$p"', { p: "previous_result" }),
+          bash("c", 'first="$1"\nsecond="$2"\necho "$first+$second"', {
+            first: "results.a",
+            second: "results.b",
+          }),
+        ],
+      },
+      schema: { type: "object", properties: { name: { type: "string" } } },
+    });
+    // Warm-up run (first job of the worker, first sandbox load), then a timed one.
+    await waitForJob(
+      services,
+      membership,
+      await runFlowByPath(services, membership, "u/t/three", { name: "w" }),
+      30_000,
+    );
+    const started = performance.now();
+    const id = await runFlowByPath(services, membership, "u/t/three", { name: "z" });
+    const job = await waitForJob(services, membership, id, 30_000);
+    const ms = performance.now() - started;
+    console.log(`# 3 bash steps: submit to result ${ms.toFixed(0)} ms`);
+    assert.equal(job.status, "success", JSON.stringify(job.result));
+    assert.equal(job.result, "a-z+b-a-z");
+    const steps = await stepJobs(id);
+    assert.deepEqual(
+      steps.map((s) => [s.flow_step_id, s.status, s.tag]),
+      [
+        ["a", "success", "bash"],
+        ["b", "success", "bash"],
+        ["c", "success", "bash"],
+      ],
+    );
+    const { rows } = await services.pool.query(
+      "SELECT kind, flow_status, worker_name FROM job WHERE id = $1",
+      [id],
+    );
+    assert.equal(rows[0].kind, "flow");
+    assert.equal(rows[0].worker_name, null, "no worker sat on the flow job");
+    assert.deepEqual(
+      rows[0].flow_status.modules.map((m: { type: string; job: string }) => [m.type, m.job]),
+      steps.map((s) => ["Success", s.id]),
+    );
+  });
+
+  it("branchone takes the first branch whose condition holds, else the default", async () => {
+    const modules = [
+      {
+        id: "pick",
+        value: {
+          type: "branchone",
+          branches: [
+            { expr: "flow_input.n > 10", modules: [bash("big", "echo big")] },
+            { expr: "flow_input.n > 5", modules: [bash("mid", "echo mid")] },
+          ],
+          default: [bash("small", "echo small")],
+        },
+      },
+      bash("after", 'r="$1"\necho "got-$r"', { r: "results.pick" }),
+    ];
+    assert.equal((await preview(modules, { n: 7 })).result, "got-mid");
+    assert.equal((await preview(modules, { n: 70 })).result, "got-big");
+    assert.equal((await preview(modules, { n: 1 })).result, "got-small");
+  });
+
+  it("forloopflow runs its body per item with flow_input.iter.value and .index; its result is the list", async () => {
+    const job = await preview(
+      [
+        {
+          id: "loop",
+          value: {
+            type: "forloopflow",
+            iterator: { type: "javascript", expr: "flow_input.items" },
+            skip_failures: false,
+            modules: [
+              bash("each", 'v="$1"\ni="$2"\necho "$i:$v"', {
+                v: "flow_input.iter.value",
+                i: "flow_input.iter.index",
+              }),
+            ],
+          },
+        },
+      ],
+      { items: ["x", "y", "z"] },
+    );
+    assert.equal(job.status, "success", JSON.stringify(job.result));
+    assert.deepEqual(job.result, ["0:x", "1:y", "2:z"]);
+  });
+
+  it("a failing step runs the failure module with the error and the failed step's id", async () => {
+    const job = await preview(
+      [bash("ok", "echo fine"), bash("boom", "echo oops >&2\nexit 3"), bash("never", "echo never")],
+      {},
+      {
+        failure_module: bash("handler", 'm="$1"\ns="$2"\necho "handled-$s"', {
+          m: "previous_result.message",
+          s: "previous_result.step_id",
+        }),
+      },
+    );
+    assert.equal(job.status, "failure");
+    assert.equal(job.result, "handled-boom");
+    const steps = (await stepJobs(job.id)).map((s) => s.flow_step_id);
+    assert.deepEqual(steps, ["ok", "boom", "handler"]);
+  });
+
+  it("without a failure module the flow fails with the step's error", async () => {
+    const job = await preview([bash("boom", "exit 2"), bash("never", "echo never")]);
+    assert.equal(job.status, "failure");
+    assert.equal((job.result as { error: { step_id: string } }).error.step_id, "boom");
+  });
+
+  it("continue_on_error, skip_if and stop_after_if", async () => {
+    const continued = await preview([
+      bash("boom", "exit 2", {}, { continue_on_error: true }),
+      bash("next", 'e="$1"\necho "after-$e"', { e: "typeof previous_result.error" }),
+    ]);
+    assert.equal(continued.status, "success", JSON.stringify(continued.result));
+    assert.equal(continued.result, "after-object");
+
+    const skipped = await preview(
+      [
+        bash("first", "echo one"),
+        bash("skipped", "echo two", {}, { skip_if: { expr: "flow_input.skip" } }),
+        bash("last", 'p="$1"\necho "last-$p"', { p: "previous_result" }),
+      ],
+      { skip: true },
+    );
+    assert.equal(skipped.result, "last-one");
+    assert.deepEqual(
+      (await stepJobs(skipped.id)).map((s) => s.flow_step_id),
+      ["first", "last"],
+    );
+
+    const stopped = await preview([
+      bash("first", "echo stop-here", {}, { stop_after_if: { expr: "result === 'stop-here'" } }),
+      bash("never", "echo never"),
+    ]);
+    assert.equal(stopped.status, "success");
+    assert.equal(stopped.result, "stop-here");
+    assert.deepEqual(
+      (await stepJobs(stopped.id)).map((s) => s.flow_step_id),
+      ["first"],
+    );
+  });
+
+  it("an expression that throws fails its step with the expression's message", async () => {
+    const job = await preview([bash("bad", 'x="$1"\necho "$x"', { x: "flow_input.missing.deep" })]);
+    assert.equal(job.status, "failure");
+    const error = (job.result as { error: { name: string; message: string; step_id: string } }).error;
+    assert.equal(error.step_id, "bad");
+    assert.match(error.message, /undefined|missing|deep/);
+  });
+
+  it("canceling a running flow cancels its running step and starts nothing after it", async () => {
+    const id = await runFlowPreview(services, membership, {
+      value: { modules: [bash("slow", "sleep 30\necho late"), bash("never", "echo never")] },
+      args: {},
+    });
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const steps = await stepJobs(id);
+      if (steps[0]?.status === "running") break;
+      if (Date.now() > deadline) assert.fail("the first step never started");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const canceled = await cancelJob(services, membership, id, "enough");
+    assert.equal(canceled.state, "canceled");
+    assert.equal((await getJob(services, membership, id)).status, "canceled");
+    for (;;) {
+      const steps = await stepJobs(id);
+      if (steps[0]?.status === "canceled") {
+        assert.deepEqual(
+          steps.map((s) => s.flow_step_id),
+          ["slow"],
+        );
+        break;
+      }
+      if (Date.now() > deadline) assert.fail(`the running step was not canceled: ${JSON.stringify(steps)}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  });
+
+  it("a script step runs the deployed script by path on its own tag", async () => {
+    await deployScript(services, membership, {
+      path: "u/t/double",
+      language: "bash",
+      content: 'n="$1"\necho "$((n * 2))"',
+      tag: "flowtag",
+    });
+    const job = await preview([
+      {
+        id: "d",
+        value: { type: "script", path: "u/t/double", input_transforms: { n: { type: "static", value: 21 } } },
+      },
+    ]);
+    assert.equal(job.status, "success", JSON.stringify(job.result));
+    assert.equal(job.result, 42);
+    assert.equal((await stepJobs(job.id))[0]!.tag, "flowtag");
+  });
+});

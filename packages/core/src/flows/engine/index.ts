@@ -1,0 +1,8 @@
+export { advanceFlows, cancelFlowJob, runFlowByPath, runFlowPreview, FLOW_JOB_KINDS } from "./run.ts";
+export {
+  FlowMachine,
+  initialState,
+  MAX_WHILE_ITERATIONS,
+  type FlowState,
+  type StepStatus,
+} from "./machine.ts";
