@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import {
   cancelJob,
+  createApiToken,
   createFlow,
   deployScript,
   getJob,
@@ -14,7 +15,7 @@ import {
   type Membership,
 } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
-import { startTestWorker, type TestWorker } from "./testing.ts";
+import { startTestApi, startTestWorker, type TestWorker } from "./testing.ts";
 
 let services: TestServices;
 let membership: Membership;
@@ -270,5 +271,69 @@ describe("flow engine with real workers", () => {
     assert.equal(job.status, "success", JSON.stringify(job.result));
     assert.equal(job.result, 42);
     assert.equal((await stepJobs(job.id))[0]!.tag, "flowtag");
+  });
+
+  it("REST: Windmill's flow paths deploy, read, run and answer flow jobs with flow_status", async () => {
+    const api = await startTestApi(services.database.url, "flows-test-instance-key-0123456789abcdef");
+    try {
+      const token = await createApiToken(services, membership.principal, { label: "flows" });
+      const ws = membership.workspace.id;
+      const me = membership.principal.username;
+      const call = async (method: string, path: string, body?: unknown) => {
+        const response = await fetch(`${api.url}/api/w/${ws}/${path}`, {
+          method,
+          headers: { Authorization: `Bearer ${token}`, "content-type": "application/json" },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+        const text = await response.text();
+        let parsed: unknown = text;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          // plain text answer
+        }
+        return { status: response.status, body: parsed };
+      };
+      const path = `u/${me}/rest_flow`;
+      const value = { modules: [bash("a", 'x="$1"\necho "hi-$x"', { x: "flow_input.who" })] };
+      assert.deepEqual(await call("POST", "flows/create", { path, summary: "rest", value }), {
+        status: 201,
+        body: path,
+      });
+      const got = (await call("GET", `flows/get/${path}`)).body as { summary: string; version_id: number };
+      assert.equal(got.summary, "rest");
+      assert.equal((await call("GET", `flows/exists/${path}`)).body, true);
+      assert.equal(((await call("GET", "flows/list")).body as unknown[]).length >= 1, true);
+      const stale = await call("POST", `flows/update/${path}`, {
+        summary: "x",
+        value,
+        parent_version: got.version_id - 1,
+      });
+      assert.equal(stale.status, 409);
+      const bad = await call("POST", `flows/update/${path}`, {
+        summary: "x",
+        value: { modules: [bash("a", "echo"), bash("a", "echo")] },
+      });
+      assert.equal(bad.status, 400);
+      assert.match(JSON.stringify(bad.body), /modules\[1\]\.id/);
+      assert.deepEqual(await call("POST", `jobs/run_wait_result/f/${path}`, { who: "rest" }), {
+        status: 200,
+        body: "hi-rest",
+      });
+      const id = (await call("POST", `jobs/run/f/${path}`, { who: "again" })).body as string;
+      await waitForJob(services, membership, id, 20_000);
+      const job = (await call("GET", `jobs_u/get/${id}`)).body as Record<string, unknown>;
+      assert.equal(job.job_kind, "flow");
+      assert.ok(job.flow_status && job.raw_flow);
+      const previewId = (await call("POST", "jobs/run/preview_flow", { value, args: { who: "p" } }))
+        .body as string;
+      assert.equal((await waitForJob(services, membership, previewId, 20_000)).result, "hi-p");
+      assert.equal(((await call("GET", `flows/history/p/${path}`)).body as unknown[]).length, 1);
+      assert.equal((await call("POST", `flows/archive/${path}`, { archived: true })).status, 200);
+      assert.equal((await call("DELETE", `flows/delete/${path}`)).status, 200);
+      assert.equal((await call("GET", `flows/get/${path}`)).status, 404);
+    } finally {
+      await api.close();
+    }
   });
 });

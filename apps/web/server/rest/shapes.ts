@@ -41,6 +41,10 @@ export function windmillScript(script: Script, options: { withContent?: boolean 
 // Our job kinds under Windmill's names (`noop` jobs are Windmill's `identity` jobs).
 const JOB_KINDS: Record<string, string> = { script: "script", preview: "preview", noop: "identity" };
 
+function isFlowJob(job: Job): boolean {
+  return job.kind === "flow" || job.kind === "flowpreview";
+}
+
 function jobKind(job: Job): string {
   return JOB_KINDS[job.kind] ?? job.kind;
 }
@@ -63,8 +67,12 @@ export function windmillJob(job: JobWithLogs | (Job & { logs?: string })) {
     canceled_reason: job.cancelReason ?? undefined,
     job_kind: jobKind(job),
     permissioned_as: job.permissionedAs,
-    is_flow_step: false,
-    language: job.language,
+    is_flow_step: !!job.parentJobId,
+    language: isFlowJob(job) ? undefined : job.language,
+    ...(isFlowJob(job)
+      ? { raw_flow: job.rawFlow ?? undefined, flow_status: job.flowStatus ?? undefined }
+      : {}),
+    ...(job.flowStepId ? { flow_step_id: job.flowStepId } : {}),
     email: job.createdBy,
     visible_to_owner: true,
     tag: job.tag,

@@ -18,6 +18,7 @@ import { governanceRoutes } from "./governance.ts";
 import { syncRoutes } from "./sync.ts";
 import { gitSyncRoutes } from "./git-sync.ts";
 import { aclRoutes } from "./acls.ts";
+import { flowRoutes } from "./flows.ts";
 
 export const routes: Route[] = [
   ...authRoutes,
@@ -39,4 +40,5 @@ export const routes: Route[] = [
   ...syncRoutes,
   ...gitSyncRoutes,
   ...aclRoutes,
+  ...flowRoutes,
 ];
