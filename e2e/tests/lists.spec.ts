@@ -191,7 +191,8 @@ test.describe("list pages", () => {
     const argsRun = rows.filter({ hasText: "world-of-lists" });
     await expect(argsRun).toHaveCount(1);
     await expect(argsRun.getByTestId("run-args")).toContainText('{"who":"world-of-lists"}');
-    await expect(argsRun.getByTestId("run-trigger")).toHaveText("manual or API");
+    // Started over the REST API with a token (the superadmin secret).
+    await expect(argsRun.getByTestId("run-trigger")).toHaveText("API");
     await expect(argsRun.getByTestId("run-duration")).toHaveText(/^\d+(\.\d+)? (ms|s)$/);
     const scheduled = rows.filter({ has: page.getByRole("link", { name: "u/e2e_admin/lst_every" }) });
     await expect(scheduled.first().getByTestId("run-trigger")).toContainText("schedule");
@@ -212,7 +213,7 @@ test.describe("list pages", () => {
       await rows.count(),
     );
 
-    await page.getByRole("combobox", { name: "Trigger" }).selectOption("manual");
+    await page.getByRole("combobox", { name: "Trigger" }).selectOption("api");
     await page.getByRole("combobox", { name: "Status" }).selectOption("failure");
     await page.getByRole("button", { name: "Apply" }).click();
     await expect(rows).toHaveCount(1);
@@ -225,7 +226,7 @@ test.describe("list pages", () => {
 
   test("bulk cancel asks first, and cancels the ticked runs", async ({ page, request }) => {
     await signIn(page);
-    await page.goto(`/w/${workspace}/runs?status=queued&trigger=manual`);
+    await page.goto(`/w/${workspace}/runs?status=queued&trigger=api`);
     const rows = page.getByTestId("runs-table").locator("tbody tr");
     await expect(rows).toHaveCount(2);
     for (const id of queued) await page.locator(`tr[data-job-id="${id}"]`).getByRole("checkbox").check();

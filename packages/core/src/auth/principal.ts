@@ -13,7 +13,10 @@ export interface Principal {
   workspaceScope?: string;
   /** Set when the credential may only run one script or flow path (webhook tokens). */
   pathScope?: string;
-  /** The kind of bearer token the call came with (`api`, `session`, `webhook`, `job`). */
+  /**
+   * The kind of bearer token the call came with (`api`, `session`, `webhook`, `job`, `secret` for
+   * SUPERADMIN_SECRET); none for a browser session (next-auth).
+   */
   tokenKind?: string;
   /** The caller's address, when the request came over HTTP (recorded in the audit log). */
   ip?: string;

@@ -68,6 +68,7 @@ export const SUPERADMIN_SECRET_PRINCIPAL: Principal = {
   email: "superadmin_secret@millrace.local",
   username: "superadmin_secret",
   isSuperAdmin: true,
+  tokenKind: "secret",
 };
 
 /**

@@ -147,17 +147,19 @@ function enqueueStatement(bossInsert: string, p: number): string {
        INSERT INTO job (id, boss_job_id, workspace_id, kind, script_path, script_hash, language, content, args,
          arg_order, tag, priority, created_by, permissioned_as, scheduled_for, timeout_secs, memory_limit_mb,
          concurrency_key, concurrent_limit, concurrency_time_window_s, retry, schedule_path, lock, bounded_by,
-         parent_job_id, root_job_id, flow_step_id)
+         parent_job_id, root_job_id, flow_step_id, trigger_kind)
        SELECT v.id, v.id, v.workspace_id, v.kind, v.script_path, v.script_hash, v.language, v.content, v.args,
          ARRAY(SELECT jsonb_array_elements_text(v.arg_order)), v.tag, v.priority, v.created_by, v.permissioned_as,
          v.scheduled_for, v.timeout_secs, v.memory_limit_mb, v.concurrency_key, v.concurrent_limit,
          v.concurrency_time_window_s, v.retry, v.schedule_path, v.lock,
-         ARRAY(SELECT jsonb_array_elements_text(v.bounded_by)), v.parent_job_id, v.root_job_id, v.flow_step_id
+         ARRAY(SELECT jsonb_array_elements_text(v.bounded_by)), v.parent_job_id, v.root_job_id, v.flow_step_id,
+         v.trigger_kind
        FROM jsonb_to_recordset($${p + 1}::jsonb) AS v(id uuid, workspace_id text, kind text, script_path text,
          script_hash text, language text, content text, args jsonb, arg_order jsonb, tag text, priority int,
          created_by text, permissioned_as text, scheduled_for timestamptz, timeout_secs int, memory_limit_mb int,
          concurrency_key text, concurrent_limit int, concurrency_time_window_s int, retry jsonb,
-         schedule_path text, lock text, bounded_by jsonb, parent_job_id uuid, root_job_id uuid, flow_step_id text)
+         schedule_path text, lock text, bounded_by jsonb, parent_job_id uuid, root_job_id uuid, flow_step_id text,
+         trigger_kind text)
        RETURNING tag
      ), audited AS (
        INSERT INTO audit_log (workspace_id, actor, operation, resource, parameters, ip, at)
@@ -197,8 +199,34 @@ function jobRows(inputs: EnqueueInput[], ids: string[], now: Date): string {
       parent_job_id: input.parentJobId ?? null,
       root_job_id: input.rootJobId ?? null,
       flow_step_id: input.flowStepId ?? null,
+      trigger_kind: triggerKind(input),
     })),
   );
+}
+
+export type TriggerKind = "manual" | "api" | "webhook" | "schedule" | "job" | "flow" | "deploy";
+
+/**
+ * What started a job, for the runs list: told from what enqueued it (a schedule's tick, a flow's
+ * step, a deploy's dependency job) or else from the credential of the request behind its audit
+ * entry. A browser session has no token kind: that is a run by hand.
+ */
+export function triggerKind(input: EnqueueInput): TriggerKind | null {
+  if (input.schedulePath) return "schedule";
+  if (input.parentJobId) return "flow";
+  if (input.kind === "dependency") return "deploy";
+  const actor = input.audit?.actor;
+  if (!actor || typeof actor === "string") return null;
+  switch (actor.tokenKind) {
+    case undefined:
+      return "manual";
+    case "webhook":
+      return "webhook";
+    case "job":
+      return "job";
+    default:
+      return "api";
+  }
 }
 
 function auditRows(inputs: EnqueueInput[], ids: string[]): string {

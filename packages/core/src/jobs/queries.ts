@@ -87,6 +87,8 @@ export interface ListJobsInput {
   schedulePath?: ValueFilter;
   /** true: started by a schedule (any); false: started otherwise. */
   scheduled?: boolean;
+  /** What started the job (job.trigger_kind: manual, api, webhook, schedule, job, flow, deploy). */
+  triggerKind?: ValueFilter;
   /**
    * Windmill's job labels: the strings of `wm_labels` in the job's result (a script labels its
    * run by returning `{"wm_labels": ["deploy"], …}`), matched exactly.
@@ -317,7 +319,7 @@ export function parseJobListQuery(query: JobListQuery): ListJobsInput {
 const FINISHED: JobStatus[] = ["success", "failure", "canceled"];
 
 function columnFilter(
-  column: "scriptPath" | "createdBy" | "tag" | "kind" | "schedulePath",
+  column: "scriptPath" | "createdBy" | "tag" | "kind" | "schedulePath" | "triggerKind",
   filter: ValueFilter,
   nullable: boolean,
 ): Prisma.JobWhereInput {
@@ -392,6 +394,7 @@ export async function listJobs(
   }
   if (input.schedulePath) and.push(columnFilter("schedulePath", input.schedulePath, true));
   if (input.scheduled !== undefined) and.push({ schedulePath: input.scheduled ? { not: null } : null });
+  if (input.triggerKind) and.push(columnFilter("triggerKind", input.triggerKind, false));
   if (input.label) and.push(labelFilter(input.label));
   if (input.createdBefore) and.push({ createdAt: { lte: input.createdBefore } });
   if (input.createdAfter) and.push({ createdAt: { gt: input.createdAfter } });

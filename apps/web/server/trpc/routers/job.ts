@@ -6,15 +6,27 @@ import { router, workspaceProcedure } from "../init.ts";
 /** Characters of a job's arguments a list shows (the run page has them whole). */
 export const ARGS_PREVIEW_CHARS = 300;
 
+/** The Runs page's trigger filter values; "preview" is a test run from the editor. */
+export const JOB_TRIGGERS = [
+  "manual",
+  "api",
+  "webhook",
+  "schedule",
+  "job",
+  "flow",
+  "deploy",
+  "preview",
+] as const;
+
 /**
- * What started a job, as far as the job row tells: a schedule (it records its path), the script
- * editor's preview, a dependency job, or else a run by a user — from the UI, the API or a webhook,
- * which the job row does not tell apart.
+ * What started a job: the editor's test runs are told by their kind, everything else by the
+ * trigger recorded at enqueue (job.trigger_kind). Jobs from before that column: by their schedule.
  */
-export function jobTrigger(job: Pick<Job, "schedulePath" | "kind">): string {
-  if (job.schedulePath) return "schedule";
+export function jobTrigger(job: Pick<Job, "schedulePath" | "kind" | "triggerKind">): string {
   if (job.kind === "preview") return "preview";
-  if (job.kind === "dependency") return "dependency";
+  if (job.triggerKind) return job.triggerKind;
+  if (job.schedulePath) return "schedule";
+  if (job.kind === "dependency") return "deploy";
   return "manual";
 }
 
@@ -83,21 +95,14 @@ export const jobReadRouter = router({
         schedule_path: filterText,
         label: filterText,
         /** The Runs page's trigger filter (see jobTrigger): not a Windmill parameter. */
-        trigger: z.enum(["schedule", "preview", "manual"]).optional(),
+        trigger: z.enum(JOB_TRIGGERS).optional(),
       }),
     )
     .query(async ({ ctx, input }) => {
       const { trigger, ...query } = input;
       const filters = parseJobListQuery(query);
-      if (trigger === "schedule") filters.scheduled = true;
-      if (trigger === "preview") {
-        filters.scheduled = false;
-        filters.jobKinds = { in: ["preview"] };
-      }
-      if (trigger === "manual") {
-        filters.scheduled = false;
-        filters.jobKinds = { notIn: ["preview", "dependencies"] };
-      }
+      if (trigger === "preview") filters.jobKinds = { in: ["preview"] };
+      else if (trigger) filters.triggerKind = { in: [trigger] };
       const jobs = await listJobs(ctx.services, ctx.membership, filters);
       return jobs.map(jobSummaryView);
     }),

@@ -32,14 +32,18 @@ export const FORM_FIELDS = new Set<string>([
 ]);
 
 export const STATUSES = ["queued", "running", "success", "failure", "canceled"] as const;
-/** What started a run (see jobTrigger in the job router): a UI, API or webhook run is "manual". */
-export const TRIGGERS = ["manual", "schedule", "preview"] as const;
+/** What started a run (job.trigger_kind; see jobTrigger in the job router). */
+export const TRIGGERS = ["manual", "api", "webhook", "schedule", "job", "flow", "deploy", "preview"] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 export const TRIGGER_LABELS: Record<string, string> = {
-  manual: "manual or API",
+  manual: "manual",
+  api: "API",
+  webhook: "webhook",
   schedule: "schedule",
-  preview: "editor preview",
-  dependency: "dependencies",
+  job: "another job",
+  flow: "flow step",
+  deploy: "deploy (dependencies)",
+  preview: "editor test",
 };
 export const PER_PAGE_CHOICES = ["30", "100", "1000"];
 
