@@ -218,6 +218,58 @@ describe("flow engine with real workers", () => {
     );
   });
 
+  it("retry: a failing step is retried by the job retry mechanism before the flow fails", async () => {
+    const job = await preview([
+      bash("flaky", "exit 1", {}, { retry: { constant: { attempts: 2, seconds: 0 } } }),
+    ]);
+    assert.equal(job.status, "failure");
+    const { rows } = await services.pool.query(
+      "SELECT retry_attempt, status FROM job WHERE parent_job_id = $1",
+      [job.id],
+    );
+    assert.deepEqual(rows, [{ retry_attempt: 2, status: "failure" }]);
+  });
+
+  it("branchall runs every branch (in turn) and gives the list of their results; whileloopflow stops on its stop_after_if", async () => {
+    const all = await preview([
+      {
+        id: "all",
+        value: {
+          type: "branchall",
+          branches: [
+            { modules: [bash("one", "echo one")] },
+            { modules: [bash("two", "exit 1")], skip_failure: true },
+            { modules: [bash("three", "echo three")] },
+          ],
+        },
+      },
+    ]);
+    assert.equal(all.status, "success", JSON.stringify(all.result));
+    const [one, two, three] = all.result as unknown[];
+    assert.equal(one, "one");
+    assert.equal((two as { error: { step_id: string } }).error.step_id, "two");
+    assert.equal(three, "three");
+
+    const loop = await preview([
+      {
+        id: "w",
+        value: {
+          type: "whileloopflow",
+          skip_failures: false,
+          modules: [bash("count", 'i="$1"\necho "$i"', { i: "flow_input.iter.index" })],
+        },
+        stop_after_if: { expr: "result === 2" },
+      },
+      { id: "mocked", value: { type: "identity" }, mock: { enabled: true, return_value: "mock" } },
+    ]);
+    assert.equal(loop.status, "success", JSON.stringify(loop.result));
+    assert.equal(loop.result, "mock");
+    assert.deepEqual(
+      (await stepJobs(loop.id)).map((s) => s.flow_step_id),
+      ["count", "count", "count"],
+    );
+  });
+
   it("an expression that throws fails its step with the expression's message", async () => {
     const job = await preview([bash("bad", 'x="$1"\necho "$x"', { x: "flow_input.missing.deep" })]);
     assert.equal(job.status, "failure");

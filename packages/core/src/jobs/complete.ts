@@ -113,6 +113,14 @@ export async function completeJobs(pool: Pool, boss: Boss, completions: Completi
     return;
   }
   await withTransaction(pool, async (client) => {
+    // Flow jobs are locked before their steps' rows, in id order, as a flow's cancel locks them
+    // (the flow, then its steps): the two never wait for each other in a cycle.
+    const flows = [
+      ...new Set(completions.flatMap((c) => (c.job.parentJobId ? [c.job.parentJobId] : []))),
+    ].sort();
+    if (flows.length > 0) {
+      await client.query("SELECT 1 FROM job WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE", [flows]);
+    }
     await client.query(prepared(RECORD_OUTCOMES, recordOutcomesValues(completions, retries)));
     for (const c of retries) await scheduleRetry(client, boss, c);
     const finals = completions.filter((c) => !retries.includes(c));

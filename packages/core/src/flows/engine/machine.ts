@@ -8,7 +8,7 @@
 import type { Language } from "@millrace/runtime";
 import { inferSchema } from "@millrace/runtime";
 import type { RetryPolicy } from "../../jobs/enqueue.ts";
-import { chooseBranch, evaluateCondition, evaluateIterator } from "../conditions.ts";
+import { chooseBranch, evaluateCondition, evaluateIterator, evaluateTransform } from "../conditions.ts";
 import { ExpressionError, evaluateTransforms, type ExpressionEnv } from "../expressions.ts";
 import type { FlowModule, FlowValue, Retry } from "../format.ts";
 
@@ -498,6 +498,8 @@ export class FlowMachine {
       return null;
     }
     if (status) status.type = "InProgress";
+    // A mocked step returns its mock without running.
+    if (module.mock?.enabled) return this.completeStep(frame, module, module.mock.return_value ?? null);
     const value = module.value;
     switch (value.type) {
       case "identity":
@@ -505,6 +507,7 @@ export class FlowMachine {
       case "rawscript": {
         const args = await evaluateTransforms(value.input_transforms, this.env());
         const language = value.language as Language;
+        const timeoutSecs = await this.stepTimeout(module);
         return this.enqueue(module, {
           stepId: module.id,
           kind: "flowscript",
@@ -517,7 +520,7 @@ export class FlowMachine {
           scriptHash: null,
           retry: retryPolicy(module.retry),
           priority: module.priority ?? null,
-          timeoutSecs: null,
+          timeoutSecs,
           memoryLimitMb: null,
           author: null,
           lock: value.lock ?? null,
@@ -546,7 +549,7 @@ export class FlowMachine {
           scriptHash: script.hash,
           retry: retryPolicy(module.retry) ?? (script.retry as RetryPolicy | null) ?? null,
           priority: module.priority ?? script.priority ?? null,
-          timeoutSecs: script.timeoutSecs,
+          timeoutSecs: (await this.stepTimeout(module)) ?? script.timeoutSecs,
           memoryLimitMb: script.memoryLimitMb,
           author: script.createdBy,
           lock: undefined,
@@ -599,6 +602,20 @@ export class FlowMachine {
         return null;
       }
     }
+  }
+
+  /** The step's `timeout` (seconds, static or an expression), when it has one. */
+  private async stepTimeout(module: FlowModule): Promise<number | null> {
+    if (!module.timeout) return null;
+    const value = await evaluateTransform(module.timeout, this.env());
+    if (value === null || value === undefined) return null;
+    if (typeof value !== "number" || !(value > 0)) {
+      throw new StepFailure({
+        name: "InvalidTimeout",
+        message: `the step's timeout gave ${JSON.stringify(value)}, not a number of seconds`,
+      });
+    }
+    return Math.ceil(value);
   }
 
   private enqueue(_module: FlowModule, job: StepJobRequest): Action {

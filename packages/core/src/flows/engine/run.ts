@@ -6,12 +6,18 @@
 // step and enqueues the next one or completes the flow. So a flow is never between two steps
 // after a crash: either the step's completion and the next step committed, or neither did.
 import { randomUUID } from "node:crypto";
-import { prepared, withTransaction, type Pool, type PoolClient } from "@millrace/db";
+import {
+  isTransientDatabaseError,
+  prepared,
+  withTransaction,
+  type Pool,
+  type PoolClient,
+} from "@millrace/db";
 import { recordAudit } from "../../audit/index.ts";
 import type { Principal } from "../../auth/principal.ts";
 import { AppError, invalidInput, notFound } from "../../errors.ts";
 import type { Boss } from "../../jobs/boss.ts";
-import { enqueueJobs, type EnqueueInput } from "../../jobs/enqueue.ts";
+import { enqueueJobs, triggerKind, type EnqueueInput } from "../../jobs/enqueue.ts";
 import { JOB_DONE_CHANNEL, NOTIFY_OUTCOMES } from "../../jobs/events.ts";
 import { JOB_CANCEL_CHANNEL } from "../../jobs/cancel.ts";
 import { storableJson } from "../../jobs/storable.ts";
@@ -22,12 +28,6 @@ import type { Membership } from "../../workspaces.ts";
 import type { FlowValue } from "../format.ts";
 import { checkFlow, getFlow } from "../store.ts";
 import { FlowMachine, initialState, type Action, type DeployedScript, type FlowState } from "./machine.ts";
-
-/** Connection loss and the like: the caller retries the whole completion. */
-function isTransient(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" && /^(08|57P|40001|40P01)/.test(code);
-}
 
 export const FLOW_JOB_KINDS = ["flow", "flowpreview"] as const;
 
@@ -207,7 +207,7 @@ export async function advanceFlows(client: PoolClient, boss: Boss, jobIds: strin
       await client.query("RELEASE SAVEPOINT advance_flow");
     } catch (error) {
       await client.query("ROLLBACK TO SAVEPOINT advance_flow");
-      if (isTransient(error)) throw error;
+      if (isTransientDatabaseError(error)) throw error;
       const message = error instanceof Error ? error.message : String(error);
       await finish(client, flow, flow.flow_status, {
         status: "failure",
@@ -243,8 +243,8 @@ async function startFlow(ctx: JobsContext, membership: Membership, input: StartF
   await withTransaction(ctx.pool, async (client) => {
     const { rows } = await client.query<FlowJobRow>(
       `INSERT INTO job (id, workspace_id, kind, script_path, script_hash, language, content, args, tag, priority,
-         status, created_by, permissioned_as, bounded_by, started_at, timeout_secs, raw_flow, flow_status)
-       VALUES ($1, $2, $3, $4, $5, 'flow', NULL, $6, 'flow', $7, 'running', $8, $9, $10, now(), $11, $12, $13)
+         status, created_by, permissioned_as, bounded_by, started_at, timeout_secs, raw_flow, flow_status, trigger_kind)
+       VALUES ($1, $2, $3, $4, $5, 'flow', NULL, $6, 'flow', $7, 'running', $8, $9, $10, now(), $11, $12, $13, $14)
        RETURNING ${FLOW_JOB_COLUMNS}`,
       [
         id,
@@ -260,6 +260,7 @@ async function startFlow(ctx: JobsContext, membership: Membership, input: StartF
         timeout,
         JSON.stringify(input.value),
         JSON.stringify(state),
+        triggerKind({ kind: input.kind, audit: { actor: principal } } as unknown as EnqueueInput),
       ],
     );
     await recordAudit(client, principal, {
