@@ -89,7 +89,9 @@ export default function ScriptsPage({ params }: { params: Promise<{ workspace: s
         <div className="panel empty">No script matches {filtered ? "these filters" : "this view"}.</div>
       )}
       {shown.length > 0 && (
-        <div className="overflow-x-auto" data-testid="scripts-table">
+        // relative: the header's screen-reader-only label (absolutely positioned) stays inside the
+        // scrolling wrapper instead of widening the page.
+        <div className="relative overflow-x-auto" data-testid="scripts-table">
           <table>
             <thead>
               <tr>
