@@ -1,3 +1,4 @@
+import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
 import { E2E_ADMIN } from "../instance.ts";
 import { completedJob, createWorkspace, superadmin, uniqueWorkspace } from "./helpers.ts";
@@ -240,5 +241,48 @@ test.describe("run forms", () => {
     // `port` is required: the server refuses, and the form says so at `target`.
     await expect(form.locator('[data-arg="target"] .field-error')).toContainText("port");
     await expect(page).toHaveURL(new RegExp(`/runs/${first}$`));
+  });
+
+  test("the form is accessible and fits 768 px, in light and dark", async ({ page, request }) => {
+    const first = await run(request, SCRIPTS.shapes.path, {
+      when: "2026-01-02T03:04:05.000Z",
+      level: "low",
+      target: { host: "a.example", port: 1 },
+      tags: ["one", "two"],
+      extra: { keep: true },
+    });
+    await completedJob(request, workspace, first);
+    const db = await run(request, SCRIPTS.pgTs.path, { db: "$res:u/e2e_admin/db_a" });
+    await completedJob(request, workspace, db);
+    await page.setViewportSize({ width: 768, height: 900 });
+    await signIn(page);
+    for (const scheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      for (const id of [first, db]) {
+        const form = await editAndRun(page, id);
+        await expect(form.getByTestId("args-form")).toBeVisible();
+        await expect(page.locator("html")).toHaveAttribute("data-theme", scheme);
+        const results = await new AxeBuilder({ page })
+          .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"])
+          .analyze();
+        const serious = results.violations
+          .filter((v) => v.impact === "serious" || v.impact === "critical")
+          .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+        expect(serious, `${scheme} ${id}`).toEqual([]);
+        const overflow = await page.evaluate(() => {
+          const root = (
+            globalThis as unknown as {
+              document: { documentElement: { scrollWidth: number; clientWidth: number } };
+            }
+          ).document.documentElement;
+          return root.scrollWidth - root.clientWidth;
+        });
+        expect(overflow, `${scheme}: the page scrolls sideways`).toBeLessThanOrEqual(0);
+        await page.screenshot({
+          path: test.info().outputPath(`form-${scheme}-${id.slice(0, 8)}.png`),
+          fullPage: true,
+        });
+      }
+    }
   });
 });

@@ -1,3 +1,4 @@
+import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
 import { E2E_ADMIN } from "../instance.ts";
 import { addMember, createAccount } from "../fixtures/people.ts";
@@ -313,5 +314,44 @@ test.describe("run results", () => {
     const byOperator = await completedJob(request, workspace, page.url().split("/").at(-1) as string);
     expect(byOperator.args).toEqual({ who: "op", times: "1" });
     expect(byOperator.created_by).toBe(operator.username);
+  });
+
+  test("result views are accessible and fit 768 px, in light and dark", async ({ page, request }) => {
+    const ids = [];
+    for (const script of [SCRIPTS.table, SCRIPTS.tree, SCRIPTS.bunThrow, SCRIPTS.slow]) {
+      const id = await run(request, script.path);
+      await completedJob(request, workspace, id);
+      ids.push(id);
+    }
+    await page.setViewportSize({ width: 768, height: 900 });
+    await signIn(page);
+    for (const scheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      for (const id of ids) {
+        await page.goto(`/w/${workspace}/runs/${id}`);
+        await expect(page.getByTestId("job-result")).toBeVisible();
+        await expect(page.locator("html")).toHaveAttribute("data-theme", scheme);
+        const results = await new AxeBuilder({ page })
+          .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"])
+          .analyze();
+        const serious = results.violations
+          .filter((v) => v.impact === "serious" || v.impact === "critical")
+          .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+        expect(serious, `${scheme} ${id}`).toEqual([]);
+        const overflow = await page.evaluate(() => {
+          const root = (
+            globalThis as unknown as {
+              document: { documentElement: { scrollWidth: number; clientWidth: number } };
+            }
+          ).document.documentElement;
+          return root.scrollWidth - root.clientWidth;
+        });
+        expect(overflow, `${scheme}: the page scrolls sideways`).toBeLessThanOrEqual(0);
+        await page.screenshot({
+          path: test.info().outputPath(`run-${scheme}-${id.slice(0, 8)}.png`),
+          fullPage: true,
+        });
+      }
+    }
   });
 });

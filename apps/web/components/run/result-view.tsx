@@ -87,7 +87,12 @@ function ResultTable({ rows }: { rows: Row[] }) {
   const shown = all ? rows : rows.slice(0, TABLE_PREVIEW_ROWS);
   return (
     <div className="stack">
-      <div className="max-h-[480px] overflow-auto rounded-md border border-line">
+      <div
+        className="max-h-[480px] overflow-auto rounded-md border border-line"
+        tabIndex={0}
+        role="region"
+        aria-label="Result table"
+      >
         <table data-testid="result-table" className="m-0 w-full">
           <thead>
             <tr>
@@ -141,7 +146,12 @@ export function ErrorView({ error }: { error: JobErrorShape }) {
         )}
       </p>
       {error.stack && (
-        <pre data-testid="job-error-stack" className="whitespace-pre-wrap" aria-label="Stack trace">
+        <pre
+          data-testid="job-error-stack"
+          className="whitespace-pre-wrap"
+          aria-label="Stack trace"
+          tabIndex={0}
+        >
           {readableStack(error.stack)}
         </pre>
       )}
@@ -163,7 +173,12 @@ export function ResultView({ result, failed = false }: { result: unknown; failed
   const scalar = result === null || typeof result !== "object";
 
   let body;
-  if (raw) body = <pre data-testid="job-result">{json}</pre>;
+  if (raw)
+    body = (
+      <pre data-testid="job-result" tabIndex={0} aria-label="Result as JSON">
+        {json}
+      </pre>
+    );
   else if (error)
     body = (
       <div data-testid="job-result">
@@ -189,7 +204,7 @@ export function ResultView({ result, failed = false }: { result: unknown; failed
     );
   else if (scalar)
     body = (
-      <pre data-testid="job-result" className="max-h-none">
+      <pre data-testid="job-result" className="max-h-none" tabIndex={0}>
         {json}
       </pre>
     );
