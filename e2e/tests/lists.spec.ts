@@ -41,6 +41,8 @@ test.describe("list pages", () => {
 
   test.beforeAll(async ({ request }) => {
     await createWorkspace(request, workspace);
+    // A second workspace, so the workspaces list has one to filter out whatever ran before.
+    await createWorkspace(request, uniqueWorkspace("lst-other"));
     await deployScript(request, workspace, "u/e2e_admin/lst_args", superadmin, 'who="$1"\necho "hi $who"\n');
     await deployScript(request, workspace, "u/e2e_admin/lst_fail", superadmin, "exit 3\n");
     await post(request, `${w}/jobs/run_wait_result/p/u/e2e_admin/lst_args`, { who: "world-of-lists" });
