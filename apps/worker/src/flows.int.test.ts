@@ -9,6 +9,7 @@ import {
   createFlow,
   deployScript,
   getJob,
+  handleZombieJobs,
   runFlowByPath,
   runFlowPreview,
   waitForJob,
@@ -305,6 +306,32 @@ describe("flow engine with real workers", () => {
       if (Date.now() > deadline) assert.fail(`the running step was not canceled: ${JSON.stringify(steps)}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+  });
+
+  it("a step whose worker died is failed by the zombie check, and its flow fails at that step", async () => {
+    const doomed = await startTestWorker(services.database.url, {
+      WORKER_TAGS: "zombietag",
+      WORKER_PING_INTERVAL: "1",
+    });
+    workers.push(doomed);
+    const step = bash("stuck", "sleep 30");
+    (step.value as Record<string, unknown>).tag = "zombietag";
+    const id = await runFlowPreview(services, membership, { value: { modules: [step] }, args: {} });
+    const deadline = Date.now() + 15_000;
+    while ((await stepJobs(id))[0]?.status !== "running") {
+      if (Date.now() > deadline) assert.fail("the step never started");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await doomed.kill9();
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const { failed } = await handleZombieJobs(services.pool, services.boss, {
+      timeoutSecs: 1,
+      restart: false,
+    });
+    assert.equal(failed.length, 1);
+    const flow = await waitForJob(services, membership, id, 10_000);
+    assert.equal(flow.status, "failure");
+    assert.match(JSON.stringify(flow.result), /ZombieJob.*stuck|stuck.*ZombieJob/);
   });
 
   it("a script step runs the deployed script by path on its own tag", async () => {

@@ -4,6 +4,7 @@ import { appendLogs } from "../jobs/claim.ts";
 import { redispatchJob } from "../jobs/enqueue.ts";
 import { JOB_DONE_CHANNEL } from "../jobs/events.ts";
 import { revokeTokensOfJob } from "../secrets/job-token.ts";
+import { advanceFlows } from "../flows/engine/run.ts";
 
 export const MAX_ZOMBIE_RESTARTS = 3;
 
@@ -122,6 +123,8 @@ export async function handleZombieJobs(
         failed.push(job.id);
       }
     }
+    // Flow steps among them: their flows move on (fail at that step, or run their failure step).
+    await advanceFlows(client, boss, failed);
     return { restarted, failed };
   });
 }
@@ -152,6 +155,7 @@ export async function requeueAbandonedJobs(
           name: "Canceled",
           message: `canceled by ${job.canceled_by}${job.cancel_reason ? `: ${job.cancel_reason}` : ""}`,
         });
+        await advanceFlows(client, boss, [job.id]);
         return;
       }
       await restartStuckJob(
