@@ -157,6 +157,29 @@ test("the list links to the script page, which shows the script, its schedules, 
     "href",
     `/w/${workspace}/scripts/new?fork=${encodeURIComponent(SCRIPT)}`,
   );
+  // The fork is a new script under the forker's own path, with the source's code and summary.
+  const source = (await (
+    await page.request.get(`/api/w/${workspace}/scripts/get/p/${SCRIPT}`, { headers: superadmin })
+  ).json()) as { content: string; summary: string };
+  await page.getByRole("link", { name: "Fork" }).click();
+  await expect(page).toHaveURL(/\/scripts\/new\?fork=/);
+  const forkPath = page.getByLabel("Path");
+  await expect(forkPath).toHaveValue(new RegExp(`^u/[^/]+/${SCRIPT.split("/").pop()}_fork$`));
+  await expect(page.getByLabel("Summary")).toHaveValue(source.summary);
+  const firstLine = source.content.split("\n")[0]!;
+  await expect(page.getByTestId("code-editor").locator(".view-lines")).toContainText(firstLine.trim());
+  const forkedAt = await forkPath.inputValue();
+  await page.getByRole("button", { name: "Deploy" }).click();
+  await expect(page).toHaveURL(new RegExp(`/scripts/edit/${forkedAt}$`));
+  const forked = (await (
+    await page.request.get(`/api/w/${workspace}/scripts/get/p/${forkedAt}`, { headers: superadmin })
+  ).json()) as { content: string };
+  expect(forked.content).toBe(source.content);
+  // The other tests count this workspace's scripts: the fork goes again.
+  const removed = await page.request.post(`/api/w/${workspace}/scripts/delete/p/${forkedAt}`, {
+    headers: superadmin,
+  });
+  expect(removed.status(), await removed.text()).toBeLessThan(300);
   await page.context().close();
 });
 

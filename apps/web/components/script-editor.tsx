@@ -190,16 +190,40 @@ interface DraftValue {
 
 type Draft = { value: DraftValue; updatedAt: string };
 
-export function ScriptEditor({ workspace, path: existingPath }: { workspace: string; path?: string }) {
+export function ScriptEditor({
+  workspace,
+  path: existingPath,
+  forkOf,
+}: {
+  workspace: string;
+  path?: string;
+  /** A new script prefilled with this script's code, language and summary (the script page's Fork). */
+  forkOf?: string;
+}) {
   const trpc = useTRPC();
+  const router = useRouter();
   const me = useQuery(trpc.me.queryOptions());
   const access = useRole(workspace);
+  const sourcePath = existingPath ?? forkOf;
   const existing = useQuery({
-    ...trpc.script.get.queryOptions({ workspace, path: existingPath ?? "" }),
+    ...trpc.script.get.queryOptions({ workspace, path: sourcePath ?? "" }),
+    enabled: !!sourcePath,
+    retry: false,
+  });
+  // An existing script: the server's answer for this path (role and folder permissions); a new
+  // one: the role (the path typed is checked as it is typed, and again at deploy).
+  const pathAccess = useQuery({
+    ...trpc.script.access.queryOptions({ workspace, path: existingPath ?? "" }),
     enabled: !!existingPath,
     retry: false,
   });
-  const canWrite = access.role === "admin" || access.role === "developer";
+  const roleWrites = access.role === "admin" || access.role === "developer";
+  const canWrite = existingPath ? pathAccess.data?.canWrite === true : roleWrites;
+  // Whoever may not write a script gets its page (run form, code, versions), never the editor.
+  const readOnlyExisting = !!existingPath && pathAccess.data?.canWrite === false;
+  useEffect(() => {
+    if (readOnlyExisting) router.replace(`/w/${workspace}/scripts/get/${existingPath}`);
+  }, [readOnlyExisting, router, workspace, existingPath]);
   // The caller's draft, read afresh each time the editor opens (never from a cache).
   const draft = useQuery({
     ...trpc.draft.get.queryOptions({ workspace, path: existingPath ?? "" }),
@@ -245,7 +269,14 @@ export function ScriptEditor({ workspace, path: existingPath }: { workspace: str
   }
   // A draft that cannot be read is no reason to keep the editor from opening.
   const draftPending = canWrite && draft.isPending && !draft.error;
-  if (access.isPending || !me.data || (existingPath && !existing.data) || draftPending) {
+  if (
+    access.isPending ||
+    !me.data ||
+    (sourcePath && !existing.data) ||
+    draftPending ||
+    (existingPath && !pathAccess.data) ||
+    readOnlyExisting
+  ) {
     return (
       <div>
         {heading}
@@ -268,7 +299,8 @@ export function ScriptEditor({ workspace, path: existingPath }: { workspace: str
     <LoadedEditor
       workspace={workspace}
       existingPath={existingPath}
-      existing={(existing.data as LoadedScript | undefined) ?? null}
+      existing={existingPath ? ((existing.data as LoadedScript | undefined) ?? null) : null}
+      template={forkOf ? ((existing.data as LoadedScript | undefined) ?? null) : null}
       draft={(draft.data as Draft | null | undefined) ?? null}
       me={{ username: me.data.username, role: access.role! }}
       canWrite={canWrite}
@@ -286,6 +318,7 @@ function LoadedEditor({
   workspace,
   existingPath,
   existing,
+  template,
   draft,
   me,
   canWrite,
@@ -293,6 +326,8 @@ function LoadedEditor({
   workspace: string;
   existingPath?: string;
   existing: LoadedScript | null;
+  /** A fork's source: its code, language, summary and settings start a new script. */
+  template?: LoadedScript | null;
   draft: Draft | null;
   me: { username: string; role: Role };
   canWrite: boolean;
@@ -304,23 +339,30 @@ function LoadedEditor({
   const draftPath = existingPath ?? "";
   const restored = draft?.value ?? null;
 
-  const [path, setPath] = useState(existingPath ?? restored?.path ?? existing?.path ?? `u/${me.username}/`);
-  const [summary, setSummary] = useState(restored?.summary ?? existing?.summary ?? "");
-  const [language, setLanguage] = useState<string>(restored?.language ?? existing?.language ?? "bash");
+  // A fork starts from its source (not from a new-script draft) under the forker's own path.
+  const source = existing ?? template ?? null;
+  const fromDraft = template ? null : restored;
+  const [path, setPath] = useState(
+    existingPath ??
+      fromDraft?.path ??
+      (template ? `u/${me.username}/${template.path.split("/").pop()}_fork` : `u/${me.username}/`),
+  );
+  const [summary, setSummary] = useState(fromDraft?.summary ?? source?.summary ?? "");
+  const [language, setLanguage] = useState<string>(fromDraft?.language ?? source?.language ?? "bash");
   const [content, setContent] = useState(
-    restored?.content ?? existing?.content ?? TEMPLATES[restored?.language ?? "bash"] ?? "",
+    fromDraft?.content ?? source?.content ?? TEMPLATES[fromDraft?.language ?? "bash"] ?? "",
   );
   const [settings, setSettings] = useState<ScriptSettings>({
-    ...settingsOf(existing),
-    ...(restored?.settings ?? {}),
+    ...settingsOf(source),
+    ...(fromDraft?.settings ?? {}),
   });
   const [customizations, setCustomizations] = useState<ArgCustomizations>(
-    restored?.customizations ?? existing?.argCustomizations ?? {},
+    fromDraft?.customizations ?? source?.argCustomizations ?? {},
   );
-  const [restoredAt, setRestoredAt] = useState<string | null>(draft ? draft.updatedAt : null);
+  const [restoredAt, setRestoredAt] = useState<string | null>(fromDraft && draft ? draft.updatedAt : null);
   const [draftSavedAt, setDraftSavedAt] = useState<string | null>(null);
   const [deployedHash, setDeployedHash] = useState<string | null>(existing?.hash ?? null);
-  const [dirty, setDirty] = useState(!!draft);
+  const [dirty, setDirty] = useState(!!fromDraft || !!template);
   const [args, setArgs] = useState<Record<string, unknown>>({});
   const [sideTab, setSideTab] = useState("test");
   const [testJobId, setTestJobId] = useState<string | null>(null);

@@ -1,6 +1,14 @@
 import { ScriptEditor } from "@/components/script-editor";
 
-export default async function NewScriptPage({ params }: { params: Promise<{ workspace: string }> }) {
+export default async function NewScriptPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ workspace: string }>;
+  searchParams: Promise<{ fork?: string | string[] }>;
+}) {
   const { workspace } = await params;
-  return <ScriptEditor workspace={workspace} />;
+  const { fork } = await searchParams;
+  const forkOf = typeof fork === "string" && fork ? fork : undefined;
+  return <ScriptEditor key={forkOf ?? ""} workspace={workspace} forkOf={forkOf} />;
 }

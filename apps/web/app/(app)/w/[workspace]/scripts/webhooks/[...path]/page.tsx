@@ -73,7 +73,7 @@ export default function ScriptWebhooksPage({
     <div>
       <div className="toolbar">
         <h1>Webhooks of {path}</h1>
-        <Link href={`/w/${workspace}/scripts/edit/${path}`}>Back to the script</Link>
+        <Link href={`/w/${workspace}/scripts/get/${path}`}>Back to the script</Link>
       </div>
       {script.error && <div className="error">{errorMessage(script.error)}</div>}
       {script.data && (
