@@ -180,7 +180,7 @@ export function JobView({
       <div className="panel">
         <div>
           {data.scriptPath ? (
-            <Link href={`/w/${workspace}/scripts/edit/${data.scriptPath}`}>{data.scriptPath}</Link>
+            <Link href={`/w/${workspace}/scripts/get/${data.scriptPath}`}>{data.scriptPath}</Link>
           ) : (
             <span className="muted">preview</span>
           )}{" "}

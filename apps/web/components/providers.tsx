@@ -1,7 +1,6 @@
 "use client";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
-import { SessionProvider } from "next-auth/react";
 import { useState, type ReactNode } from "react";
 import type { AppRouter } from "@/server/trpc/app-router";
 import { ConfirmProvider } from "@/components/ui/confirm";
@@ -17,17 +16,15 @@ export function Providers({ children }: { children: ReactNode }) {
     createTRPCClient<AppRouter>({ links: [httpBatchLink({ url: "/api/trpc" })] }),
   );
   return (
-    <SessionProvider>
-      <QueryClientProvider client={queryClient}>
-        <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>
-          <TooltipProvider>
-            <ConfirmProvider>
-              {children}
-              <Toaster />
-            </ConfirmProvider>
-          </TooltipProvider>
-        </TRPCProvider>
-      </QueryClientProvider>
-    </SessionProvider>
+    <QueryClientProvider client={queryClient}>
+      <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>
+        <TooltipProvider>
+          <ConfirmProvider>
+            {children}
+            <Toaster />
+          </ConfirmProvider>
+        </TooltipProvider>
+      </TRPCProvider>
+    </QueryClientProvider>
   );
 }

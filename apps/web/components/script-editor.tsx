@@ -224,10 +224,11 @@ export function ScriptEditor({
   useEffect(() => {
     if (readOnlyExisting) router.replace(`/w/${workspace}/scripts/get/${existingPath}`);
   }, [readOnlyExisting, router, workspace, existingPath]);
-  // The caller's draft, read afresh each time the editor opens (never from a cache).
+  // The caller's draft, read afresh each time the editor opens (never from a cache), in the same
+  // request as the script itself (no waterfall): a draft is only ever the caller's own.
   const draft = useQuery({
     ...trpc.draft.get.queryOptions({ workspace, path: existingPath ?? "" }),
-    enabled: canWrite && (!existingPath || !!existing.data),
+    enabled: !access.role || roleWrites,
     retry: false,
     staleTime: 0,
     gcTime: 0,
@@ -505,8 +506,15 @@ function LoadedEditor({
     [queryClient, trpc, workspace],
   );
   const preview = useMutation(
-    trpc.job.runPreview.mutationOptions({
-      onSuccess: ({ id }) => {
+    trpc.workbench.test.mutationOptions({
+      onSuccess: ({ id, job }) => {
+        if (job) {
+          // Finished already: the run view starts from the finished run, with nothing to fetch.
+          finishedWait.current?.abort();
+          queryClient.setQueryData(trpc.job.get.queryKey({ workspace, id, withLogs: false }), job as never);
+          setTestJobId(id);
+          return;
+        }
         setTestJobId(id);
         void deliverWhenFinished(id);
       },
