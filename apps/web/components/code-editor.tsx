@@ -2,6 +2,7 @@
 import Editor, { loader, type OnMount } from "@monaco-editor/react";
 import * as monaco from "monaco-editor";
 import { useEffect, useRef } from "react";
+import { usePageTheme } from "@/lib/page-theme";
 
 // Monaco is bundled from node_modules (nothing loads from a CDN) and its language services run
 // in web workers built by Next from the same package.
@@ -133,10 +134,12 @@ export default function CodeEditor({
   const onMount: OnMount = (editor) => {
     editor.addCommand(monaco.KeyMod.CtrlCmd | monaco.KeyCode.Enter, () => onRunRef.current?.());
   };
+  const theme = usePageTheme();
   return (
     <div className="editor-frame" data-testid="code-editor">
       <Editor
         height={height}
+        theme={theme === "dark" ? "vs-dark" : "light"}
         language={MONACO_LANGUAGE[language] ?? "plaintext"}
         path={`file:///${FILE_NAME[language] ?? "main.txt"}`}
         defaultValue={initialValue}

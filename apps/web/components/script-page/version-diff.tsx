@@ -1,7 +1,7 @@
 "use client";
 import { DiffEditor, loader } from "@monaco-editor/react";
 import * as monaco from "monaco-editor";
-import { useEffect, useState } from "react";
+import { usePageTheme } from "@/lib/page-theme";
 
 // Monaco from node_modules, as in code-editor.tsx: nothing loads from a CDN.
 if (typeof window !== "undefined") {
@@ -27,18 +27,9 @@ const MONACO_LANGUAGE: Record<string, string> = {
   postgresql: "sql",
 };
 
-/** Monaco's theme following the page's (data-theme on <html>, switched by the sidebar toggle). */
+/** Monaco's theme following the page's. */
 function useMonacoTheme(): string {
-  const [dark, setDark] = useState(false);
-  useEffect(() => {
-    const root = document.documentElement;
-    const read = () => setDark(root.dataset.theme === "dark");
-    read();
-    const observer = new MutationObserver(read);
-    observer.observe(root, { attributes: true, attributeFilter: ["data-theme"] });
-    return () => observer.disconnect();
-  }, []);
-  return dark ? "vs-dark" : "light";
+  return usePageTheme() === "dark" ? "vs-dark" : "light";
 }
 
 /** Two versions of a script side by side, read-only, older on the left. */

@@ -1,6 +1,6 @@
 "use client";
-import { useEffect, useState } from "react";
 import { Toaster as Sonner } from "sonner";
+import { usePageTheme } from "@/lib/page-theme";
 
 /**
  * Toasts (sonner): `import { toast } from "sonner"; toast.success("Deployed u/admin/hello")`.
@@ -8,13 +8,6 @@ import { Toaster as Sonner } from "sonner";
  * The theme follows data-theme on <html>, which the theme toggle changes without a reload.
  */
 export function Toaster() {
-  const [theme, setTheme] = useState<"light" | "dark">("light");
-  useEffect(() => {
-    const read = () => setTheme(document.documentElement.dataset.theme === "dark" ? "dark" : "light");
-    read();
-    const observer = new MutationObserver(read);
-    observer.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
-    return () => observer.disconnect();
-  }, []);
+  const theme = usePageTheme();
   return <Sonner theme={theme} position="bottom-right" closeButton richColors duration={4000} />;
 }
