@@ -157,7 +157,7 @@ test.describe("list pages", () => {
     await page.goto("/account/tokens");
     const label = `lst-${Date.now().toString(36)}`;
     for (const suffix of ["one", "two"]) {
-      await page.getByLabel("Label").fill(`${label}-${suffix}`);
+      await page.getByLabel("Label", { exact: true }).fill(`${label}-${suffix}`);
       await page.getByRole("button", { name: "Create token" }).click();
       await expect(page.locator("main tbody tr", { hasText: `${label}-${suffix}` })).toHaveCount(1);
     }

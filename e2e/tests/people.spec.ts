@@ -393,7 +393,7 @@ test("the people pages: members, folders, tokens, audit and governance in the br
 
   await page.getByRole("link", { name: "API tokens" }).click();
   await expect(page).toHaveURL(/\/account\/tokens/);
-  await page.getByLabel("Label").fill("laptop");
+  await page.getByLabel("Label", { exact: true }).fill("laptop");
   await page.getByRole("button", { name: "Create token" }).click();
   const token = await page.getByTestId("new-token").textContent();
   expect(token?.length).toBeGreaterThan(20);

@@ -138,7 +138,7 @@ test.describe("webhooks", () => {
     );
     await expect(page.getByTestId("curl-example")).toContainText("Authorization: Bearer $TOKEN");
 
-    await page.getByLabel("Label").fill("from the page");
+    await page.getByLabel("Label", { exact: true }).fill("from the page");
     await page.getByRole("button", { name: "Create webhook token" }).click();
     const token = await page.getByTestId("new-token").locator("input").inputValue();
     expect(token.length).toBeGreaterThan(20);

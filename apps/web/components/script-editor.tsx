@@ -220,7 +220,8 @@ export function ScriptEditor({
   const roleWrites = access.role === "admin" || access.role === "developer";
   const canWrite = existingPath ? pathAccess.data?.canWrite === true : roleWrites;
   // Whoever may not write a script gets its page (run form, code, versions), never the editor.
-  const readOnlyExisting = !!existingPath && pathAccess.data?.canWrite === false;
+  // (Only a script that could be read: a missing or unreadable one says so here instead.)
+  const readOnlyExisting = !!existingPath && pathAccess.data?.canWrite === false && !!existing.data;
   useEffect(() => {
     if (readOnlyExisting) router.replace(`/w/${workspace}/scripts/get/${existingPath}`);
   }, [readOnlyExisting, router, workspace, existingPath]);

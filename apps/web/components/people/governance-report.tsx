@@ -36,80 +36,84 @@ export function GovernanceReport({ report, apiPath }: { report: GovernanceView; 
       </p>
       {report.workspaces.length === 0 && <div className="panel empty">No workspaces yet.</div>}
       {report.workspaces.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th>Workspace</th>
-              <th>Members</th>
-              <th>Admins</th>
-              <th>Scripts</th>
-              <th>Flows</th>
-              <th>Schedules</th>
-              <th>Runs ({report.runsWindowDays} d)</th>
-              <th>Tags</th>
-              <th>Warnings</th>
-            </tr>
-          </thead>
-          <tbody>
-            {report.workspaces.map((w) => (
-              <tr key={w.id} data-workspace={w.id}>
-                <td>
-                  <Link href={`/w/${w.id}/members`}>{w.name}</Link> <code className="muted">{w.id}</code>
-                </td>
-                <td>{w.members}</td>
-                <td title={w.admins.map((a) => a.email).join(", ")}>{w.admins.length}</td>
-                <td>{w.scripts}</td>
-                <td>{w.flows}</td>
-                <td>{w.schedules}</td>
-                <td>{w.runsLast30Days}</td>
-                <td>{w.tags.join(", ")}</td>
-                <td>
-                  {w.warnings.map((warning) => (
-                    <div key={warning} className="status status-failure">
-                      {WARNING_TEXT[warning] ?? warning}
-                    </div>
-                  ))}
-                  {w.staleScripts.length > 0 && (
-                    <details>
-                      <summary>{w.staleScripts.length} stale script(s)</summary>
-                      <ul>
-                        {w.staleScripts.map((s) => (
-                          <li key={s.path}>
-                            <code>{s.path}</code>{" "}
-                            <span className="muted">{new Date(s.lastDeployedAt).toLocaleDateString()}</span>
-                          </li>
-                        ))}
-                      </ul>
-                    </details>
-                  )}
-                </td>
+        <div className="overflow-x-auto">
+          <table>
+            <thead>
+              <tr>
+                <th>Workspace</th>
+                <th>Members</th>
+                <th>Admins</th>
+                <th>Scripts</th>
+                <th>Flows</th>
+                <th>Schedules</th>
+                <th>Runs ({report.runsWindowDays} d)</th>
+                <th>Tags</th>
+                <th>Warnings</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {report.workspaces.map((w) => (
+                <tr key={w.id} data-workspace={w.id}>
+                  <td>
+                    <Link href={`/w/${w.id}/members`}>{w.name}</Link> <code className="muted">{w.id}</code>
+                  </td>
+                  <td>{w.members}</td>
+                  <td title={w.admins.map((a) => a.email).join(", ")}>{w.admins.length}</td>
+                  <td>{w.scripts}</td>
+                  <td>{w.flows}</td>
+                  <td>{w.schedules}</td>
+                  <td>{w.runsLast30Days}</td>
+                  <td>{w.tags.join(", ")}</td>
+                  <td>
+                    {w.warnings.map((warning) => (
+                      <div key={warning} className="status status-failure">
+                        {WARNING_TEXT[warning] ?? warning}
+                      </div>
+                    ))}
+                    {w.staleScripts.length > 0 && (
+                      <details>
+                        <summary>{w.staleScripts.length} stale script(s)</summary>
+                        <ul>
+                          {w.staleScripts.map((s) => (
+                            <li key={s.path}>
+                              <code>{s.path}</code>{" "}
+                              <span className="muted">{new Date(s.lastDeployedAt).toLocaleDateString()}</span>
+                            </li>
+                          ))}
+                        </ul>
+                      </details>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <h2>Tags</h2>
       {Object.keys(report.tags).length === 0 ? (
         <div className="panel empty">No tag in use.</div>
       ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>Tag</th>
-              <th>Used by</th>
-            </tr>
-          </thead>
-          <tbody>
-            {Object.entries(report.tags).map(([tag, workspaces]) => (
-              <tr key={tag}>
-                <td>
-                  <code>{tag}</code>
-                </td>
-                <td>{workspaces.join(", ")}</td>
+        <div className="overflow-x-auto">
+          <table>
+            <thead>
+              <tr>
+                <th>Tag</th>
+                <th>Used by</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {Object.entries(report.tags).map(([tag, workspaces]) => (
+                <tr key={tag}>
+                  <td>
+                    <code>{tag}</code>
+                  </td>
+                  <td>{workspaces.join(", ")}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </div>
   );
