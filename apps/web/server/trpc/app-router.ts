@@ -16,6 +16,7 @@ import { governanceRouter } from "./routers/governance.ts";
 import { gitSyncRouter } from "./routers/git-sync.ts";
 import { accessRouter } from "./routers/access.ts";
 import { searchRouter } from "./routers/search.ts";
+import { flowRouter } from "./routers/flow.ts";
 
 export const appRouter = router({
   me: authedProcedure.query(({ ctx }) => ({
@@ -39,6 +40,7 @@ export const appRouter = router({
   gitSync: gitSyncRouter,
   access: accessRouter,
   search: searchRouter,
+  flow: flowRouter,
 });
 
 export type AppRouter = typeof appRouter;

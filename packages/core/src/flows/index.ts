@@ -33,3 +33,10 @@ export {
   type StoredFlow,
 } from "./store.ts";
 export * from "./engine/index.ts";
+export {
+  getFlowRun,
+  testFlowStep,
+  MAX_FLOW_RUN_STEPS,
+  type FlowRunStepJob,
+  type TestStepInput,
+} from "./editor.ts";
