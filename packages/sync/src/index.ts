@@ -24,7 +24,7 @@
 // reports in `skipped` the kinds wmill syncs that Millrace does not read yet (flows, apps,
 // triggers, users, settings, JSON-format metadata), and reports anything else it cannot place as
 // an error. Script metadata keys Millrace has no use for (e.g. `dedicated_worker`, `envs`) are
-// dropped. Flows (`<path>__flow/flow.yaml`) join when flows exist.
+// dropped. Flows: `<path>__flow/` (or `.flow/`) with `flow.yaml` and the inline step files (flows.ts).
 export {
   DEFAULT_WMILL_YAML,
   emptySnapshot,
@@ -44,6 +44,14 @@ export {
   type WorkspaceSnapshot,
 } from "./model.ts";
 export { snapshotToFiles, snapshotToTarballFiles } from "./serialize.ts";
+export {
+  flowDocument,
+  nonDottedPathsOf,
+  readFlowFolder,
+  splitFlowFile,
+  FLOW_METADATA_FILE,
+  type SyncFlow,
+} from "./flows.ts";
 export { filesToSnapshot, formatSyncErrors, type ParseResult, type SkippedFile } from "./parse.ts";
 export { codeExtension, fromYaml, pathProblem, toYaml, YAML_OPTIONS } from "./layout.ts";
 

@@ -148,7 +148,7 @@ export function parseInstanceMeta(text: string, errors: SyncError[]): InstanceMe
 
 /**
  * Files Millrace writes into a repository, so the ones a sync may delete or overwrite: anything
- * else there (a README, CI files, flows until Millrace has them) is left alone.
+ * else there (a README, CI files, apps) is left alone.
  */
 export function isSyncManagedFile(file: string): boolean {
   return (
@@ -156,7 +156,7 @@ export function isSyncManagedFile(file: string): boolean {
     file.startsWith(".millrace/") ||
     ((file.startsWith("f/") || file.startsWith("u/") || file.startsWith("groups/")) &&
       /\.(yaml|lock|sh|py|ts|sql)$/.test(file) &&
-      !/(__flow|\.flow|__app|\.app|__raw_app|\.raw_app)\//.test(file)) ||
+      !/(__app|\.app|__raw_app|\.raw_app)\//.test(file)) ||
     (!file.includes("/") && file.endsWith(".resource-type.yaml"))
   );
 }

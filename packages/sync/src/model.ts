@@ -1,3 +1,5 @@
+import type { SyncFlow } from "./flows.ts";
+
 // The plain-data model of a workspace as it lives in git. No database types: callers (core, the
 // tarball endpoint, restore, the CLI) convert their rows to and from these shapes.
 
@@ -85,7 +87,7 @@ export interface SyncSchedule {
   schedule: string;
   timezone: string;
   script_path: string;
-  /** Always false until flows exist. */
+  /** True: `script_path` is a flow's path. */
   is_flow: boolean;
   args: JsonObject;
   enabled: boolean;
@@ -102,7 +104,8 @@ export interface WorkspaceSnapshot {
   resourceTypes: SyncResourceType[];
   variables: SyncVariable[];
   schedules: SyncSchedule[];
-  // flows: SyncFlow[] joins here when flows exist (`<path>__flow/flow.yaml`).
+  /** `<path>__flow/flow.yaml` (or `<path>.flow/`) with the inline step files beside it. */
+  flows: SyncFlow[];
 }
 
 /** One problem found in a repository. */
@@ -141,6 +144,7 @@ export function emptySnapshot(): WorkspaceSnapshot {
     resourceTypes: [],
     variables: [],
     schedules: [],
+    flows: [],
   };
 }
 
@@ -176,5 +180,6 @@ export function normalizeSnapshot(snapshot: WorkspaceSnapshot): WorkspaceSnapsho
     resourceTypes: snapshot.resourceTypes.map((t) => ({ ...t })).sort(byKey((t) => t.name)),
     variables: snapshot.variables.map((v) => ({ ...v })).sort(byKey((v) => v.path)),
     schedules: snapshot.schedules.map((s) => ({ ...s })).sort(byKey((s) => s.path)),
+    flows: (snapshot.flows ?? []).map((f) => ({ ...f })).sort(byKey((f) => f.path)),
   };
 }

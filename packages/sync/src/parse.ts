@@ -10,6 +10,7 @@ import {
   SUFFIX,
   WMILL_SCRIPT_EXTENSIONS,
 } from "./layout.ts";
+import { readFlowFolder, splitFlowFile } from "./flows.ts";
 import {
   DEFAULT_WMILL_YAML,
   normalizeSnapshot,
@@ -22,7 +23,7 @@ import {
   type WorkspaceSnapshot,
 } from "./model.ts";
 
-/** A file wmill would sync but Millrace does not read yet (flows, apps, triggers, …). */
+/** A file wmill would sync but Millrace does not read yet (apps, triggers, …). */
 export interface SkippedFile {
   file: string;
   reason: string;
@@ -48,7 +49,6 @@ const UNSUPPORTED_DIRS: Record<string, string> = {
 
 /** Folder suffixes of multi-file items (`getFolderSuffix` / `getModuleFolderSuffix`). */
 const UNSUPPORTED_FOLDERS: [RegExp, string][] = [
-  [/(__flow|\.flow)\//, "flows are not supported yet"],
   [/(__raw_app|\.raw_app)\//, "raw apps are not supported"],
   [/(__app|\.app)\//, "apps are not supported"],
   [/(__mod|__dbt)\//, "multi-file scripts are not supported yet"],
@@ -206,7 +206,7 @@ const nameProblem = (what: string, name: string) =>
  * `node_modules`; files at the root other than `*.resource-type.yaml` and `wmill.yaml` (README.md,
  * wmill-lock.yaml, AGENTS.md, …); top-level folders other than f/, u/, groups/ and the ones listed
  * in UNSUPPORTED_DIRS; and files under f/ u/ groups/ whose extension wmill never reads (.md, .txt,
- * images, …). Reported in `skipped`: kinds wmill syncs that Millrace does not read yet (flows, apps,
+ * images, …). Reported in `skipped`: kinds wmill syncs that Millrace does not read yet (apps,
  * triggers, users, JSON-format metadata, …). Everything else that is not understood is an error.
  */
 export function filesToSnapshot(files: Map<string, string>): ParseResult {
@@ -221,6 +221,7 @@ export function filesToSnapshot(files: Map<string, string>): ParseResult {
     resourceTypes: [],
     variables: [],
     schedules: [],
+    flows: [],
   };
 
   const parseDoc = (file: string): Fields | null => {
@@ -252,6 +253,7 @@ export function filesToSnapshot(files: Map<string, string>): ParseResult {
   const scriptCodes = new Map<string, { file: string; language: string }[]>();
   const lockFiles = new Set<string>();
   const usedLockFiles = new Set<string>();
+  const flowFolders = new Map<string, string>(); // folder → flow path
 
   for (const file of [...files.keys()].sort()) {
     const segments = file.split("/");
@@ -275,6 +277,12 @@ export function filesToSnapshot(files: Map<string, string>): ParseResult {
     if (top !== "f" && top !== "u" && top !== GROUPS_DIR) continue; // wmill never reads them
     const ext = name.includes(".") ? (name.split(".").pop() ?? "") : "";
     if (!WMILL_FILE_EXTS.has(ext)) continue;
+    const flowFile = splitFlowFile(file);
+    if (flowFile && !/(__raw_app|\.raw_app|__app|\.app)\//.test(flowFile.path + "/")) {
+      if (flowFile.rest === "flow.json") skipped.push({ file, reason: skipReason(file) });
+      else flowFolders.set(flowFile.folder, flowFile.path);
+      continue;
+    }
     const unsupported = UNSUPPORTED_FOLDERS.find(([pattern]) => pattern.test(file));
     if (unsupported) {
       skipped.push({ file, reason: unsupported[1] });
@@ -338,6 +346,25 @@ export function filesToSnapshot(files: Map<string, string>): ParseResult {
 
   for (const base of [...new Set([...scriptMetas.keys(), ...scriptCodes.keys()])].sort()) {
     readScript(base, scriptMetas.get(base), scriptCodes.get(base) ?? []);
+  }
+  const flowPaths = new Map<string, string>(); // flow path → its folder
+  for (const [folder, path] of [...flowFolders].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const problem = pathProblem(path);
+    if (problem) {
+      errors.push({ file: folder, field: "path", message: `invalid path: ${problem}` });
+      continue;
+    }
+    const other = flowPaths.get(path);
+    if (other !== undefined) {
+      errors.push({
+        file: folder,
+        message: `two folders for the flow ${path}: ${other} and ${folder}; keep one`,
+      });
+      continue;
+    }
+    flowPaths.set(path, folder);
+    const flow = readFlowFolder(path, folder, files, errors);
+    if (flow) snapshot.flows.push(flow);
   }
   for (const lock of [...lockFiles].sort()) {
     if (!usedLockFiles.has(lock)) {
@@ -522,7 +549,6 @@ export function filesToSnapshot(files: Map<string, string>): ParseResult {
       if (problem) errors.push({ file, field: "script_path", message: `invalid script_path: ${problem}` });
     }
     const isFlow = fields.boolean("is_flow", false);
-    if (isFlow) errors.push({ file, field: "is_flow", message: "schedules of flows are not supported yet" });
     const schedule = fields.string("schedule", "");
     if (typeof fields.doc.schedule === "string" && schedule.trim().split(/\s+/).length < 5) {
       errors.push({

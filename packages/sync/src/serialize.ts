@@ -1,5 +1,13 @@
 // Workspace → files. Deterministic: the same snapshot gives the same bytes (keys in wmill's order,
 // files sorted by path, no timestamps).
+import {
+  DOTTED_FLOW_SUFFIX,
+  FLOW_METADATA_FILE,
+  flowDocument,
+  flowTarballDocument,
+  NON_DOTTED_FLOW_SUFFIX,
+  nonDottedPathsOf,
+} from "./flows.ts";
 import { codeExtension, defaultTsOf, GROUPS_DIR, INLINE_PREFIX, SUFFIX, toYaml } from "./layout.ts";
 import {
   normalizeSnapshot,
@@ -89,7 +97,9 @@ export function scheduleDocument(schedule: SyncSchedule): JsonObject {
  * The repository of a workspace: file path → content, in the layout wmill 1.819 reads and writes.
  * Scripts are `<path><ext>` + `<path>.script.yaml` (+ `<path>.script.lock`), folders
  * `f/<name>/folder.meta.yaml`, groups `groups/<name>.group.yaml`, resource types
- * `<name>.resource-type.yaml` at the root, the other kinds `<path>.<kind>.yaml`, plus `wmill.yaml`.
+ * `<name>.resource-type.yaml` at the root, the other kinds `<path>.<kind>.yaml`, flows
+ * `<path>__flow/` (or `<path>.flow/` unless wmill.yaml says `nonDottedPaths: true`) with
+ * `flow.yaml` and one file per inline step, plus `wmill.yaml`.
  * The map iterates in sorted path order.
  */
 export function snapshotToFiles(input: WorkspaceSnapshot): Map<string, string> {
@@ -119,6 +129,13 @@ export function snapshotToFiles(input: WorkspaceSnapshot): Map<string, string> {
   }
   for (const schedule of snapshot.schedules) {
     files.set(schedule.path + SUFFIX.schedule, toYaml(scheduleDocument(schedule)));
+  }
+  const nonDotted = nonDottedPathsOf(snapshot.wmillYaml);
+  for (const flow of snapshot.flows) {
+    const folder = flow.path + (nonDotted ? NON_DOTTED_FLOW_SUFFIX : DOTTED_FLOW_SUFFIX);
+    const { document, files: inline } = flowDocument(flow, defaultTs, nonDotted);
+    for (const [name, text] of inline) files.set(`${folder}/${name}`, text);
+    files.set(`${folder}/${FLOW_METADATA_FILE}`, toYaml(document));
   }
   return new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
@@ -153,5 +170,7 @@ export function snapshotToTarballFiles(input: WorkspaceSnapshot): Map<string, st
     files.set(variable.path + ".variable.json", json(variableDocument(variable)));
   for (const schedule of snapshot.schedules)
     files.set(schedule.path + ".schedule.json", json(scheduleDocument(schedule)));
+  // wmill turns `<path>.flow.json` into the flow's folder (`transformJsonPathToDir`).
+  for (const flow of snapshot.flows) files.set(flow.path + ".flow.json", json(flowTarballDocument(flow)));
   return new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

@@ -16,6 +16,8 @@ import {
   normalizeSnapshot,
   snapshotToFiles,
   snapshotToTarballFiles,
+  type JsonObject,
+  type SyncFlow,
   type SyncScript,
   type WorkspaceSnapshot,
 } from "./index.ts";
@@ -195,7 +197,121 @@ function fullSnapshot(): WorkspaceSnapshot {
         enabled: false,
         summary: null,
       },
+      {
+        path: "f/ops/sync_hourly",
+        schedule: "0 0 * * * *",
+        timezone: "UTC",
+        script_path: "f/ops/sync_customers",
+        is_flow: true,
+        args: { since: "2026-01-01T00:00:00Z" },
+        enabled: true,
+        summary: null,
+      },
     ],
+    flows: [sampleSyncFlow()],
+  };
+}
+
+/** A realistic flow: loops, both branch kinds, every language, locks, a failure step. */
+function sampleSyncFlow(): SyncFlow {
+  const step = (id: string, language: string, content: string, extra: Record<string, unknown> = {}) => ({
+    id,
+    value: { type: "rawscript", content, language, input_transforms: {}, ...extra },
+  });
+  return {
+    path: "f/ops/sync_customers",
+    summary: "Sync customers",
+    description: "Pulls customers, enriches each one, notifies on failure",
+    schema: {
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      type: "object",
+      properties: { since: { type: "string", format: "date-time" } },
+      required: ["since"],
+      order: ["since"],
+    },
+    value: {
+      early_return: "b",
+      modules: [
+        {
+          ...step("a", "bun", "export async function main(since: string) {\n  return [{ id: 1 }];\n}\n", {
+            lock: '{\n  "dependencies": {}\n}\n//bun.lock\n',
+            input_transforms: { since: { type: "javascript", expr: "flow_input.since" } },
+          }),
+          summary: "Fetch customers",
+          retry: { constant: { attempts: 2, seconds: 5 } },
+        },
+        {
+          id: "b",
+          value: {
+            type: "forloopflow",
+            iterator: { type: "javascript", expr: "results.a" },
+            skip_failures: true,
+            parallel: true,
+            parallelism: { type: "static", value: 4 },
+            modules: [
+              {
+                id: "c",
+                value: {
+                  type: "script",
+                  path: "f/ops/backup",
+                  input_transforms: { days: { type: "javascript", expr: "flow_input.iter.index" } },
+                },
+              },
+              {
+                id: "d",
+                value: {
+                  type: "branchone",
+                  branches: [
+                    {
+                      summary: "VIP",
+                      expr: "results.c > 3",
+                      modules: [
+                        { ...step("e", "python3", "def main():\n    return 'vip'\n"), summary: "Notify" },
+                      ],
+                    },
+                  ],
+                  default: [
+                    { ...step("f", "python3", "def main():\n    return 'std'\n"), summary: "Notify" },
+                  ],
+                },
+              },
+            ],
+          },
+        },
+        {
+          id: "g",
+          value: {
+            type: "branchall",
+            parallel: false,
+            branches: [
+              { summary: "Log", skip_failure: true, modules: [step("h", "bash", 'echo "$1"\n')] },
+              { modules: [step("i", "deno", "export function main() {\n  return 1;\n}\n", { lock: "" })] },
+            ],
+          },
+        },
+        {
+          id: "j",
+          value: {
+            type: "whileloopflow",
+            skip_failures: false,
+            modules: [
+              {
+                ...step("k", "postgresql", "-- $1 n\nSELECT $1::int + 1 AS n\n"),
+                summary: "Count: up/down *",
+                stop_after_if: { expr: "result.n >= 3", skip_if_stopped: false },
+              },
+            ],
+          },
+        },
+        { id: "m", value: { type: "identity" } },
+      ],
+      failure_module: {
+        ...step("failure", "bun", "export function main(message: string) {\n  return message;\n}\n", {
+          input_transforms: { message: { type: "javascript", expr: "error.message" } },
+        }),
+        summary: "",
+      },
+    },
   };
 }
 
@@ -233,6 +349,7 @@ describe("snapshotToFiles", () => {
       resourceTypes: shuffled(s.resourceTypes),
       variables: shuffled(s.variables),
       schedules: shuffled(s.schedules),
+      flows: s.flows.map((f) => ({ ...f })).reverse(),
     };
     // Lists inside values (schema.required, args, value arrays) are data, not sets: put them back.
     for (const [i, original] of s.scripts.entries()) {
@@ -274,6 +391,16 @@ describe("snapshotToFiles", () => {
         "f/ops/paused.schedule.yaml",
         "f/ops/report.pg.sql",
         "f/ops/report.script.yaml",
+        "f/ops/sync_customers__flow/count_updown.pg.sql",
+        "f/ops/sync_customers__flow/fetch_customers.lock",
+        "f/ops/sync_customers__flow/fetch_customers.ts",
+        "f/ops/sync_customers__flow/flow.yaml",
+        "f/ops/sync_customers__flow/h.sh",
+        "f/ops/sync_customers__flow/i.deno.ts",
+        "f/ops/sync_customers__flow/inline_script_0.ts",
+        "f/ops/sync_customers__flow/notify.py",
+        "f/ops/sync_customers__flow/notify_1.py",
+        "f/ops/sync_hourly.schedule.yaml",
         "groups/devs.group.yaml",
         "u/alice/cfg.resource.yaml",
         "u/alice/empty.variable.yaml",
@@ -579,7 +706,7 @@ describe("filesToSnapshot errors", () => {
       [".claude/skills/x/SKILL.md", "x"],
       ["f/ops/node_modules/pkg/index.ts", "x"],
       ["f/ops/notes.md", "notes"],
-      ["f/ops/flow1__flow/flow.yaml", "summary: ''\n"],
+      ["f/ops/app1__app/app.yaml", "summary: ''\n"],
       ["f/ops/hook.http_trigger.yaml", "route_path: x\n"],
       ["f/ops/old.variable.json", "{}"],
       ["users/alice.user.yaml", "email: a@b\n"],
@@ -589,13 +716,13 @@ describe("filesToSnapshot errors", () => {
     assert.deepEqual(
       result.skipped.map((s) => s.file),
       [
-        "f/ops/flow1__flow/flow.yaml",
+        "f/ops/app1__app/app.yaml",
         "f/ops/hook.http_trigger.yaml",
         "f/ops/old.variable.json",
         "users/alice.user.yaml",
       ],
     );
-    assert.match(result.skipped[0]?.reason ?? "", /flows are not supported yet/);
+    assert.match(result.skipped[0]?.reason ?? "", /apps are not supported/);
   });
 });
 
@@ -757,5 +884,144 @@ describe("the real wmill CLI", () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("flows", () => {
+  const flowOnly = (wmillYaml: string, flow: SyncFlow = sampleSyncFlow()): WorkspaceSnapshot => ({
+    ...emptySnapshot(),
+    wmillYaml,
+    flows: [flow],
+  });
+
+  it("writes <path>__flow/ with step files named from summaries when nonDottedPaths is true", () => {
+    const files = snapshotToFiles(flowOnly(DEFAULT_WMILL_YAML));
+    const yaml = files.get("f/ops/sync_customers__flow/flow.yaml") ?? "";
+    assert.match(yaml, /content: '!inline fetch_customers\.ts'/);
+    assert.match(yaml, /lock: '!inline fetch_customers\.lock'/);
+    assert.match(yaml, /content: '!inline notify_1\.py'/);
+    assert.match(yaml, /content: '!inline inline_script_0\.ts'/); // the failure step (empty summary)
+    assert.match(yaml, /lock: ''/); // an empty lock stays in flow.yaml
+    assert.equal(files.get("f/ops/sync_customers__flow/h.sh"), 'echo "$1"\n');
+    assert.equal(
+      files.get("f/ops/sync_customers__flow/fetch_customers.lock"),
+      '{\n  "dependencies": {}\n}\n//bun.lock\n',
+    );
+  });
+
+  it("writes <path>.flow/ with .inline_script. names by default (wmill's dotted layout)", () => {
+    const files = snapshotToFiles(flowOnly("defaultTs: bun\n"));
+    assert.deepEqual(
+      [...files.keys()].filter((f) => f.startsWith("f/")),
+      [
+        "f/ops/sync_customers.flow/count_updown.inline_script.pg.sql",
+        "f/ops/sync_customers.flow/fetch_customers.inline_script.lock",
+        "f/ops/sync_customers.flow/fetch_customers.inline_script.ts",
+        "f/ops/sync_customers.flow/flow.yaml",
+        "f/ops/sync_customers.flow/h.inline_script.sh",
+        "f/ops/sync_customers.flow/i.inline_script.deno.ts",
+        "f/ops/sync_customers.flow/inline_script_0.inline_script.ts",
+        "f/ops/sync_customers.flow/notify.inline_script.py",
+        "f/ops/sync_customers.flow/notify_1.inline_script.py",
+      ],
+    );
+    const back = filesToSnapshot(files);
+    assert.deepEqual(back.errors, []);
+    assert.deepEqual(back.snapshot, normalizeSnapshot(flowOnly("defaultTs: bun\n")));
+  });
+
+  it("round-trips the engine's sample flow (every step kind) in both layouts", async () => {
+    const { sampleFlow } = await import("../../core/src/flows/sample-flow.ts");
+    const sample = sampleFlow() as {
+      summary: string;
+      description: string;
+      value: JsonObject;
+      schema: JsonObject;
+    };
+    const flow: SyncFlow = { path: "u/alice/sample", ...sample };
+    for (const yaml of [DEFAULT_WMILL_YAML, "defaultTs: deno\n"]) {
+      const s = flowOnly(yaml, flow);
+      const result = filesToSnapshot(snapshotToFiles(s));
+      assert.deepEqual(result.errors, []);
+      assert.deepEqual(result.skipped, []);
+      assert.deepEqual(result.snapshot, normalizeSnapshot(s));
+    }
+  });
+
+  it("reads a folder in the layout `wmill flow new` writes, whatever the wmill.yaml's nonDottedPaths, and a flow without schema", () => {
+    // `wmill flow new f/demo/hello` (1.819) writes flow.yaml with the `yaml` package's defaults;
+    // the steps and their files are what a developer then adds beside it.
+    const flowYaml = [
+      "summary: Hello",
+      'description: ""',
+      "value:",
+      "  modules:",
+      "    - id: a",
+      "      value:",
+      "        type: rawscript",
+      "        content: '!inline a.inline_script.ts'",
+      "        language: bun",
+      "        input_transforms:",
+      "          name:",
+      "            type: javascript",
+      "            expr: flow_input.name",
+      "    - id: b",
+      "      value:",
+      "        type: rawscript",
+      "        content: !inline b.inline_script.sh",
+      "        lock: '!inline b.inline_script.lock'",
+      "        language: bash",
+      "        input_transforms: {}",
+      "schema:",
+      "  $schema: https://json-schema.org/draft/2020-12/schema",
+      "  type: object",
+      "  order: []",
+      "  properties: {}",
+      "  required: []",
+      "",
+    ].join("\n");
+    for (const [wmillYaml, suffix] of [
+      ["nonDottedPaths: true\n", ".flow"],
+      ["defaultTs: bun\n", "__flow"],
+    ] as const) {
+      const files = new Map([
+        ["wmill.yaml", wmillYaml],
+        [`f/demo/hello${suffix}/flow.yaml`, flowYaml],
+        [`f/demo/hello${suffix}/a.inline_script.ts`, "export function main(name: string) { return name }\n"],
+        [`f/demo/hello${suffix}/b.inline_script.sh`, "echo hi\n"],
+        [`f/demo/hello${suffix}/README.md`, "ignored"],
+      ]);
+      const result = filesToSnapshot(files);
+      assert.deepEqual(result.errors, []);
+      assert.equal(result.snapshot.flows.length, 1);
+      const flow = result.snapshot.flows[0]!;
+      assert.equal(flow.path, "f/demo/hello");
+      assert.equal(flow.summary, "Hello");
+      const modules = flow.value.modules as { value: { content: string; lock?: string } }[];
+      assert.equal(modules[0]!.value.content, "export function main(name: string) { return name }\n");
+      assert.equal(modules[1]!.value.content, "echo hi\n");
+      assert.equal(modules[1]!.value.lock, ""); // a missing lock file reads as empty, as wmill does
+    }
+  });
+
+  it("names the step and file of a missing inline file, a flow folder without flow.yaml, and two folders of one flow", () => {
+    const files = new Map([
+      [
+        "f/demo/a__flow/flow.yaml",
+        "value:\n  modules:\n    - id: x\n      value: {type: rawscript, language: bash, content: '!inline x.sh'}\n",
+      ],
+      ["f/demo/b__flow/x.sh", "echo\n"],
+      ["f/demo/c__flow/flow.yaml", "value:\n  modules: []\n"],
+      ["f/demo/c.flow/flow.yaml", "value:\n  modules: []\n"],
+      ["f/demo/d__flow/flow.yaml", "summary: [1]\nvalue: 3\n"],
+    ]);
+    const result = filesToSnapshot(files);
+    assert.deepEqual(formatSyncErrors(result.errors).split("\n"), [
+      "f/demo/a__flow/flow.yaml (step x): step x: content refers to f/demo/a__flow/x.sh, which does not exist",
+      "f/demo/b__flow: flow folder without flow.yaml",
+      "f/demo/c__flow: two folders for the flow f/demo/c: f/demo/c.flow and f/demo/c__flow; keep one",
+      "f/demo/d__flow/flow.yaml (summary): summary must be a string",
+      "f/demo/d__flow/flow.yaml (value): value must be a map with the flow's modules",
+    ]);
   });
 });
