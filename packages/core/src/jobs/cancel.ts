@@ -33,6 +33,12 @@ export async function cancelJob(
   if (!isJobId(id)) throw notFound(`job ${id}`);
   const canceledBy = membership.principal.username;
   return withTransaction(ctx.pool, async (client) => {
+    // A flow's step or child flow: the run's root flow job is locked first, as completions lock
+    // it (jobs/complete.ts), so the two never wait for each other in a cycle.
+    await client.query(
+      `SELECT 1 FROM job WHERE id = (SELECT root_job_id FROM job WHERE id = $1 AND workspace_id = $2) FOR UPDATE`,
+      [id, membership.workspace.id],
+    );
     const { rows } = await client.query<{
       status: string;
       tag: string;

@@ -113,13 +113,20 @@ export async function completeJobs(pool: Pool, boss: Boss, completions: Completi
     return;
   }
   await withTransaction(pool, async (client) => {
-    // Flow jobs are locked before their steps' rows, in id order, as a flow's cancel locks them
-    // (the flow, then its steps): the two never wait for each other in a cycle.
+    // Flow jobs are locked before their steps' rows, as a flow's cancel locks them (the flow,
+    // then its steps): the root flow of each run first (a run's parallel children finishing at
+    // once then queue on it rather than each locking its own child flow and then the root in
+    // another order), then the steps' own flow jobs, in id order: never a cycle.
     const flows = [
       ...new Set(completions.flatMap((c) => (c.job.parentJobId ? [c.job.parentJobId] : []))),
     ].sort();
     if (flows.length > 0) {
-      await client.query("SELECT 1 FROM job WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE", [flows]);
+      await client.query(
+        `SELECT 1 FROM job WHERE id = ANY($1::uuid[])
+            OR id IN (SELECT root_job_id FROM job WHERE id = ANY($1::uuid[]) AND root_job_id IS NOT NULL)
+          ORDER BY root_job_id IS NULL DESC, id FOR UPDATE`,
+        [flows],
+      );
     }
     await client.query(prepared(RECORD_OUTCOMES, recordOutcomesValues(completions, retries)));
     for (const c of retries) await scheduleRetry(client, boss, c);

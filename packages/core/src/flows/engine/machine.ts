@@ -5,12 +5,27 @@
 // conditions, loop iterators, stop_after_if) and returns the one step job to enqueue, or the
 // flow's outcome. It runs no code of its own and touches no database: `lookUpScript` is how it
 // reads deployed scripts, so the caller decides in which transaction.
+//
+// Parallel loops and branches, and sub-flows, run as CHILD FLOW JOBS: the frame that reaches a
+// `forloopflow`/`branchall` with `parallel: true`, or a `flow` step, keeps the machine's
+// sequential stack as it is and records in `frame.children` the child flow jobs it waits for
+// (job id → iteration/branch index), the next index not yet started and the results so far. A
+// child flow job (kind flow, parent_job_id = this flow job) runs the loop body / branch / deployed
+// flow with its own FlowMachine, seeded with this flow's `results`, `previous_result`, flow_input
+// and `iter`; when it finishes, the transaction that finishes it advances this flow (run.ts
+// `finish` → advanceFlows), exactly as a step job's completion does. At most `parallelism`
+// children run at once; the others start as running ones finish. Results are kept by index, so
+// they come back in iteration (branch) order whatever order the children finish in. A failed
+// child is that iteration's result (`{ error }`) under skip_failures (skip_failure for a
+// branch); otherwise the children still running are canceled and the error goes on as a
+// step's error would. Everything else (sequential loops and branches) stays on the stack:
+// a sequential loop costs no extra job.
 import type { Language } from "@millrace/runtime";
 import { inferSchema } from "@millrace/runtime";
 import type { RetryPolicy } from "../../jobs/enqueue.ts";
 import { chooseBranch, evaluateCondition, evaluateIterator, evaluateTransform } from "../conditions.ts";
 import { ExpressionError, evaluateTransforms, type ExpressionEnv } from "../expressions.ts";
-import type { FlowModule, FlowValue, Retry } from "../format.ts";
+import type { FlowModule, FlowValue, InputTransform, Retry } from "../format.ts";
 
 /** Windmill's FlowStatusModule, loosely: what the run pages show of each top-level step. */
 export interface StepStatus {
@@ -36,6 +51,25 @@ interface Loop {
   collected: unknown[];
 }
 
+/** The child flow jobs a frame waits for (parallel loop or branchall, sub-flow). */
+interface Children {
+  kind: "forloop" | "branchall" | "subflow";
+  total: number;
+  /** The next iteration (branch) not started yet. */
+  next: number;
+  /** Most children running at once. */
+  parallelism: number;
+  /** Child flow job id → its iteration (branch) index. */
+  running: Record<string, number>;
+  /** Results by index. */
+  results: unknown[];
+  done: number;
+  /** For-loop items. */
+  items?: unknown[];
+  /** A sub-flow: the deployed flow's value, path and version, and its arguments. */
+  subflow?: { value: FlowValue; path: string; versionId: number | null; args: Record<string, unknown> };
+}
+
 interface Frame {
   /** Where this frame's step list is in the flow value, e.g. ["modules"], ["failure_module"]. */
   path: ListPath;
@@ -45,6 +79,8 @@ interface Frame {
   iter?: { value: unknown; index: number };
   /** Set on a frame run for a branch or loop step of the frame below it. */
   loop?: Loop;
+  /** Set while the step at `index` waits for child flow jobs. */
+  children?: Children;
 }
 
 /** flow_status: Windmill's public fields plus the engine's own (`_engine`). */
@@ -60,7 +96,31 @@ export interface FlowState {
     in_failure: boolean;
     /** The error that sent the flow to its failure step. */
     error?: unknown;
+    /** A step's `sleep`: the next step job (or child flow) starts no earlier (ISO time). */
+    sleep_until?: string;
   };
+  /** `early_return`: the named step's result, recorded when it finished (run_wait_result answers it). */
+  early_return?: { step: string; result: unknown };
+}
+
+/** What a child flow starts with: its parent's results, previous result and loop iteration. */
+export interface FlowSeed {
+  results: Record<string, unknown>;
+  previous: unknown;
+  iter?: { value: unknown; index: number };
+}
+
+/** A child flow job to start: a parallel iteration or branch, or a sub-flow. */
+export interface ChildFlowRequest {
+  stepId: string;
+  index: number;
+  value: FlowValue;
+  args: Record<string, unknown>;
+  /** A sub-flow: the deployed flow's path and version. */
+  path: string | null;
+  versionId: number | null;
+  seed: FlowSeed | null;
+  priority: number | null;
 }
 
 export interface StepJobRequest {
@@ -81,11 +141,20 @@ export interface StepJobRequest {
   /** For a script step: the deployer of the version (bounds the job's rights). */
   author: string | null;
   lock: string | null | undefined;
+  /** A rawscript step's own concurrency limit (Windmill's concurrent_limit / custom_concurrency_key). */
+  concurrency: { key: string | null; limit: number; windowSecs: number } | null;
+  /** The previous step's `sleep`: the job starts no earlier. */
+  scheduledFor: Date | null;
 }
 
 export type Outcome = { status: "success" | "failure"; result: unknown };
 
-export type Action = { kind: "enqueue"; job: StepJobRequest } | { kind: "finish"; outcome: Outcome };
+export type Action =
+  | { kind: "enqueue"; job: StepJobRequest }
+  | { kind: "spawn"; flows: ChildFlowRequest[]; scheduledFor: Date | null }
+  /** Children are still running: nothing to start, flow_status to save. */
+  | { kind: "wait" }
+  | { kind: "finish"; outcome: Outcome };
 
 export interface DeployedScript {
   path: string;
@@ -99,25 +168,51 @@ export interface DeployedScript {
   memoryLimitMb: number | null;
   createdBy: string;
   schema: { order?: string[] } | null;
+  concurrentLimit?: number | null;
+  concurrencyKey?: string | null;
+  concurrencyTimeWindowS?: number | null;
+}
+
+export interface DeployedFlow {
+  path: string;
+  versionId: number | null;
+  value: FlowValue;
+  schema: Record<string, unknown> | null;
 }
 
 export interface MachineDeps {
   lookUpScript(path: string, hash: string | undefined): Promise<DeployedScript | null>;
+  lookUpFlow?(path: string): Promise<DeployedFlow | null>;
 }
 
 /** Iterations a while loop may run before the flow fails (a loop that never stops). */
 export const MAX_WHILE_ITERATIONS = 1000;
 
-export function initialState(value: FlowValue, args: Record<string, unknown>): FlowState {
+export function initialState(
+  value: FlowValue,
+  args: Record<string, unknown>,
+  seed: FlowSeed | null = null,
+  sleepUntil: Date | null = null,
+): FlowState {
+  const root: Frame = seed
+    ? {
+        path: ["modules"],
+        index: 0,
+        results: { ...seed.results },
+        previous: seed.previous,
+        ...(seed.iter ? { iter: seed.iter } : {}),
+      }
+    : { path: ["modules"], index: 0, results: {}, previous: args };
   return {
     step: 0,
     modules: value.modules.map((module) => ({ id: module.id, type: "WaitingForPriorSteps" })),
     failure_module: { id: value.failure_module?.id ?? "failure", type: "WaitingForPriorSteps" },
     _engine: {
-      stack: [{ path: ["modules"], index: 0, results: {}, previous: args }],
+      stack: [root],
       waiting: null,
       waiting_step: null,
       in_failure: false,
+      ...(sleepUntil ? { sleep_until: sleepUntil.toISOString() } : {}),
     },
   };
 }
@@ -182,6 +277,10 @@ export class FlowMachine {
   private readonly value: FlowValue;
   private readonly flowInput: Record<string, unknown>;
   private readonly deps: MachineDeps;
+  /** Child flow jobs to cancel (a parallel sibling failed): the caller cancels them. */
+  readonly cancelJobs: string[] = [];
+  /** Set when the step named by `early_return` just finished (the caller tells the waiters). */
+  earlyReturned = false;
 
   constructor(state: FlowState, value: FlowValue, flowInput: Record<string, unknown>, deps: MachineDeps) {
     this.state = state;
@@ -226,6 +325,8 @@ export class FlowMachine {
   /** A step job ended: records it and moves on. */
   async stepDone(jobId: string, outcome: { status: string; result: unknown }): Promise<Action | null> {
     const engine = this.state._engine;
+    const top = this.stack[this.stack.length - 1];
+    if (top?.children && jobId in top.children.running) return this.childDone(top, jobId, outcome);
     if (engine.waiting !== jobId) return null;
     engine.waiting = null;
     engine.waiting_step = null;
@@ -388,6 +489,16 @@ export class FlowMachine {
       status.type = "Success";
       if (!this.state._engine.in_failure) this.state.step = frame.index;
     }
+    if (
+      this.value.early_return === module.id &&
+      frame === this.stack[0] &&
+      !this.state._engine.in_failure &&
+      !this.state.early_return
+    ) {
+      this.state.early_return = { step: module.id, result };
+      this.earlyReturned = true;
+    }
+    if (module.sleep) await this.sleepAfter(module, result);
     const stopIf = loopChecked ? module.stop_after_all_iters_if : module.stop_after_if;
     if (stopIf && !this.state._engine.in_failure) {
       const stop = await evaluateCondition(stopIf.expr, this.env({ result }));
@@ -524,6 +635,14 @@ export class FlowMachine {
           memoryLimitMb: null,
           author: null,
           lock: value.lock ?? null,
+          concurrency: value.concurrent_limit
+            ? {
+                key: value.custom_concurrency_key ?? null,
+                limit: value.concurrent_limit,
+                windowSecs: value.concurrency_time_window_s ?? 0,
+              }
+            : null,
+          scheduledFor: this.takeSleep(),
         });
       }
       case "script": {
@@ -553,10 +672,27 @@ export class FlowMachine {
           memoryLimitMb: script.memoryLimitMb,
           author: script.createdBy,
           lock: undefined,
+          concurrency: script.concurrentLimit
+            ? {
+                key: script.concurrencyKey ?? script.path,
+                limit: script.concurrentLimit,
+                windowSecs: script.concurrencyTimeWindowS ?? 0,
+              }
+            : null,
+          scheduledFor: this.takeSleep(),
         });
       }
-      case "flow":
-        throw new StepFailure({ name: "NotSupported", message: "sub-flow steps are not supported yet" });
+      case "flow": {
+        const flow = this.deps.lookUpFlow ? await this.deps.lookUpFlow(value.path) : null;
+        if (!flow) throw new StepFailure({ name: "NotFound", message: `flow ${value.path} not found` });
+        const args = await evaluateTransforms(value.input_transforms, this.env());
+        return this.startChildren(frame, module, {
+          kind: "subflow",
+          total: 1,
+          parallelism: 1,
+          subflow: { value: flow.value, path: flow.path, versionId: flow.versionId, args },
+        });
+      }
       case "branchone": {
         const chosen = await chooseBranch(value.branches, this.env());
         if (status) {
@@ -571,6 +707,10 @@ export class FlowMachine {
       }
       case "branchall": {
         if (value.branches.length === 0) return this.completeStep(frame, module, []);
+        if (value.parallel) {
+          const total = value.branches.length;
+          return this.startChildren(frame, module, { kind: "branchall", total, parallelism: total });
+        }
         if (status) status.branchall = { branch: 0, len: value.branches.length };
         this.pushFrame(frame, [...frame.path, frame.index, "value", "branches", 0, "modules"], {
           kind: "branchall",
@@ -582,6 +722,15 @@ export class FlowMachine {
       case "forloopflow": {
         const items = await evaluateIterator(value.iterator, this.env());
         if (items.length === 0) return this.completeStep(frame, module, [], true);
+        if (value.parallel) {
+          const parallelism = await this.parallelism(module, value.parallelism, items.length);
+          return this.startChildren(frame, module, {
+            kind: "forloop",
+            total: items.length,
+            parallelism,
+            items,
+          });
+        }
         if (status) status.iterator = { index: 0, itered_len: items.length };
         this.pushFrame(
           frame,
@@ -620,6 +769,169 @@ export class FlowMachine {
 
   private enqueue(_module: FlowModule, job: StepJobRequest): Action {
     return { kind: "enqueue", job };
+  }
+
+  /** A parallel loop's `parallelism` (a count, static or an expression): all at once when unset. */
+  private async parallelism(
+    module: FlowModule,
+    transform: InputTransform | undefined,
+    total: number,
+  ): Promise<number> {
+    if (!transform) return total;
+    const value = await evaluateTransform(transform, this.env());
+    if (value === null || value === undefined || value === 0) return total;
+    if (typeof value !== "number" || !Number.isInteger(value) || value < 0) {
+      throw new StepFailure({
+        name: "InvalidParallelism",
+        message: `step ${module.id}: parallelism gave ${JSON.stringify(value)}, not a whole number`,
+      });
+    }
+    return Math.min(value, total);
+  }
+
+  /** The step's `sleep` (seconds, static or an expression of `result`): delays what runs next. */
+  private async sleepAfter(module: FlowModule, result: unknown): Promise<void> {
+    const seconds = await evaluateTransform(module.sleep!, this.env({ result }));
+    if (seconds === null || seconds === undefined || seconds === 0) return;
+    if (typeof seconds !== "number" || !(seconds > 0)) {
+      throw new StepFailure({
+        name: "InvalidSleep",
+        message: `the step's sleep gave ${JSON.stringify(seconds)}, not a number of seconds`,
+      });
+    }
+    this.state._engine.sleep_until = new Date(Date.now() + seconds * 1000).toISOString();
+  }
+
+  /** The pending sleep's end, once (the next job started takes it), or null. */
+  private takeSleep(): Date | null {
+    const until = this.state._engine.sleep_until;
+    if (!until) return null;
+    delete this.state._engine.sleep_until;
+    const date = new Date(until);
+    return date.getTime() > Date.now() ? date : null;
+  }
+
+  /** The step at `frame.index` runs as child flow jobs: starts the first `parallelism` of them. */
+  private startChildren(
+    frame: Frame,
+    module: FlowModule,
+    spec: Pick<Children, "kind" | "total" | "parallelism" | "items" | "subflow">,
+  ): Action {
+    frame.children = { ...spec, next: 0, running: {}, results: [], done: 0 };
+    const status = this.stack.length === 1 ? this.topStatus() : undefined;
+    if (status && spec.kind === "forloop") status.iterator = { index: 0, itered_len: spec.total };
+    if (status && spec.kind === "branchall") status.branchall = { branch: 0, len: spec.total };
+    return this.spawnMore(frame, module, this.takeSleep());
+  }
+
+  /** Child flows to start so that `parallelism` run; "wait" when none may start now. */
+  private spawnMore(frame: Frame, module: FlowModule, scheduledFor: Date | null = null): Action {
+    const children = frame.children!;
+    const flows: ChildFlowRequest[] = [];
+    let running = Object.keys(children.running).length;
+    const env = this.env();
+    while (children.next < children.total && running < Math.max(1, children.parallelism)) {
+      const index = children.next++;
+      running += 1;
+      flows.push(this.childRequest(frame, module, index, env));
+    }
+    return flows.length > 0 ? { kind: "spawn", flows, scheduledFor } : { kind: "wait" };
+  }
+
+  private childRequest(
+    frame: Frame,
+    module: FlowModule,
+    index: number,
+    env: ExpressionEnv,
+  ): ChildFlowRequest {
+    const children = frame.children!;
+    const base = { stepId: module.id, index, priority: module.priority ?? null };
+    if (children.subflow) {
+      const { value, path, versionId, args } = children.subflow;
+      return { ...base, value, args, path, versionId, seed: null };
+    }
+    const value = module.value;
+    const modules =
+      value.type === "forloopflow"
+        ? value.modules
+        : value.type === "branchall"
+          ? (value.branches[index]?.modules ?? [])
+          : [];
+    const iter =
+      children.kind === "forloop" ? { value: children.items![index], index } : (env.iter as Frame["iter"]);
+    return {
+      ...base,
+      value: { modules },
+      args: this.flowInput,
+      path: null,
+      versionId: null,
+      seed: {
+        results: (env.results ?? {}) as Record<string, unknown>,
+        previous: frame.previous,
+        ...(iter ? { iter } : {}),
+      },
+    };
+  }
+
+  /** Records a child flow job the caller started for iteration (branch) `index`. */
+  childStarted(jobId: string, index: number): void {
+    const frame = this.stack[this.stack.length - 1]!;
+    frame.children!.running[jobId] = index;
+    const status = this.topStatus();
+    if (!status) return;
+    (status.flow_jobs ??= []).push(jobId);
+    if (this.stack.length === 1 && frame.children!.kind === "subflow") status.job = jobId;
+  }
+
+  /** A child flow job ended: records its result by index, starts the next ones, or moves on. */
+  private async childDone(
+    frame: Frame,
+    jobId: string,
+    outcome: { status: string; result: unknown },
+  ): Promise<Action | null> {
+    const children = frame.children!;
+    const module = moduleList(this.value, frame.path)[frame.index]!;
+    const index = children.running[jobId]!;
+    delete children.running[jobId];
+    children.done += 1;
+    if (outcome.status === "success") children.results[index] = outcome.result;
+    else {
+      const error = errorOf(outcome.result);
+      const value = module.value;
+      const skips =
+        (children.kind === "forloop" && value.type === "forloopflow" && value.skip_failures) ||
+        (children.kind === "branchall" && value.type === "branchall" && value.branches[index]?.skip_failure);
+      if (skips) children.results[index] = { error };
+      else {
+        // The others are of no use any more.
+        this.cancelJobs.push(...Object.keys(children.running));
+        delete frame.children;
+        const failed = module.continue_on_error
+          ? this.failStep(frame, module, error)
+          : this.propagate({
+              ...error,
+              step_id: typeof error.step_id === "string" ? error.step_id : module.id,
+            });
+        return failed ?? this.run();
+      }
+    }
+    const status = this.stack.length === 1 ? this.topStatus() : undefined;
+    if (children.done < children.total) {
+      if (status && children.kind === "forloop") {
+        status.iterator = { index: children.done, itered_len: children.total };
+      }
+      return this.spawnMore(frame, module);
+    }
+    delete frame.children;
+    const result = children.kind === "subflow" ? children.results[0] : children.results;
+    try {
+      const stop = await this.completeStep(frame, module, result, children.kind === "forloop");
+      if (stop) return stop;
+    } catch (error) {
+      const failed = this.failure(error, module);
+      if (failed) return failed;
+    }
+    return this.run();
   }
 
   /** Records the job a step waits for (once the caller has enqueued it). */

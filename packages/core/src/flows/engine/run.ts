@@ -26,8 +26,19 @@ import { jobBounds, type JobsContext } from "../../jobs/run.ts";
 import { requirePermission } from "../../permissions.ts";
 import type { Membership } from "../../workspaces.ts";
 import type { FlowValue } from "../format.ts";
-import { checkFlow, getFlow } from "../store.ts";
-import { FlowMachine, initialState, type Action, type DeployedScript, type FlowState } from "./machine.ts";
+import { checkFlow, getFlow, readFlow } from "../store.ts";
+import { resolveConcurrencyKey } from "../../jobs/limits.ts";
+import {
+  FlowMachine,
+  initialState,
+  type Action,
+  type ChildFlowRequest,
+  type DeployedFlow,
+  type DeployedScript,
+  type FlowState,
+  type Outcome,
+  type StepJobRequest,
+} from "./machine.ts";
 
 export const FLOW_JOB_KINDS = ["flow", "flowpreview"] as const;
 
@@ -45,19 +56,21 @@ interface FlowJobRow {
   priority: number;
   timeout_secs: number | null;
   root_job_id: string | null;
+  parent_job_id: string | null;
   script_path: string | null;
 }
 
 const FLOW_JOB_COLUMNS = `id, workspace_id, kind, status, args, raw_flow, flow_status, created_by, permissioned_as,
-  bounded_by, priority, timeout_secs, root_job_id, script_path`;
+  bounded_by, priority, timeout_secs, root_job_id, parent_job_id, script_path`;
 
 async function lookUpScript(client: PoolClient, workspaceId: string, path: string, hash: string | undefined) {
+  const columns = `path, hash, language, content, tag, retry, priority, timeout_secs, memory_limit_mb, created_by,
+    schema, concurrent_limit, concurrency_key, concurrency_time_window_s`;
   const { rows } = await client.query(
     hash
-      ? `SELECT path, hash, language, content, tag, retry, priority, timeout_secs, memory_limit_mb, created_by, schema
-           FROM script WHERE workspace_id = $1 AND path = $2 AND hash = $3`
-      : `SELECT path, hash, language, content, tag, retry, priority, timeout_secs, memory_limit_mb, created_by, schema
-           FROM script WHERE workspace_id = $1 AND path = $2 AND NOT archived ORDER BY created_at DESC LIMIT 1`,
+      ? `SELECT ${columns} FROM script WHERE workspace_id = $1 AND path = $2 AND hash = $3`
+      : `SELECT ${columns} FROM script WHERE workspace_id = $1 AND path = $2 AND NOT archived
+          ORDER BY created_at DESC LIMIT 1`,
     hash ? [workspaceId, path, hash] : [workspaceId, path],
   );
   const row = rows[0];
@@ -74,86 +87,199 @@ async function lookUpScript(client: PoolClient, workspaceId: string, path: strin
     memoryLimitMb: row.memory_limit_mb,
     createdBy: row.created_by,
     schema: row.schema,
+    concurrentLimit: row.concurrent_limit,
+    concurrencyKey: row.concurrency_key,
+    concurrencyTimeWindowS: row.concurrency_time_window_s,
   } satisfies DeployedScript;
 }
 
+async function lookUpFlow(
+  client: PoolClient,
+  workspaceId: string,
+  path: string,
+): Promise<DeployedFlow | null> {
+  const flow = await readFlow(client, workspaceId, path);
+  if (!flow || flow.archived) return null;
+  return {
+    path: flow.path,
+    versionId: flow.version_id,
+    value: flow.value,
+    schema: (flow.schema as Record<string, unknown> | null) ?? null,
+  };
+}
+
+/** The job a step request becomes (a step job of `flow`, on its own tag). */
+function stepJobInput(flow: FlowJobRow, step: StepJobRequest): EnqueueInput {
+  const tag = resolveTag(
+    tagForRunnable(step.tag, step.language),
+    flow.workspace_id,
+    step.args,
+    `${step.stepId}.tag`,
+  );
+  const concurrency = step.concurrency
+    ? {
+        key: resolveConcurrencyKey(
+          step.concurrency.key ?? `${flow.script_path ?? flow.root_job_id ?? flow.id}/${step.stepId}`,
+          flow.workspace_id,
+          step.args,
+        ),
+        limit: step.concurrency.limit,
+        windowSecs: step.concurrency.windowSecs,
+      }
+    : null;
+  return {
+    workspaceId: flow.workspace_id,
+    kind: step.kind,
+    scriptPath: step.scriptPath ?? flow.script_path,
+    scriptHash: step.scriptHash,
+    language: step.language,
+    content: step.content,
+    args: step.args,
+    argOrder: step.argOrder,
+    tag,
+    // Windmill: a step runs at its own priority if it has one, else at its flow's.
+    priority: step.priority ?? flow.priority,
+    scheduledFor: step.scheduledFor,
+    createdBy: flow.created_by,
+    permissionedAs: flow.permissioned_as,
+    boundedBy: [
+      ...new Set([
+        ...flow.bounded_by,
+        ...(step.author && step.author !== flow.created_by ? [step.author] : []),
+      ]),
+    ].sort(),
+    timeoutSecs: Math.min(step.timeoutSecs ?? flow.timeout_secs ?? 300, flow.timeout_secs ?? 3600),
+    memoryLimitMb: step.memoryLimitMb,
+    concurrency,
+    retry: step.retry,
+    ...(step.lock !== undefined ? { lock: step.lock } : {}),
+    parentJobId: flow.id,
+    rootJobId: flow.root_job_id ?? flow.id,
+    flowStepId: step.stepId,
+  };
+}
+
 /**
- * Carries out the machine's action in `client`'s transaction: enqueues the step job (then
- * records that the flow waits for it) or completes the flow job, and saves flow_status.
+ * Writes a child flow job (a parallel iteration or branch, or a sub-flow) under `parent` and
+ * starts it, in `client`'s transaction. Its outcome when it finished at once (no step needed a
+ * job): the parent takes it itself, as the child's finish does not advance it (the parent's
+ * machine is the one running here).
+ */
+async function startChildFlow(
+  client: PoolClient,
+  boss: Boss,
+  parent: FlowJobRow,
+  request: ChildFlowRequest,
+  scheduledFor: Date | null,
+): Promise<{ id: string; outcome: Outcome | null }> {
+  const id = randomUUID();
+  const state = initialState(request.value, request.args, request.seed, scheduledFor);
+  const { rows } = await client.query<FlowJobRow>(
+    `INSERT INTO job (id, workspace_id, kind, script_path, script_hash, language, content, args, tag, priority,
+       status, created_by, permissioned_as, bounded_by, started_at, timeout_secs, raw_flow, flow_status, trigger_kind,
+       parent_job_id, root_job_id, flow_step_id)
+     VALUES ($1, $2, $3, $4, $5, 'flow', NULL, $6, 'flow', $7, 'running', $8, $9, $10, now(), $11, $12, $13, 'flow',
+       $14, $15, $16)
+     RETURNING ${FLOW_JOB_COLUMNS}`,
+    [
+      id,
+      parent.workspace_id,
+      parent.kind,
+      request.path ?? parent.script_path,
+      request.versionId === null ? null : String(request.versionId),
+      storableJson(request.args),
+      request.priority ?? request.value.priority ?? parent.priority,
+      parent.created_by,
+      parent.permissioned_as,
+      parent.bounded_by,
+      parent.timeout_secs,
+      JSON.stringify(request.value),
+      JSON.stringify(state),
+      parent.id,
+      parent.root_job_id ?? parent.id,
+      request.stepId,
+    ],
+  );
+  const child = rows[0]!;
+  const machine = machineFor(client, child);
+  const outcome = await apply(client, boss, child, machine, await machine.start(), false);
+  return { id, outcome };
+}
+
+/**
+ * Carries out the machine's action in `client`'s transaction: enqueues the step job, starts
+ * child flow jobs (taking at once the outcome of those that need no job, which may lead to more
+ * actions), or completes the flow job; then saves flow_status. The flow's outcome when it
+ * finished. `notifyParent`: a finished child flow advances its parent (false while the parent
+ * itself is starting it).
  */
 async function apply(
   client: PoolClient,
   boss: Boss,
   flow: FlowJobRow,
   machine: FlowMachine,
-  action: Action,
-): Promise<void> {
-  if (action.kind === "enqueue") {
-    const step = action.job;
-    try {
-      const tag = resolveTag(
-        tagForRunnable(step.tag, step.language),
-        flow.workspace_id,
-        step.args,
-        `${step.stepId}.tag`,
-      );
-      const input: EnqueueInput = {
-        workspaceId: flow.workspace_id,
-        kind: step.kind,
-        scriptPath: step.scriptPath ?? flow.script_path,
-        scriptHash: step.scriptHash,
-        language: step.language,
-        content: step.content,
-        args: step.args,
-        argOrder: step.argOrder,
-        tag,
-        priority: step.priority ?? flow.priority,
-        scheduledFor: null,
-        createdBy: flow.created_by,
-        permissionedAs: flow.permissioned_as,
-        boundedBy: [
-          ...new Set([
-            ...flow.bounded_by,
-            ...(step.author && step.author !== flow.created_by ? [step.author] : []),
-          ]),
-        ].sort(),
-        timeoutSecs: Math.min(step.timeoutSecs ?? flow.timeout_secs ?? 300, flow.timeout_secs ?? 3600),
-        memoryLimitMb: step.memoryLimitMb,
-        concurrency: null,
-        retry: step.retry,
-        ...(step.lock !== undefined ? { lock: step.lock } : {}),
-        parentJobId: flow.id,
-        rootJobId: flow.root_job_id ?? flow.id,
-        flowStepId: step.stepId,
-      };
-      const [id] = await enqueueJobs(client as unknown as Pool, boss, [input], { transaction: client });
-      machine.waitFor(id!, step.stepId);
-    } catch (error) {
-      if (!(error instanceof AppError)) throw error;
-      // The step cannot be enqueued (its tag, say): the flow fails at that step.
-      const outcome = {
-        status: "failure" as const,
-        result: { error: { name: "StepError", message: error.message, step_id: step.stepId } },
-      };
-      await finish(client, flow, machine.state, outcome);
-      return;
+  first: Action,
+  notifyParent = true,
+): Promise<Outcome | null> {
+  const ready: { id: string; outcome: Outcome }[] = [];
+  let action: Action | null = first;
+  for (;;) {
+    if (machine.cancelJobs.length > 0) {
+      const ids = machine.cancelJobs.splice(0);
+      for (const child of ids) {
+        await cancelFlowJob(client, boss, child, "millrace", "a parallel iteration (branch) failed", false);
+      }
     }
-    await client.query("UPDATE job SET flow_status = $2 WHERE id = $1", [
-      flow.id,
-      JSON.stringify(machine.state),
-    ]);
-    return;
+    if (action?.kind === "finish") {
+      await finish(client, boss, flow, machine.state, action.outcome, notifyParent);
+      return action.outcome;
+    }
+    if (action?.kind === "enqueue") {
+      const step = action.job;
+      try {
+        const [id] = await enqueueJobs(client as unknown as Pool, boss, [stepJobInput(flow, step)], {
+          transaction: client,
+        });
+        machine.waitFor(id!, step.stepId);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        // The step cannot be enqueued (its tag, say): the flow fails at that step.
+        const outcome = {
+          status: "failure" as const,
+          result: { error: { name: "StepError", message: error.message, step_id: step.stepId } },
+        };
+        await finish(client, boss, flow, machine.state, outcome, notifyParent);
+        return outcome;
+      }
+    } else if (action?.kind === "spawn") {
+      for (const request of action.flows) {
+        const child = await startChildFlow(client, boss, flow, request, action.scheduledFor);
+        machine.childStarted(child.id, request.index);
+        if (child.outcome) ready.push({ id: child.id, outcome: child.outcome });
+      }
+    }
+    const next = ready.shift();
+    if (!next) break;
+    action = await machine.stepDone(next.id, next.outcome);
   }
-  await finish(client, flow, machine.state, action.outcome);
+  await client.query("UPDATE job SET flow_status = $2 WHERE id = $1", [
+    flow.id,
+    JSON.stringify(machine.state),
+  ]);
+  // run_wait_result answers the early_return step's result: its waiters re-read the flow job.
+  if (machine.earlyReturned) await client.query("SELECT pg_notify($1, $2)", [JOB_DONE_CHANNEL, flow.id]);
+  return null;
 }
 
 async function finish(
   client: PoolClient,
-  flow: Pick<FlowJobRow, "id">,
+  boss: Boss,
+  flow: Pick<FlowJobRow, "id" | "parent_job_id">,
   state: FlowState,
   outcome: { status: string; result: unknown },
+  notifyParent = true,
 ): Promise<void> {
-  await client.query(
+  const { rows } = await client.query(
     prepared(
       `WITH done AS (
          UPDATE job SET status = $2::job_status, result = $3::jsonb, flow_status = $4, completed_at = now()
@@ -163,11 +289,14 @@ async function finish(
       [flow.id, outcome.status, storableJson(outcome.result), JSON.stringify(state), JOB_DONE_CHANNEL],
     ),
   );
+  // A child flow (parallel iteration or branch, sub-flow): its parent moves on in this transaction.
+  if (rows.length > 0 && flow.parent_job_id && notifyParent) await advanceFlows(client, boss, [flow.id]);
 }
 
 function machineFor(client: PoolClient, flow: FlowJobRow): FlowMachine {
   return new FlowMachine(flow.flow_status, flow.raw_flow, flow.args ?? {}, {
     lookUpScript: (path, hash) => lookUpScript(client, flow.workspace_id, path, hash),
+    lookUpFlow: (path) => lookUpFlow(client, flow.workspace_id, path),
   });
 }
 
@@ -209,7 +338,7 @@ export async function advanceFlows(client: PoolClient, boss: Boss, jobIds: strin
       await client.query("ROLLBACK TO SAVEPOINT advance_flow");
       if (isTransientDatabaseError(error)) throw error;
       const message = error instanceof Error ? error.message : String(error);
-      await finish(client, flow, flow.flow_status, {
+      await finish(client, boss, flow, flow.flow_status, {
         status: "failure",
         result: { error: { name: "FlowEngineError", message } },
       });
@@ -319,9 +448,11 @@ export async function runFlowPreview(
 }
 
 /**
- * Cancels a running flow job and every unfinished job under it, in the caller's transaction:
- * queued steps end at once, running ones are told to stop (their worker records them canceled,
- * and since the flow is over by then, nothing follows them).
+ * Cancels a running flow job and every unfinished job under it (child flows and their steps,
+ * found through parent_job_id), in the caller's transaction: queued steps and child flow jobs end
+ * at once, running steps are told to stop (their worker records them canceled, and since their
+ * flow is over by then, nothing follows them). `notifyParent`: a canceled child flow advances its
+ * parent (not when the parent is the one canceling it).
  */
 export async function cancelFlowJob(
   client: PoolClient,
@@ -329,31 +460,40 @@ export async function cancelFlowJob(
   id: string,
   canceledBy: string,
   reason: string | null,
+  notifyParent = true,
 ): Promise<void> {
   const message = `canceled by ${canceledBy}${reason ? `: ${reason}` : ""}`;
   const error = storableJson({ error: { name: "Canceled", message } });
-  await client.query(
+  const { rows: canceled } = await client.query<{ parent_job_id: string | null }>(
     prepared(
       `WITH done AS (
          UPDATE job SET status = 'canceled', canceled_by = $2, cancel_reason = $3, completed_at = now(), result = $4::jsonb
           WHERE id = $1 AND status IS NOT DISTINCT FROM 'running'
-          RETURNING id, status, result)
-       ${NOTIFY_OUTCOMES("done", "$5")}`,
+          RETURNING id, status, result, parent_job_id),
+       notified AS (${NOTIFY_OUTCOMES("done", "$5")})
+       SELECT parent_job_id FROM done, (SELECT count(*) FROM notified) AS n`,
       [id, canceledBy, reason, error, JOB_DONE_CHANNEL],
     ),
   );
   const { rows } = await client.query<{
     id: string;
+    kind: string;
     status: string;
     tag: string;
     boss_job_id: string | null;
   }>(
-    `SELECT id, status, tag, boss_job_id FROM job
-      WHERE (root_job_id = $1 OR parent_job_id = $1) AND status IN ('queued', 'running') FOR UPDATE`,
+    `WITH RECURSIVE tree AS (
+       SELECT id FROM job WHERE parent_job_id = $1
+       UNION ALL
+       SELECT j.id FROM job j JOIN tree t ON j.parent_job_id = t.id
+     )
+     SELECT id, kind, status, tag, boss_job_id FROM job
+      WHERE id IN (SELECT id FROM tree) AND status IN ('queued', 'running') ORDER BY id FOR UPDATE`,
     [id],
   );
   for (const child of rows) {
-    if (child.status === "queued") {
+    const isFlow = child.kind === "flow" || child.kind === "flowpreview";
+    if (child.status === "queued" || isFlow) {
       await client.query(
         prepared(
           `WITH done AS (
@@ -364,7 +504,7 @@ export async function cancelFlowJob(
           [child.id, canceledBy, reason, error, JOB_DONE_CHANNEL],
         ),
       );
-      if (child.boss_job_id) {
+      if (child.boss_job_id && !isFlow) {
         await boss.cancel(child.tag, child.boss_job_id, {
           db: { executeSql: (text, values) => client.query(text, values) },
         });
@@ -378,4 +518,5 @@ export async function cancelFlowJob(
       await client.query("SELECT pg_notify($1, $2)", [JOB_CANCEL_CHANNEL, child.id]);
     }
   }
+  if (notifyParent && canceled[0]?.parent_job_id) await advanceFlows(client, boss, [id]);
 }
