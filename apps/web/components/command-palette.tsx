@@ -13,6 +13,7 @@ import {
   Search,
   UserCog,
   Variable,
+  Workflow,
   type LucideIcon,
 } from "lucide-react";
 import { useRouter } from "next/navigation";
@@ -38,7 +39,7 @@ function when(iso: string) {
 }
 
 /**
- * Ctrl/⌘-K (or the sidebar's "Search…" button): one box over the workspace's scripts, schedules,
+ * Ctrl/⌘-K (or the sidebar's "Search…" button): one box over the workspace's scripts, flows, schedules,
  * resources, variables, recent runs and pages, and the account and admin pages. What it lists
  * comes from one query (search.palette) made when it opens, scoped to what the caller may read.
  */
@@ -108,6 +109,21 @@ export function CommandPalette({
             keywords: [s.path, s.summary, s.language, "script"],
             href: `${base}/scripts/get/${enc(s.path)}`,
             icon: FileCode2,
+          })),
+        },
+        {
+          heading: "Flows",
+          entries: d.flows.map((f) => ({
+            key: `flow:${f.path}`,
+            label: (
+              <>
+                <span className="font-mono">{f.path}</span>
+                {f.summary && <span className="truncate text-muted">{f.summary}</span>}
+              </>
+            ),
+            keywords: [f.path, f.summary, "flow"],
+            href: `${base}/flows/get/${enc(f.path)}`,
+            icon: Workflow,
           })),
         },
         {
@@ -210,13 +226,13 @@ export function CommandPalette({
       <Dialog open={open} onOpenChange={setOpen}>
         <DialogContent title="Go to…" className="w-[min(92vw,640px)] p-3" data-testid="command-palette">
           <Command
-            label="Search scripts, schedules, resources, variables, runs and pages"
+            label="Search scripts, flows, schedules, resources, variables, runs and pages"
             loop
             vimBindings={false}
             data-loaded={d ? "true" : "false"}
           >
             <Command.Input
-              placeholder="Search scripts, schedules, variables, runs, pages…"
+              placeholder="Search scripts, flows, schedules, variables, runs, pages…"
               className="mb-2 w-full"
               autoFocus
             />

@@ -2,6 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useEffect, useRef, useState } from "react";
+import { FlowRunView } from "@/components/flow-run/flow-run-view";
 import { JsonTree } from "@/components/run/json-tree";
 import { LogView } from "@/components/run/log-view";
 import { ResultView } from "@/components/run/result-view";
@@ -167,6 +168,7 @@ export function JobView({
   const finished = FINISHED.has(data.status);
   const logs = streaming ? (stream?.logs ?? "") : (data.logs ?? "");
   const logsComplete = streaming ? !!stream?.completed : finished;
+  const isFlow = data.kind === "flow" || data.kind === "flowpreview";
   return (
     <div className="stack">
       <div className="toolbar">
@@ -180,7 +182,9 @@ export function JobView({
       <div className="panel">
         <div>
           {data.scriptPath ? (
-            <Link href={`/w/${workspace}/scripts/get/${data.scriptPath}`}>{data.scriptPath}</Link>
+            <Link href={`/w/${workspace}/${isFlow ? "flows" : "scripts"}/get/${data.scriptPath}`}>
+              {data.scriptPath}
+            </Link>
           ) : (
             <span className="muted">preview</span>
           )}{" "}
@@ -202,6 +206,7 @@ export function JobView({
       </div>
       {!finished && !data.canceledBy && <CancelControl workspace={workspace} id={id} onDone={refresh} />}
       {actions && <RunActions workspace={workspace} job={data} />}
+      {isFlow && <FlowRunView workspace={workspace} id={id} />}
       <h2>Arguments</h2>
       {data.args && typeof data.args === "object" && Object.keys(data.args).length > 0 ? (
         <div className="overflow-x-auto rounded-md border border-line bg-panel p-3" data-testid="job-args">

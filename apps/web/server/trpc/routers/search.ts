@@ -1,4 +1,11 @@
-import { listJobs, listResources, listSchedules, listScripts, listVariables } from "@millrace/core";
+import {
+  listFlows,
+  listJobs,
+  listResources,
+  listSchedules,
+  listScripts,
+  listVariables,
+} from "@millrace/core";
 import { router, workspaceProcedure } from "../init.ts";
 
 /** Items per kind the command palette gets: it filters them in the browser. */
@@ -7,15 +14,16 @@ export const PALETTE_CAP = 500;
 export const PALETTE_RUNS = 10;
 
 /**
- * What the command palette can jump to in a workspace: scripts, schedules, resources, variables
- * and the latest runs, each list read through core's list functions, so it holds only what the
- * caller may read (role and folder rights). There is no flow model yet, so no flows.
+ * What the command palette can jump to in a workspace: scripts, flows, schedules, resources,
+ * variables and the latest runs, each list read through core's list functions, so it holds only what the
+ * caller may read (role and folder rights).
  */
 export const searchRouter = router({
   palette: workspaceProcedure.query(async ({ ctx }) => {
     const { services, membership } = ctx;
-    const [scripts, schedules, resources, variables, runs] = await Promise.all([
+    const [scripts, flows, schedules, resources, variables, runs] = await Promise.all([
       listScripts(services, membership, { perPage: PALETTE_CAP }),
+      listFlows(services, membership, { perPage: PALETTE_CAP }),
       listSchedules(services, membership, { perPage: PALETTE_CAP }),
       listResources(services, membership, { perPage: PALETTE_CAP }),
       listVariables(services, membership, { perPage: PALETTE_CAP }),
@@ -24,6 +32,7 @@ export const searchRouter = router({
     return {
       role: membership.role,
       scripts: scripts.map((s) => ({ path: s.path, summary: s.summary, language: s.language })),
+      flows: flows.map((f) => ({ path: f.path, summary: f.summary })),
       schedules: schedules.map((s) => ({ path: s.path, scriptPath: s.scriptPath, enabled: s.enabled })),
       resources: resources.map((r) => ({ path: r.path, resourceType: r.resourceType })),
       variables: variables.map((v) => ({ path: v.path, isSecret: v.isSecret })),

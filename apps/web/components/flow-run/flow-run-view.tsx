@@ -1,0 +1,183 @@
+"use client";
+import { ChevronLeft, ChevronRight } from "lucide-react";
+import { useCallback, useEffect, useState } from "react";
+import { FlowGraph, type GraphSelection } from "@/components/flow-editor/flow-graph";
+import { findStep, KIND_LABEL } from "@/components/flow-editor/model";
+import { JobView, StatusBadge } from "@/components/job-view";
+import { Button } from "@/components/ui/button";
+import { errorMessage } from "@/lib/errors";
+import { useFlowRun, type FlowRunState } from "./use-flow-run";
+
+/** The approval state of a step waiting for approvals (Windmill's WaitingForEvents module status). */
+function Approval({ state, stepId }: { state: FlowRunState; stepId: string }) {
+  const top = state.top[stepId];
+  const module = state.value ? findStep(state.value, stepId)?.module : null;
+  if (!module?.suspend) return null;
+  const waiting = (top?.type as string | undefined) === "WaitingForEvents";
+  const approvers = top?.approvers ?? [];
+  const required = module.suspend.required_events ?? 1;
+  return (
+    <div className="panel stack" data-testid="step-approval">
+      <p className="m-0 font-semibold">Approval</p>
+      <p className="m-0">
+        {waiting
+          ? `Waiting for approval: ${approvers.length} of ${required} received.`
+          : `This step asks for ${required} approval${required === 1 ? "" : "s"}${
+              module.suspend.timeout ? ` within ${module.suspend.timeout} s` : ""
+            }.`}
+      </p>
+      {approvers.length > 0 && (
+        <ul className="m-0">
+          {approvers.map((approver, i) => (
+            <li key={i}>{approver.approver}</li>
+          ))}
+        </ul>
+      )}
+      {/*
+        TODO(issue 22, approvals): the approve and cancel buttons, once the engine's resume and
+        cancel endpoints exist (H7). They must be offered only to those allowed to approve (groups,
+        self-approval), which the server has to answer with the run.
+      */}
+    </div>
+  );
+}
+
+/** The selected step's runs (one per loop iteration or retry), browsable, each shown as a job. */
+function StepDetail({
+  workspace,
+  state,
+  stepId,
+}: {
+  workspace: string;
+  state: FlowRunState;
+  stepId: string;
+}) {
+  const jobs = state.jobs[stepId] ?? [];
+  const [index, setIndex] = useState(Math.max(jobs.length - 1, 0));
+  // Follow the newest run while the flow is running, unless the reader picked another one.
+  const [pinned, setPinned] = useState(false);
+  useEffect(() => {
+    if (!pinned) setIndex(Math.max(jobs.length - 1, 0));
+  }, [jobs.length, pinned]);
+  const module = state.value ? findStep(state.value, stepId)?.module : null;
+  const top = state.top[stepId];
+  const status = state.statuses[stepId] ?? "waiting";
+  const job = jobs[Math.min(index, jobs.length - 1)];
+  return (
+    <section className="stack min-w-0" aria-label={`Step ${stepId}`} data-testid="flow-step-detail">
+      <div className="row flex-wrap items-center">
+        <h2 className="m-0 text-base">
+          Step <code>{stepId}</code>
+        </h2>
+        <span className="muted">{module ? (KIND_LABEL[module.value.type] ?? module.value.type) : ""}</span>
+        <StatusBadge status={status} />
+      </div>
+      {top?.iterator && (
+        <p className="m-0 muted" data-testid="loop-progress">
+          Iteration {Math.min(top.iterator.index + 1, top.iterator.itered_len)} of {top.iterator.itered_len}
+        </p>
+      )}
+      {top?.branch_chosen && (
+        <p className="m-0 muted">
+          Chose{" "}
+          {top.branch_chosen.type === "default"
+            ? "the default branch"
+            : `branch ${(top.branch_chosen.branch ?? 0) + 1}`}
+          .
+        </p>
+      )}
+      <Approval state={state} stepId={stepId} />
+      {jobs.length > 1 && (
+        <div className="row items-center" role="group" aria-label="Runs of this step">
+          <Button
+            size="icon"
+            variant="ghost"
+            aria-label="Previous run of this step"
+            disabled={index === 0}
+            onClick={() => {
+              setPinned(true);
+              setIndex((i) => Math.max(i - 1, 0));
+            }}
+          >
+            <ChevronLeft aria-hidden />
+          </Button>
+          <label className="flex-row items-center gap-2">
+            Run
+            <select
+              value={index}
+              onChange={(event) => {
+                setPinned(true);
+                setIndex(Number(event.target.value));
+              }}
+            >
+              {jobs.map((each, i) => (
+                <option key={each.id} value={i}>
+                  {i + 1} of {jobs.length} ({each.status})
+                </option>
+              ))}
+            </select>
+          </label>
+          <Button
+            size="icon"
+            variant="ghost"
+            aria-label="Next run of this step"
+            disabled={index >= jobs.length - 1}
+            onClick={() => {
+              setPinned(true);
+              setIndex((i) => Math.min(i + 1, jobs.length - 1));
+            }}
+          >
+            <ChevronRight aria-hidden />
+          </Button>
+          <span className="hint">one run per loop iteration or retry</span>
+        </div>
+      )}
+      {job ? (
+        <div className="min-w-0" data-testid="flow-step-job">
+          <JobView key={job.id} workspace={workspace} id={job.id} actions={false} />
+        </div>
+      ) : (
+        <p className="muted m-0">
+          {status === "skipped"
+            ? "This step did not run."
+            : module && module.value.type !== "rawscript" && module.value.type !== "script"
+              ? "This step runs the steps inside it: select one of them."
+              : "This step has not started yet."}
+        </p>
+      )}
+    </section>
+  );
+}
+
+/** A flow run: the flow's graph with each step coloured by its status, live; a click opens a step. */
+export function FlowRunView({ workspace, id }: { workspace: string; id: string }) {
+  const { query, state } = useFlowRun(workspace, id);
+  const [selection, setSelection] = useState<GraphSelection | null>(null);
+  const onSelect = useCallback((next: GraphSelection) => setSelection(next), []);
+  if (query.error) return <p className="error">{errorMessage(query.error)}</p>;
+  if (!state?.value) return <p className="muted">Loading the flow…</p>;
+  return (
+    <section className="stack min-w-0" aria-labelledby="flow-run-title" data-testid="flow-run-view">
+      <h2 id="flow-run-title" className="m-0">
+        Steps
+      </h2>
+      <div className="grid min-w-0 gap-4 lg:grid-cols-2">
+        <FlowGraph
+          value={state.value}
+          selected={selection}
+          onSelect={onSelect}
+          statuses={state.statuses}
+          height={480}
+          label="Steps of this run"
+        />
+        <div className="panel min-w-0">
+          {selection?.kind === "step" ? (
+            <StepDetail key={selection.id} workspace={workspace} state={state} stepId={selection.id} />
+          ) : (
+            <p className="muted m-0">Select a step to see its arguments, logs and result.</p>
+          )}
+        </div>
+      </div>
+    </section>
+  );
+}
