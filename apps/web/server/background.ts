@@ -9,6 +9,7 @@ import {
   startLeaderLoop,
   startGitSyncLoop,
   startScheduleTicker,
+  sweepFlows,
 } from "@millrace/core";
 import { serverEnv } from "./env.ts";
 import { getServices } from "./services.ts";
@@ -49,6 +50,9 @@ export function startBackgroundTasks(): Promise<void> {
             const repaired = await repairOrphanedJobs(services.pool, services.boss);
             if (repaired.length)
               log(`re-dispatched jobs that had lost their dispatch: ${repaired.join(", ")}`);
+            const flows = await sweepFlows(services.pool, services.boss);
+            if (flows.started.length)
+              log(`started flow runs due after their concurrency limit: ${flows.started.join(", ")}`);
           },
         },
         {

@@ -13,7 +13,7 @@ import {
   runFlowByPath,
   runFlowPreview,
   updateFlow,
-  waitForResult,
+  waitForFlowResult,
 } from "@millrace/core";
 import { z } from "zod";
 import { json, readJson, text } from "../../http.ts";
@@ -157,7 +157,8 @@ export const flowRoutes: Route[] = [
     pattern: "/api/w/:workspace/jobs/run_wait_result/f/*path",
     handler: async (ctx) => {
       const id = await runByPath(ctx);
-      const job = await waitForResult(
+      // A flow with early_return answers its named step's result as soon as that step is done.
+      const job = await waitForFlowResult(
         ctx.services,
         await ctx.membership(),
         id,

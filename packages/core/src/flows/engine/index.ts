@@ -1,4 +1,12 @@
-export { advanceFlows, cancelFlowJob, runFlowByPath, runFlowPreview, FLOW_JOB_KINDS } from "./run.ts";
+export {
+  advanceFlows,
+  cancelFlowJob,
+  runFlowByPath,
+  runFlowPreview,
+  startDueQueuedFlows,
+  waitForFlowResult,
+  FLOW_JOB_KINDS,
+} from "./run.ts";
 export {
   FlowMachine,
   initialState,
@@ -6,3 +14,4 @@ export {
   type FlowState,
   type StepStatus,
 } from "./machine.ts";
+export { sweepFlows, type FlowSweep } from "./sweep.ts";

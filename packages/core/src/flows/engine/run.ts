@@ -19,10 +19,12 @@ import { AppError, invalidInput, notFound } from "../../errors.ts";
 import type { Boss } from "../../jobs/boss.ts";
 import { enqueueJobs, triggerKind, type EnqueueInput } from "../../jobs/enqueue.ts";
 import { JOB_DONE_CHANNEL, NOTIFY_OUTCOMES } from "../../jobs/events.ts";
+import { waitUntilFinished, type FinishedJob } from "../../jobs/wait.ts";
 import { JOB_CANCEL_CHANNEL } from "../../jobs/cancel.ts";
 import { storableJson } from "../../jobs/storable.ts";
 import { resolveTag, tagForRunnable } from "../../jobs/tags.ts";
-import { jobBounds, type JobsContext } from "../../jobs/run.ts";
+import { jobBounds, MAX_ARGS_BYTES, type JobsContext } from "../../jobs/run.ts";
+import { ArgsError, validateArgs, type ArgSchema } from "@millrace/runtime";
 import { requirePermission } from "../../permissions.ts";
 import type { Membership } from "../../workspaces.ts";
 import type { FlowValue } from "../format.ts";
@@ -279,18 +281,22 @@ async function finish(
   outcome: { status: string; result: unknown },
   notifyParent = true,
 ): Promise<void> {
-  const { rows } = await client.query(
+  const { rows } = await client.query<{ concurrency_key: string | null }>(
     prepared(
       `WITH done AS (
          UPDATE job SET status = $2::job_status, result = $3::jsonb, flow_status = $4, completed_at = now()
           WHERE id = $1 AND status IS NOT DISTINCT FROM 'running'
-          RETURNING id, status, result)
-       ${NOTIFY_OUTCOMES("done", "$5")}`,
+          RETURNING id, status, result, concurrency_key),
+       notified AS (${NOTIFY_OUTCOMES("done", "$5")})
+       SELECT concurrency_key FROM done, (SELECT count(*) FROM notified) AS n`,
       [flow.id, outcome.status, storableJson(outcome.result), JSON.stringify(state), JOB_DONE_CHANNEL],
     ),
   );
+  if (rows.length === 0) return;
   // A child flow (parallel iteration or branch, sub-flow): its parent moves on in this transaction.
-  if (rows.length > 0 && flow.parent_job_id && notifyParent) await advanceFlows(client, boss, [flow.id]);
+  if (flow.parent_job_id && notifyParent) await advanceFlows(client, boss, [flow.id]);
+  // A run of a flow with a concurrency limit: the next waiting run of its key may start.
+  if (rows[0]!.concurrency_key) await startQueuedFlows(client, boss, rows[0]!.concurrency_key);
 }
 
 function machineFor(client: PoolClient, flow: FlowJobRow): FlowMachine {
@@ -351,29 +357,126 @@ export interface StartFlowInput {
   path: string | null;
   versionId: number | null;
   value: FlowValue;
+  /** The flow's input schema: the arguments are checked against it. */
+  schema?: Record<string, unknown> | null;
   args: unknown;
   audit: { operation: string; parameters?: Record<string, unknown> };
 }
 
-function checkedFlowArgs(args: unknown): Record<string, unknown> {
-  if (args === null || args === undefined) return {};
+function checkedFlowArgs(
+  args: unknown,
+  schema: Record<string, unknown> | null = null,
+): Record<string, unknown> {
+  if (args === null || args === undefined) args = {};
   if (typeof args !== "object" || Array.isArray(args)) throw invalidInput("args", "must be a JSON object");
-  return args as Record<string, unknown>;
+  if (JSON.stringify(args).length > MAX_ARGS_BYTES) {
+    throw invalidInput("args", `larger than ${MAX_ARGS_BYTES / 1024 / 1024} MB`);
+  }
+  const given = args as Record<string, unknown>;
+  if (!schema || typeof schema.properties !== "object" || schema.properties === null) return given;
+  // The flow's input schema (required arguments, types, defaults), as a script's: the arguments it
+  // does not describe pass through (Windmill's flows read whatever flow_input holds).
+  try {
+    return { ...given, ...validateArgs(schema as unknown as ArgSchema, given) };
+  } catch (error) {
+    if (error instanceof ArgsError) throw invalidInput(`args.${error.field}`, error.message);
+    throw error;
+  }
+}
+
+/** A flow's own concurrency limit (concurrent_limit, concurrency_key, concurrency_time_window_s). */
+function flowConcurrency(
+  value: FlowValue,
+  path: string | null,
+  workspaceId: string,
+  args: Record<string, unknown>,
+): { key: string; limit: number; windowSecs: number } | null {
+  if (!value.concurrent_limit) return null;
+  return {
+    key: resolveConcurrencyKey(value.concurrency_key ?? `f/${path ?? "preview"}`, workspaceId, args),
+    limit: value.concurrent_limit,
+    windowSecs: value.concurrency_time_window_s ?? 0,
+  };
+}
+
+/**
+ * Whether one more flow run of `key` may start now: fewer than `limit` are running, and (with a
+ * time window) fewer than `limit` started within it. Serialized per key by an advisory lock held
+ * to the end of the caller's transaction.
+ */
+async function concurrencyAllows(
+  client: PoolClient,
+  concurrency: { key: string; limit: number; windowSecs: number },
+): Promise<boolean> {
+  await client.query("SELECT pg_advisory_xact_lock(hashtext('millrace-flow-concurrency'), hashtext($1))", [
+    concurrency.key,
+  ]);
+  const { rows } = await client.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM job
+      WHERE concurrency_key = $1 AND kind IN ('flow', 'flowpreview') AND parent_job_id IS NULL
+        AND (status = 'running' OR (started_at > now() - make_interval(secs => $2) AND status <> 'queued'))`,
+    [concurrency.key, concurrency.windowSecs],
+  );
+  return rows[0]!.n < concurrency.limit;
+}
+
+/**
+ * Starts the oldest flow runs of `key` waiting for their concurrency limit, as many as it now
+ * allows: when a run of that key finishes, and from the sweeper (a time window passing).
+ */
+async function startQueuedFlows(client: PoolClient, boss: Boss, key: string): Promise<string[]> {
+  const started: string[] = [];
+  for (;;) {
+    const { rows } = await client.query<FlowJobRow & { concurrent_limit: number; window: number }>(
+      `SELECT ${FLOW_JOB_COLUMNS}, concurrent_limit, COALESCE(concurrency_time_window_s, 0) AS window FROM job
+        WHERE concurrency_key = $1 AND status = 'queued' AND kind IN ('flow', 'flowpreview')
+        ORDER BY priority DESC, created_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
+      [key],
+    );
+    const flow = rows[0];
+    if (!flow) return started;
+    if (!(await concurrencyAllows(client, { key, limit: flow.concurrent_limit, windowSecs: flow.window }))) {
+      return started;
+    }
+    await client.query("UPDATE job SET status = 'running', started_at = now() WHERE id = $1", [flow.id]);
+    const machine = machineFor(client, { ...flow, status: "running" });
+    await apply(client, boss, flow, machine, await machine.start());
+    started.push(flow.id);
+  }
+}
+
+/** Starts the flow runs waiting for a concurrency limit that now allows them (the sweeper's part). */
+export async function startDueQueuedFlows(pool: Pool, boss: Boss): Promise<string[]> {
+  const { rows } = await pool.query<{ key: string }>(
+    `SELECT DISTINCT concurrency_key AS key FROM job
+      WHERE status = 'queued' AND kind IN ('flow', 'flowpreview') AND concurrency_key IS NOT NULL LIMIT 100`,
+  );
+  const started: string[] = [];
+  for (const { key } of rows) {
+    started.push(...(await withTransaction(pool, (client) => startQueuedFlows(client, boss, key))));
+  }
+  return started;
 }
 
 /** Writes the flow job and its first step (or its outcome, when no step needs a job) together. */
 async function startFlow(ctx: JobsContext, membership: Membership, input: StartFlowInput): Promise<string> {
-  const args = checkedFlowArgs(input.args);
+  const args = checkedFlowArgs(input.args, input.schema ?? null);
   const principal: Principal = membership.principal;
   const workspaceId = membership.workspace.id;
   const id = randomUUID();
   const timeout = Math.min(ctx.limits.defaultTimeoutSecs, ctx.limits.maxTimeoutSecs);
   const state = initialState(input.value, args);
+  const concurrency = flowConcurrency(input.value, input.path, workspaceId, args);
   await withTransaction(ctx.pool, async (client) => {
+    // Over its concurrency limit, the run waits `queued` (no step starts) until a run of the same
+    // key finishes (finish → startQueuedFlows) or its time window passes (the sweeper).
+    const runNow = concurrency === null || (await concurrencyAllows(client, concurrency));
     const { rows } = await client.query<FlowJobRow>(
       `INSERT INTO job (id, workspace_id, kind, script_path, script_hash, language, content, args, tag, priority,
-         status, created_by, permissioned_as, bounded_by, started_at, timeout_secs, raw_flow, flow_status, trigger_kind)
-       VALUES ($1, $2, $3, $4, $5, 'flow', NULL, $6, 'flow', $7, 'running', $8, $9, $10, now(), $11, $12, $13, $14)
+         status, created_by, permissioned_as, bounded_by, started_at, timeout_secs, raw_flow, flow_status, trigger_kind,
+         concurrency_key, concurrent_limit, concurrency_time_window_s)
+       VALUES ($1, $2, $3, $4, $5, 'flow', NULL, $6, 'flow', $7, $15::job_status, $8, $9, $10,
+         CASE WHEN $15 = 'running' THEN now() END, $11, $12, $13, $14, $16, $17, $18)
        RETURNING ${FLOW_JOB_COLUMNS}`,
       [
         id,
@@ -390,6 +493,10 @@ async function startFlow(ctx: JobsContext, membership: Membership, input: StartF
         JSON.stringify(input.value),
         JSON.stringify(state),
         triggerKind({ kind: input.kind, audit: { actor: principal } } as unknown as EnqueueInput),
+        runNow ? "running" : "queued",
+        concurrency?.key ?? null,
+        concurrency?.limit ?? null,
+        concurrency?.windowSecs ?? null,
       ],
     );
     await recordAudit(client, principal, {
@@ -399,6 +506,7 @@ async function startFlow(ctx: JobsContext, membership: Membership, input: StartF
       parameters: { job_id: id, ...input.audit.parameters },
     });
     const flow = rows[0]!;
+    if (!runNow) return;
     const machine = machineFor(client, flow);
     await apply(client, ctx.boss, flow, machine, await machine.start());
   });
@@ -424,6 +532,7 @@ export async function runFlowByPath(
     path: flow.path,
     versionId: flow.version_id,
     value: flow.value,
+    schema: (flow.schema as Record<string, unknown> | null) ?? null,
     args,
     audit: { operation: "jobs.run.flow", parameters: { version_id: flow.version_id } },
   });
@@ -464,14 +573,17 @@ export async function cancelFlowJob(
 ): Promise<void> {
   const message = `canceled by ${canceledBy}${reason ? `: ${reason}` : ""}`;
   const error = storableJson({ error: { name: "Canceled", message } });
-  const { rows: canceled } = await client.query<{ parent_job_id: string | null }>(
+  const { rows: canceled } = await client.query<{
+    parent_job_id: string | null;
+    concurrency_key: string | null;
+  }>(
     prepared(
       `WITH done AS (
          UPDATE job SET status = 'canceled', canceled_by = $2, cancel_reason = $3, completed_at = now(), result = $4::jsonb
           WHERE id = $1 AND status IS NOT DISTINCT FROM 'running'
-          RETURNING id, status, result, parent_job_id),
+          RETURNING id, status, result, parent_job_id, concurrency_key),
        notified AS (${NOTIFY_OUTCOMES("done", "$5")})
-       SELECT parent_job_id FROM done, (SELECT count(*) FROM notified) AS n`,
+       SELECT parent_job_id, concurrency_key FROM done, (SELECT count(*) FROM notified) AS n`,
       [id, canceledBy, reason, error, JOB_DONE_CHANNEL],
     ),
   );
@@ -519,4 +631,44 @@ export async function cancelFlowJob(
     }
   }
   if (notifyParent && canceled[0]?.parent_job_id) await advanceFlows(client, boss, [id]);
+  if (canceled[0]?.concurrency_key) await startQueuedFlows(client, boss, canceled[0].concurrency_key);
+}
+
+/**
+ * run_wait_result for a flow: its outcome once it finished, or, for a flow with `early_return`,
+ * the named step's result as soon as that step finished (the rest of the flow goes on, and the
+ * flow job's own result stays the flow's final result, for whoever reads the job afterwards).
+ */
+export async function waitForFlowResult(
+  ctx: JobsContext,
+  membership: Membership,
+  id: string,
+  timeoutMs: number,
+): Promise<FinishedJob> {
+  requirePermission(membership, "job.read");
+  return waitUntilFinished(
+    ctx,
+    id,
+    timeoutMs,
+    async () => {
+      const { rows } = await ctx.pool.query<{
+        status: string;
+        result: unknown;
+        early: { result: unknown } | null;
+      }>(
+        prepared(
+          `SELECT status, result, flow_status->'early_return' AS early FROM job WHERE id = $1 AND workspace_id = $2`,
+          [id, membership.workspace.id],
+        ),
+      );
+      const row = rows[0];
+      if (!row) throw notFound(`job ${id}`);
+      if (row.early) return { status: "success" as const, result: row.early.result };
+      if (row.status === "success" || row.status === "failure" || row.status === "canceled") {
+        return { status: row.status, result: row.result };
+      }
+      return null;
+    },
+    (outcome) => outcome,
+  );
 }
