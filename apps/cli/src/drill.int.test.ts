@@ -13,6 +13,7 @@ import { after, before, describe, it } from "node:test";
 import {
   addGroupMember,
   createApiToken,
+  createFlow,
   createFolder,
   createGroup,
   createKeyring,
@@ -28,10 +29,12 @@ import {
   readRepositoryFiles,
   requireMembership,
   runDueSchedules,
+  runFlowByPath,
   runGitSync,
   runScriptByPath,
   setGitSyncSettings,
   setGlobalSetting,
+  updateFlow,
   updateWorkerGroupConfig,
   waitForJob,
   type Membership,
@@ -165,6 +168,45 @@ async function fill(services: TestServices, admin: Membership, superadmin: Princ
     enabled: false,
     summary: "Nightly sum",
   });
+  // A flow of two versions: a loop over a deployed script, then an inline python step.
+  const flow = (suffix: string) => ({
+    path: "f/ops/greet_all",
+    summary: "Greets everyone",
+    value: {
+      modules: [
+        {
+          id: "a",
+          value: {
+            type: "forloopflow",
+            iterator: { type: "javascript", expr: "flow_input.names" },
+            skip_failures: false,
+            modules: [
+              {
+                id: "b",
+                value: {
+                  type: "script",
+                  path: "f/ops/hello",
+                  input_transforms: { name: { type: "javascript", expr: "flow_input.iter.value" } },
+                },
+              },
+            ],
+          },
+        },
+        {
+          id: "c",
+          summary: "Join",
+          value: {
+            type: "rawscript",
+            language: "python3",
+            content: `def main(greetings):\n    return " / ".join(greetings) + "${suffix}"\n`,
+            input_transforms: { greetings: { type: "javascript", expr: "results.a" } },
+          },
+        },
+      ],
+    },
+  });
+  await createFlow(ctx, admin, flow(""));
+  await updateFlow(ctx, admin, "f/ops/greet_all", flow("!"));
   await createWebhookToken(ctx, admin, { path: "f/ops/hello", label: "ci" });
   await updateWorkerGroupConfig(ctx, superadmin, "reports", { worker_tags: ["reports", "bash"] });
   await setGlobalSetting(ctx, superadmin, "custom_tags", ["gpu", `reports(${WS})`]);
@@ -267,6 +309,7 @@ describe("disaster-recovery drill: git sync, drop the database, restore from git
     const report = JSON.parse(run.stdout) as { applied: boolean; counts: Record<string, number> };
     assert.equal(report.applied, true);
     assert.equal(report.counts.scripts, 6);
+    assert.equal(report.counts.flows, 1);
     console.log(`restore: ${run.ms} ms (CLI, REST, git clone and database writes)`);
 
     const after = await readRepositoryFiles(target.pool, WS, REPO_OPTIONS);
@@ -303,6 +346,15 @@ describe("disaster-recovery drill: git sync, drop the database, restore from git
     assert.equal(await run("f/reports/twice", { n: 21 }), 42);
     assert.deepEqual(await run("f/reports/next", { database: "$res:f/reports/db", n: 41 }), [{ next: 42 }]);
     assert.equal(await run("f/ops/secret_digest", { token: "$var:f/ops/token" }), sha256(SECRET));
+    // The flow came back as its latest version and runs its steps on the worker.
+    const flowJob = await waitForJob(
+      target,
+      restored,
+      await runFlowByPath(target, restored, "f/ops/greet_all", { names: ["ann", "bob"] }),
+      60_000,
+    );
+    assert.equal(flowJob.status, "success", JSON.stringify(flowJob.result));
+    assert.equal(flowJob.result, "hello ann / hello bob!");
 
     await new Promise((resolve) => setTimeout(resolve, 1200));
     const ticks = await runDueSchedules(target);

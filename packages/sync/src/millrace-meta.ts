@@ -48,8 +48,10 @@ const workspaceMetaSchema = z.strictObject({
     .strictObject({
       scripts: z.record(z.string(), username).default({}),
       schedules: z.record(z.string(), username).default({}),
+      /** Who deployed each flow's latest version. */
+      flows: z.record(z.string(), username).default({}),
     })
-    .default({ scripts: {}, schedules: {} }),
+    .default({ scripts: {}, schedules: {}, flows: {} }),
 });
 
 const instanceMetaSchema = z.strictObject({
@@ -98,6 +100,7 @@ export function workspaceMetaToYaml(meta: WorkspaceMeta): string {
     owners: {
       scripts: sortKeys(meta.owners.scripts),
       schedules: sortKeys(meta.owners.schedules),
+      ...(Object.keys(meta.owners.flows).length > 0 ? { flows: sortKeys(meta.owners.flows) } : {}),
     },
   });
 }

@@ -162,5 +162,18 @@ export async function readWorkspaceSnapshot(client: PoolClient, ws: string): Pro
   )) {
     snapshot.schedules.push({ ...s, summary: s.summary || null });
   }
+  for (const f of await rows<{
+    path: string;
+    summary: string;
+    description: string;
+    value: JsonObject;
+    schema: JsonObject | null;
+  }>(
+    client,
+    "SELECT path, summary, description, value, schema FROM flow WHERE workspace_id = $1 AND NOT archived ORDER BY path",
+    ws,
+  )) {
+    snapshot.flows.push({ ...f, schema: f.schema ?? null });
+  }
   return snapshot;
 }

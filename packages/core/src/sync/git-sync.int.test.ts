@@ -5,6 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startTestGitRemote, type TestGitRemote } from "@millrace/sync/testing/git-remote";
+import { archiveFlow, createFlow, deleteFlow, updateFlow } from "../flows/store.ts";
 import { archiveScriptByPath, deployScript, latestScript } from "../scripts.ts";
 import { createVariable, updateVariable } from "../variables/variables.ts";
 import { createKeyring } from "../secrets/index.ts";
@@ -91,6 +92,86 @@ describe("git sync", () => {
     assert.equal(commit!.message, `Rename variable u/${user}/old_name to u/${user}/new_name`);
     assert.deepEqual(commit!.files, [`u/${user}/new_name.variable.yaml`, `u/${user}/old_name.variable.yaml`]);
     assert.equal(await remote.readFile(`u/${user}/old_name.variable.yaml`), null);
+  });
+
+  it("flows: create, update, archive, unarchive and delete are one commit each, as __flow/ folders with inline step files", async () => {
+    const base = `u/${admin.principal.username}/pipeline`;
+    const flow = (greeting: string) => ({
+      summary: "Pipeline",
+      value: {
+        modules: [
+          {
+            id: "a",
+            summary: "Greet",
+            value: {
+              type: "rawscript",
+              language: "bash",
+              content: `echo "${greeting}"\n`,
+              input_transforms: {},
+            },
+          },
+          {
+            id: "b",
+            value: {
+              type: "forloopflow",
+              iterator: { type: "javascript", expr: "[1, 2]" },
+              skip_failures: false,
+              modules: [
+                {
+                  id: "c",
+                  value: {
+                    type: "rawscript",
+                    language: "python3",
+                    content: "def main(x):\n    return x\n",
+                    input_transforms: { x: { type: "javascript", expr: "flow_input.iter.value" } },
+                  },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    });
+    await createFlow(ctx, admin, { path: base, ...flow("hello") });
+    assert.equal((await sync()).status, "success");
+    let [commit] = await remote.commits();
+    assert.equal(commit!.message, `Create flow ${base}`);
+    assert.equal(commit!.authorEmail, admin.principal.email);
+    assert.deepEqual(commit!.files, [
+      `${base}__flow/c.py`,
+      `${base}__flow/flow.yaml`,
+      `${base}__flow/greet.sh`,
+    ]);
+    assert.match((await remote.readFile(`${base}__flow/flow.yaml`)) ?? "", /content: '!inline greet\.sh'/);
+    assert.equal(await remote.readFile(`${base}__flow/greet.sh`), 'echo "hello"\n');
+
+    await updateFlow(ctx, admin, base, { ...flow("bonjour") });
+    assert.equal((await sync()).status, "success");
+    [commit] = await remote.commits();
+    assert.equal(commit!.message, `Update flow ${base}`);
+    assert.deepEqual(commit!.files, [`${base}__flow/greet.sh`]);
+    assert.equal(await remote.readFile(`${base}__flow/greet.sh`), 'echo "bonjour"\n');
+
+    await archiveFlow(ctx, admin, base);
+    assert.equal((await sync()).status, "success");
+    [commit] = await remote.commits();
+    assert.equal(commit!.message, `Delete flow ${base}`);
+    assert.equal(await remote.readFile(`${base}__flow/flow.yaml`), null);
+
+    await archiveFlow(ctx, admin, base, false);
+    assert.equal((await sync()).status, "success");
+    assert.equal((await remote.commits())[0]!.message, `Restore flow ${base}`);
+    assert.ok(await remote.readFile(`${base}__flow/flow.yaml`));
+
+    await deleteFlow(ctx, admin, base);
+    assert.equal((await sync()).status, "success");
+    [commit] = await remote.commits();
+    assert.equal(commit!.message, `Delete flow ${base}`);
+    assert.deepEqual(
+      commit!.changes.map((c) => c.status),
+      ["D", "D", "D"],
+    );
+    assert.ok(!(await remote.listFiles()).some((f) => f.startsWith(`${base}__flow/`)));
   });
 
   it("remote down: the deploy succeeds, the run fails visibly, and the commit arrives once it is back", async () => {

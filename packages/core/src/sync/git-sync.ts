@@ -41,6 +41,11 @@ export const SYNCED_OPERATIONS = [
   "scripts.unarchive",
   "scripts.delete",
   "scripts.lock",
+  "flows.create",
+  "flows.update",
+  "flows.archive",
+  "flows.unarchive",
+  "flows.delete",
   "folder.create",
   "folder.update",
   "folder.delete",
@@ -339,6 +344,8 @@ function touchesPath(event: ChangeEvent, r: string, file: string): boolean {
   switch (kind) {
     case "scripts":
       return file.startsWith(`${r}.`) && CODE_SUFFIX.test(file) && !file.slice(r.length + 1).includes("/");
+    case "flows":
+      return file.startsWith(`${r}__flow/`) || file.startsWith(`${r}.flow/`);
     case "variables":
       return file === `${r}.variable.yaml`;
     case "resources":
@@ -361,6 +368,7 @@ function touchesPath(event: ChangeEvent, r: string, file: string): boolean {
 
 const NOUNS: Record<string, string> = {
   scripts: "script",
+  flows: "flow",
   variables: "variable",
   resources: "resource",
   resource_types: "resource type",

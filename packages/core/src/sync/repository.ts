@@ -26,6 +26,7 @@ export const SYNC_KINDS = [
   "variables",
   "secrets",
   "schedules",
+  "flows",
   "members",
 ] as const;
 export type SyncKind = (typeof SYNC_KINDS)[number];
@@ -51,6 +52,7 @@ function withKinds(snapshot: WorkspaceSnapshot, kinds: readonly string[] | undef
     resourceTypes: has("resource_types") ? snapshot.resourceTypes : [],
     variables: snapshot.variables.filter((v) => (v.is_secret ? has("secrets") : has("variables"))),
     schedules: has("schedules") ? snapshot.schedules : [],
+    flows: has("flows") ? snapshot.flows : [],
   };
 }
 
@@ -74,7 +76,7 @@ export async function readWorkspaceMeta(
     wrapped_key: workspace.wrapped_key,
     members: [],
     webhook_tokens: [],
-    owners: { scripts: {}, schedules: {} },
+    owners: { scripts: {}, schedules: {}, flows: {} },
   };
   const scripts = await client.query<{ path: string; created_by: string; archived: boolean }>(
     `SELECT DISTINCT ON (path) path, created_by, archived FROM script WHERE workspace_id = $1
@@ -87,6 +89,11 @@ export async function readWorkspaceMeta(
     [ws],
   );
   for (const s of schedules.rows) meta.owners.schedules[s.path] = s.permissioned_as.replace(/^u\//, "");
+  const flows = await client.query<{ path: string; edited_by: string }>(
+    "SELECT path, edited_by FROM flow WHERE workspace_id = $1 AND NOT archived ORDER BY path",
+    [ws],
+  );
+  for (const f of flows.rows) meta.owners.flows[f.path] = f.edited_by;
   if (!options.members) return meta;
   const members = await client.query<{
     username: string;
@@ -169,6 +176,10 @@ export async function readRepositoryFiles(
       schedules: keep(
         meta.owners.schedules,
         snapshot.schedules.map((x) => x.path),
+      ),
+      flows: keep(
+        meta.owners.flows,
+        snapshot.flows.map((x) => x.path),
       ),
     };
     files.set(WORKSPACE_META_FILE, workspaceMetaToYaml(meta));

@@ -6,6 +6,7 @@ import { createGroup, addGroupMember } from "../people/groups.ts";
 import { createFolder } from "../people/folders.ts";
 import { createResource } from "../resources/resources.ts";
 import { createResourceType } from "../resources/resource-types.ts";
+import { createFlow, updateFlow } from "../flows/store.ts";
 import { createSchedule } from "../schedules/schedules.ts";
 import { deployScript } from "../scripts.ts";
 import { createKeyring } from "../secrets/index.ts";
@@ -69,6 +70,45 @@ describe("restore from repository files", () => {
       args: { name: "night" },
       enabled: false,
     });
+    const flow = (greeting: string) => ({
+      path: "f/ops/greet_all",
+      summary: "Greets everyone",
+      schema: { type: "object", properties: { names: { type: "array" } }, required: ["names"] },
+      value: {
+        modules: [
+          {
+            id: "a",
+            value: {
+              type: "forloopflow",
+              iterator: { type: "javascript", expr: "flow_input.names" },
+              skip_failures: false,
+              modules: [
+                {
+                  id: "b",
+                  value: {
+                    type: "script",
+                    path: "f/ops/hello",
+                    input_transforms: { name: { type: "javascript", expr: "flow_input.iter.value" } },
+                  },
+                },
+              ],
+            },
+          },
+          {
+            id: "c",
+            summary: "Count",
+            value: {
+              type: "rawscript",
+              language: "python3",
+              content: `def main(greetings):\n    return "${greeting}: " + str(len(greetings))\n`,
+              input_transforms: { greetings: { type: "javascript", expr: "results.a" } },
+            },
+          },
+        ],
+      },
+    });
+    await createFlow(ctx, membership, flow("draft"));
+    await updateFlow(ctx, membership, "f/ops/greet_all", flow("greeted"));
     files = await readRepositoryFiles(source.pool, "acme", { instanceConfig: true });
     target = await createTestServices();
   });
@@ -100,11 +140,26 @@ describe("restore from repository files", () => {
       "SELECT value FROM variable WHERE workspace_id = 'acme' AND path = 'f/ops/token'",
     );
     assert.equal(await ctx.secrets.decrypt(target.pool, "acme", rows[0]!.value), "s3cr3t-value");
+    // The flow: its latest version (what git holds) is version 1 here, deployed by its author.
+    assert.ok(files.has("f/ops/greet_all__flow/flow.yaml"));
+    assert.match(files.get("f/ops/greet_all__flow/count.py") ?? "", /greeted/);
+    assert.equal(report.counts.flows, 1);
+    const flows = await target.pool.query<{ edited_by: string; version_id: string; value: unknown }>(
+      "SELECT edited_by, version_id, value FROM flow WHERE workspace_id = 'acme' AND path = 'f/ops/greet_all'",
+    );
+    assert.equal(flows.rows.length, 1);
+    assert.ok(!flows.rows[0]!.edited_by.includes("superadmin"), flows.rows[0]!.edited_by);
+    const versions = await target.pool.query(
+      "SELECT id FROM flow_version WHERE workspace_id = 'acme' AND path = 'f/ops/greet_all'",
+    );
+    assert.equal(versions.rows.length, 1);
+    assert.equal(String(versions.rows[0].id), String(flows.rows[0]!.version_id));
 
     // Restoring the same repository again changes nothing and needs no confirmation.
     const again = await restoreWorkspaceFiles(ctx, await superadmin(target), files, { scope: "instance" });
     assert.deepEqual(again.diff, { added: [], changed: [], deleted: [] });
     assert.equal(again.counts.script_versions_created, 0);
+    assert.equal(again.counts.flow_versions_created, 0);
   });
 
   it("asks for confirmation before changing a workspace that differs, and shows the diff", async () => {
@@ -112,18 +167,29 @@ describe("restore from repository files", () => {
     const edited = new Map(files);
     edited.set("f/ops/hello.sh", 'echo "changed"\n');
     edited.delete("f/ops/plain.variable.yaml");
+    edited.set("f/ops/greet_all__flow/count.py", 'def main(greetings):\n    return "edited"\n');
     const principal = await superadmin(target);
     const asked = await restoreWorkspaceFiles(ctx, principal, edited, { scope: "instance" });
     assert.equal(asked.applied, false);
     assert.equal(asked.needsConfirmation, true);
     assert.deepEqual(asked.diff, {
       added: [],
-      changed: ["f/ops/hello.sh"],
+      changed: ["f/ops/greet_all__flow/count.py", "f/ops/hello.sh"],
       deleted: ["f/ops/plain.variable.yaml"],
     });
     const applied = await restoreWorkspaceFiles(ctx, principal, edited, { scope: "instance", yes: true });
     assert.equal(applied.applied, true);
     assert.equal(applied.counts.script_versions_created, 1);
+    // A changed flow gets a new version; the previous one stays in its history.
+    assert.equal(applied.counts.flow_versions_created, 1);
+    const history = await target.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM flow_version WHERE workspace_id = 'acme' AND path = 'f/ops/greet_all'",
+    );
+    assert.equal(history.rows[0]!.n, 2);
+    const stored = await target.pool.query<{ value: { modules: { value: { content?: string } }[] } }>(
+      "SELECT value FROM flow WHERE workspace_id = 'acme' AND path = 'f/ops/greet_all'",
+    );
+    assert.match(stored.rows[0]!.value.modules[1]!.value.content ?? "", /edited/);
     const { rows } = await target.pool.query(
       "SELECT 1 FROM variable WHERE workspace_id = 'acme' AND path = 'f/ops/plain'",
     );
@@ -140,6 +206,10 @@ describe("restore from repository files", () => {
       bad.set("f/ops/bad path!.sh", "echo hi\n");
       bad.set("f/ops/bad path!.script.yaml", "summary: ''\nlanguage: bash\n");
       bad.set("f/ops/api.resource.yaml", "value:\n  nourl: 1\ndescription: ''\nresource_type: c_api\n");
+      bad.set(
+        "f/ops/bad_flow__flow/flow.yaml",
+        "summary: ''\nvalue:\n  modules:\n    - id: x\n      value:\n        type: script\n        path: f/ops/nowhere\n        input_transforms: {}\n",
+      );
       const otherKey = createKeyring("another-instance-key-abcdefghijklmnopqrstuvwxyz");
       const foreign = await otherKey.encrypt(fresh.pool, "acme", "elsewhere");
       await fresh.pool.query("DELETE FROM workspace_key");
@@ -153,6 +223,7 @@ describe("restore from repository files", () => {
         "f/ops/what.widget.yaml",
         "f/ops/api.resource.yaml#value",
         "f/ops/token.variable.yaml#value",
+        "f/ops/bad_flow__flow/flow.yaml",
       ])
         assert.ok(
           named.some((n) => n.startsWith(expected)),

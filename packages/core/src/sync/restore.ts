@@ -47,6 +47,8 @@ import {
 import { ALL_GROUP } from "../people/groups.ts";
 import { requirePermission } from "../permissions.ts";
 import { RESERVED_WORKSPACE_IDS, type Membership } from "../workspaces.ts";
+import type { OpenFlow } from "../flows/format.ts";
+import { validateFlow } from "../flows/validate.ts";
 import { readRepositoryFiles } from "./repository.ts";
 
 export type RestoreContext = JobsContext & SecretsContext;
@@ -106,7 +108,11 @@ interface Plan {
   /** The data key row to write for a new workspace (null: keep the existing one). */
   wrappedKey: string | null;
   forgetKey: boolean;
+  /** The repository's flows as a deploy stores them (validated). */
+  flows: OpenFlowWithPath[];
 }
+
+type OpenFlowWithPath = OpenFlow & { path: string };
 
 const EMPTY_DIFF: RestoreDiff = { added: [], changed: [], deleted: [] };
 
@@ -222,6 +228,33 @@ async function planRestore(
     }
   }
   const scriptPaths = new Set(snapshot.scripts.map((s) => s.path));
+  const flowPaths = new Set(snapshot.flows.map((f) => f.path));
+  const flows: OpenFlowWithPath[] = [];
+  for (const flow of snapshot.flows) {
+    const file = files.has(`${flow.path}.flow/flow.yaml`)
+      ? `${flow.path}.flow/flow.yaml`
+      : `${flow.path}__flow/flow.yaml`;
+    try {
+      // Steps may name the repository's scripts and flows (a hash pins a version that a restore
+      // re-creates under a new hash, so it is checked by path only).
+      const checked = await validateFlow(
+        {
+          summary: flow.summary,
+          description: flow.description,
+          value: flow.value,
+          ...(flow.schema ? { schema: flow.schema } : {}),
+        },
+        { scriptExists: (path) => scriptPaths.has(path), flowExists: (path) => flowPaths.has(path) },
+      );
+      flows.push({ ...checked, path: flow.path });
+    } catch (error) {
+      errors.push({
+        file,
+        field: error instanceof AppError ? error.field : undefined,
+        message: (error as Error).message,
+      });
+    }
+  }
   for (const schedule of snapshot.schedules) {
     const file = fileOf("schedule", schedule.path);
     try {
@@ -234,6 +267,12 @@ async function planRestore(
         file,
         field: "script_path",
         message: `no script ${schedule.script_path} in the repository`,
+      });
+    if (schedule.is_flow && !flowPaths.has(schedule.script_path))
+      errors.push({
+        file,
+        field: "script_path",
+        message: `no flow ${schedule.script_path} in the repository`,
       });
   }
   for (const script of snapshot.scripts) {
@@ -415,6 +454,7 @@ async function planRestore(
     undecryptable,
     wrappedKey,
     forgetKey: !existing,
+    flows,
   };
 }
 
@@ -814,6 +854,69 @@ async function applyPlan(
   counts.scripts = snapshot.scripts.length;
   counts.script_versions_created = versions;
   counts.scripts_archived = archived.rowCount ?? 0;
+
+  // Flows keep their history as scripts do: a changed flow gets a new version (flow_version), a
+  // flow missing from the repository is archived.
+  progress("flows", 0, plan.flows.length);
+  const { rows: flowRows } = await q(
+    "SELECT path, summary, description, value, schema, archived FROM flow WHERE workspace_id = $1",
+    [ws],
+  );
+  const currentFlows = new Map(
+    flowRows.map((row) => [(row as { path: string }).path, row as Record<string, unknown>]),
+  );
+  let flowVersions = 0;
+  for (const flow of plan.flows) {
+    const current = currentFlows.get(flow.path);
+    const schema = flow.schema ?? null;
+    const same =
+      current &&
+      !current.archived &&
+      canonicalJson([current.summary, current.description, current.value, current.schema]) ===
+        canonicalJson([flow.summary ?? "", flow.description ?? "", flow.value, schema]);
+    if (same) continue;
+    const owner = ownerOf(meta?.owners.flows[flow.path]);
+    const { rows } = await q(
+      `INSERT INTO flow_version (workspace_id, path, summary, description, value, schema, deployment_msg, created_by)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8) RETURNING id`,
+      [
+        ws,
+        flow.path,
+        flow.summary ?? "",
+        flow.description ?? "",
+        JSON.stringify(flow.value),
+        schema === null ? null : JSON.stringify(schema),
+        options.scope === "instance" ? "restored from git" : "wmill sync push",
+        owner,
+      ],
+    );
+    const versionId = (rows[0] as { id: string }).id;
+    await q(
+      `INSERT INTO flow (workspace_id, path, summary, description, value, schema, version_id, edited_by, edited_at, archived)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, now(), false)
+       ON CONFLICT (workspace_id, path) DO UPDATE SET summary = EXCLUDED.summary,
+         description = EXCLUDED.description, value = EXCLUDED.value, schema = EXCLUDED.schema,
+         version_id = EXCLUDED.version_id, edited_by = EXCLUDED.edited_by, edited_at = now(), archived = false`,
+      [
+        ws,
+        flow.path,
+        flow.summary ?? "",
+        flow.description ?? "",
+        JSON.stringify(flow.value),
+        schema === null ? null : JSON.stringify(schema),
+        versionId,
+        owner,
+      ],
+    );
+    flowVersions++;
+  }
+  const archivedFlows = await q(
+    `UPDATE flow SET archived = true, edited_at = now() WHERE workspace_id = $1 AND NOT archived AND path <> ALL($2::text[])`,
+    [ws, plan.flows.map((f) => f.path)],
+  );
+  counts.flows = plan.flows.length;
+  counts.flow_versions_created = flowVersions;
+  counts.flows_archived = archivedFlows.rowCount ?? 0;
 
   progress("schedules", 0, snapshot.schedules.length);
   await q("DELETE FROM schedule WHERE workspace_id = $1", [ws]);
