@@ -134,6 +134,18 @@ export const jobReadRoutes: Route[] = [
   },
 
   {
+    // Windmill's getCompletedJob (what `wmill flow run` and `wmill script run` poll): a 404 until
+    // the job has finished.
+    method: "GET",
+    pattern: "/api/w/:workspace/jobs_u/completed/get/:id",
+    handler: async (ctx) => {
+      const job = await getJob(ctx.services, await ctx.membership(), ctx.params.id ?? "");
+      if (!isFinished(job)) throw new AppError("NOT_FOUND", `job ${job.id} has not completed yet`);
+      return json(windmillJob(job));
+    },
+  },
+
+  {
     method: "GET",
     pattern: "/api/w/:workspace/jobs_u/completed/get_result/:id",
     handler: async (ctx) => {
