@@ -111,7 +111,7 @@ describe("schedules", () => {
       [{ scriptPath: `u/${me}/missing` }, "script_path", /no script/],
       [{ scriptPath: "nope" }, "script_path", /must look like/],
       [{ path: "bad path" }, "path", /must look like/],
-      [{ isFlow: true }, "is_flow", /not supported/],
+      [{ isFlow: true }, "script_path", /no flow at/],
     ];
     for (const [override, field, pattern] of cases) {
       await rejectsWith(

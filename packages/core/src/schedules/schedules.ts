@@ -9,6 +9,7 @@ import { parsePath } from "../paths.ts";
 import { refuseWhenBounded } from "../auth/principal.ts";
 import { requirePermission } from "../permissions.ts";
 import { getScriptByPath } from "../scripts.ts";
+import { getFlow } from "../flows/store.ts";
 import type { Membership } from "../workspaces.ts";
 import { checkTimezone, parseCron, tickAfter } from "./cron.ts";
 
@@ -124,8 +125,8 @@ function checkArgsShape(args: unknown): Record<string, unknown> {
 }
 
 /**
- * The target must be a script the caller can read; the args must fit its signature now (the tick
- * checks them again at each run, since the script may change).
+ * The target must be a script (or, with `isFlow`, a flow) the caller can read; the args must fit
+ * its signature now (the tick checks them again at each run, since the target may change).
  */
 async function checkTarget(
   ctx: CoreContext,
@@ -134,8 +135,24 @@ async function checkTarget(
   isFlow: boolean,
   args: Record<string, unknown>,
 ): Promise<void> {
-  if (isFlow) throw invalidInput("is_flow", "schedules on flows are not supported yet");
   parsePath(scriptPath, "script_path");
+  if (isFlow) {
+    const flow = await getFlow(ctx, membership, scriptPath).catch((error: unknown) => {
+      if (error instanceof AppError && error.code === "NOT_FOUND") {
+        throw invalidInput("script_path", `no flow at ${scriptPath}`);
+      }
+      throw error;
+    });
+    if (flow.archived) throw invalidInput("script_path", `no flow at ${scriptPath} (it is archived)`);
+    if (!flow.schema) return;
+    try {
+      validateArgs(flow.schema as unknown as ArgSchema, args);
+    } catch (error) {
+      if (error instanceof ArgsError) throw invalidInput(`args.${error.field}`, error.message);
+      throw error;
+    }
+    return;
+  }
   const script = await getScriptByPath(ctx, membership, scriptPath).catch((error: unknown) => {
     if (error instanceof AppError && error.code === "NOT_FOUND") {
       throw invalidInput("script_path", `no script at ${scriptPath}`);

@@ -1,6 +1,7 @@
 import { withTransaction } from "@millrace/db";
 import { SUPERADMIN_SECRET_PRINCIPAL } from "../auth/tokens.ts";
 import { AppError } from "../errors.ts";
+import { runFlowForTrigger } from "../flows/engine/trigger.ts";
 import { runScriptByPath, type JobsContext } from "../jobs/run.ts";
 import { principalOf } from "../users.ts";
 import { requireMembership, type Membership } from "../workspaces.ts";
@@ -109,8 +110,18 @@ async function runTick(ctx: JobsContext, due: DueRow): Promise<TickOutcome | nul
     if (!claimed) return null;
     await client.query("SAVEPOINT schedule_job");
     try {
-      if (claimed.is_flow) throw new AppError("INVALID_INPUT", "schedules on flows are not supported yet");
       const membership = await runAs(ctx, due.workspace_id, claimed.permissioned_as);
+      if (claimed.is_flow) {
+        // The flow job is written by the engine in a transaction of its own, while this one holds
+        // the claimed schedule row: no other server can run this tick meanwhile, and a failure
+        // to start the flow is recorded on the schedule like a script's.
+        const jobId = await runFlowForTrigger(ctx, membership, claimed.script_path, claimed.args, {
+          kind: "schedule",
+          schedulePath: due.path,
+          scheduledFor: tick,
+        });
+        return { ...base, tick, jobId, error: null, skipped };
+      }
       const jobId = await runScriptByPath(ctx, membership, claimed.script_path, claimed.args, {
         scheduledFor: tick,
         schedulePath: due.path,

@@ -1,8 +1,8 @@
 import { AppError } from "../errors.ts";
 import type { Principal } from "../auth/principal.ts";
 
-/** The only calls a webhook token may make: running a script by path, async or waiting. */
-const WEBHOOK_RUN_ROUTE = /^\/api\/w\/[^/]+\/jobs\/(?:run|run_wait_result)\/p\/.+$/;
+/** The only calls a webhook token may make: running a script or flow by path, async or waiting. */
+const WEBHOOK_RUN_ROUTE = /^\/api\/w\/[^/]+\/jobs\/(?:run|run_wait_result)\/[pf]\/.+$/;
 
 /**
  * A webhook token (a token scoped to one script path) is a credential to hand to other systems:
@@ -14,11 +14,13 @@ export function assertCallAllowed(principal: Principal, method: string, pathname
   if (method === "POST" && WEBHOOK_RUN_ROUTE.test(pathname)) return;
   throw new AppError(
     "FORBIDDEN",
-    `this is a webhook token for ${principal.pathScope}: it may only run it (POST …/jobs/run/p/${principal.pathScope})`,
+    `this is a webhook token for ${principal.pathScope}: it may only run it (POST …/jobs/run/p/${principal.pathScope}, or …/jobs/run/f/${principal.pathScope} for a flow)`,
   );
 }
 
 export const WEBHOOK_SCOPE_PREFIX = "run:script/";
+/** The same scope for a flow's webhook. */
+export const FLOW_WEBHOOK_SCOPE_PREFIX = "run:flow/";
 
 /** Windmill's token scope for a script webhook (`run:script/<path>`). */
 export function webhookScope(path: string): string {
@@ -37,10 +39,11 @@ export function scopePathOf(scopes: unknown): string | null {
   }
   if (scopes.length === 0) return null;
   const paths = (scopes as string[]).map((scope) => {
+    if (scope.startsWith(FLOW_WEBHOOK_SCOPE_PREFIX)) return scope.slice(FLOW_WEBHOOK_SCOPE_PREFIX.length);
     if (!scope.startsWith(WEBHOOK_SCOPE_PREFIX)) {
       throw new AppError(
         "INVALID_INPUT",
-        `scopes: unsupported scope "${scope}" (only run:script/<path>)`,
+        `scopes: unsupported scope "${scope}" (only run:script/<path> or run:flow/<path>)`,
         "scopes",
       );
     }

@@ -6,13 +6,14 @@ import { hashToken, SUPERADMIN_SECRET_PRINCIPAL } from "../auth/tokens.ts";
 import type { CoreContext } from "../context.ts";
 import { AppError, invalidInput, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
+import { getFlow } from "../flows/store.ts";
 import { getScriptByPath } from "../scripts.ts";
 import type { Membership } from "../workspaces.ts";
 
 export interface WebhookTokenView {
   tokenPrefix: string;
   label: string | null;
-  /** The script path the token may run. */
+  /** The script or flow path the token may run. */
   path: string;
   ownerEmail: string;
   expiresAt: Date | null;
@@ -21,14 +22,28 @@ export interface WebhookTokenView {
 }
 
 export interface NewWebhookTokenInput {
-  /** The script the token may run, and nothing else. */
+  /** The script (or flow) the token may run, and nothing else. */
   path: string;
   label?: string | null;
   expiresAt?: Date | null;
 }
 
 /**
- * A token that runs one script of one workspace, as its creator: the credential to give to
+ * The script at `path` the caller can read, else the flow there (not archived): a webhook runs
+ * either (`jobs/run/p/{path}` or `jobs/run/f/{path}`). NOT_FOUND names the script when neither is.
+ */
+async function assertRunnable(ctx: CoreContext, membership: Membership, path: string): Promise<void> {
+  try {
+    await getScriptByPath(ctx, membership, path);
+  } catch (error) {
+    if (!(error instanceof AppError) || error.code !== "NOT_FOUND") throw error;
+    const flow = await getFlow(ctx, membership, path).catch(() => null);
+    if (!flow || flow.archived) throw error;
+  }
+}
+
+/**
+ * A token that runs one script (or flow) of one workspace, as its creator: the credential to give to
  * another system's webhook. Its value is returned once; only its hash is kept.
  */
 export async function createWebhookToken(
@@ -46,8 +61,8 @@ export async function createWebhookToken(
       "SUPERADMIN_SECRET is not a user; sign in as a user to create tokens",
     );
   }
-  // Only a script the creator can see and run now; runs are checked again at each call.
-  await getScriptByPath(ctx, membership, input.path);
+  // Only a script or flow the creator can see and run now; runs are checked again at each call.
+  await assertRunnable(ctx, membership, input.path);
   if (input.label && input.label.length > 200) throw invalidInput("label", "at most 200 characters");
   if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) {
     throw invalidInput("expiration", "must be in the future");
@@ -81,13 +96,13 @@ function ownTokens(membership: Membership): { userId?: string } {
   return own ? { userId: own.userId } : {};
 }
 
-/** The webhook tokens of one script: the caller's own, or everyone's for an admin. */
+/** The webhook tokens of one script or flow: the caller's own, or everyone's for an admin. */
 export async function listWebhookTokens(
   ctx: CoreContext,
   membership: Membership,
   path: string,
 ): Promise<WebhookTokenView[]> {
-  await getScriptByPath(ctx, membership, path);
+  await assertRunnable(ctx, membership, path);
   const tokens = await ctx.db.apiToken.findMany({
     where: {
       kind: "webhook",
