@@ -22,7 +22,10 @@ export interface WorkspaceGovernance {
   warnings: GovernanceWarning[];
   /** Scripts whose latest version is older than STALE_SCRIPT_DAYS. */
   staleScripts: { path: string; lastDeployedAt: Date }[];
-  /** Tags this workspace's scripts carry (their own, else their language's) or its jobs ran on. */
+  /**
+   * Tags this workspace's scripts and flows' inline steps carry (their own, else their language's)
+   * or its jobs ran on.
+   */
   tags: string[];
 }
 
@@ -48,7 +51,7 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V) {
 /** One pass over the instance (or the listed workspaces): a handful of grouped queries. */
 async function buildReport(ctx: CoreContext, only: string[] | null): Promise<GovernanceReport> {
   const ids = only ?? null;
-  const [workspaces, members, scripts, schedules, jobs] = await Promise.all([
+  const [workspaces, members, scripts, schedules, jobs, flows] = await Promise.all([
     ctx.pool.query<{ id: string; name: string }>(
       `SELECT id, name FROM workspace WHERE NOT deleted AND ($1::text[] IS NULL OR id = ANY($1)) ORDER BY id`,
       [ids],
@@ -79,6 +82,16 @@ async function buildReport(ctx: CoreContext, only: string[] | null): Promise<Gov
         GROUP BY workspace_id, tag`,
       [ids, RUNS_WINDOW_DAYS],
     ),
+    // Deployed flows and the tags their inline steps run on (their own, else their language's).
+    ctx.pool.query<{ workspace_id: string; tags: string[] }>(
+      `SELECT f.workspace_id,
+              ARRAY(SELECT DISTINCT COALESCE(NULLIF(m.value->>'tag', ''), m.value->>'language')
+                      FROM jsonb_path_query(f.value, 'strict $.** ? (@.type == "rawscript")') AS m(value)
+                     WHERE m.value->>'language' IS NOT NULL) AS tags
+         FROM flow f
+        WHERE NOT f.archived AND ($1::text[] IS NULL OR f.workspace_id = ANY($1))`,
+      [ids],
+    ),
   ]);
   const staleBefore = Date.now() - STALE_SCRIPT_DAYS * 24 * 3600 * 1000;
   const memberCount = new Map<string, number>();
@@ -104,6 +117,11 @@ async function buildReport(ctx: CoreContext, only: string[] | null): Promise<Gov
     tagOf(j.workspace_id).add(j.tag);
   }
   const scheduleCount = new Map(schedules.rows.map((r) => [r.workspace_id, r.n]));
+  const flowCount = new Map<string, number>();
+  for (const f of flows.rows) {
+    bump(flowCount, f.workspace_id);
+    for (const tag of f.tags) tagOf(f.workspace_id).add(tag);
+  }
   const report: WorkspaceGovernance[] = workspaces.rows.map((w) => {
     const wsAdmins = admins.get(w.id) ?? [];
     const warnings: GovernanceWarning[] = [];
@@ -115,7 +133,7 @@ async function buildReport(ctx: CoreContext, only: string[] | null): Promise<Gov
       members: memberCount.get(w.id) ?? 0,
       admins: wsAdmins,
       scripts: scriptCount.get(w.id) ?? 0,
-      flows: 0,
+      flows: flowCount.get(w.id) ?? 0,
       schedules: scheduleCount.get(w.id) ?? 0,
       runsLast30Days: runs.get(w.id) ?? 0,
       warnings,

@@ -99,6 +99,15 @@ export interface ListJobsInput {
   /** true: succeeded; false: failed or canceled. Either way, finished jobs only. */
   success?: boolean;
   status?: JobStatus;
+  /**
+   * The steps (child jobs) of this flow job. Without it, `isFlowStep` and `hasNullParent`, the list
+   * holds top-level jobs only (flow runs, not their steps), as Windmill's does.
+   */
+  parentJob?: string;
+  /** true: flow steps only (jobs with a parent); false: top-level jobs only. */
+  isFlowStep?: boolean;
+  /** true: top-level jobs only; false: flow steps only. */
+  hasNullParent?: boolean;
   /** Inclusive. */
   createdBefore?: Date;
   /** Exclusive. */
@@ -125,6 +134,9 @@ export const JOB_LIST_PARAMS = [
   "per_page",
   "schedule_path",
   "label",
+  "parent_job",
+  "is_flow_step",
+  "has_null_parent",
 ] as const;
 export type JobListQuery = Partial<Record<(typeof JOB_LIST_PARAMS)[number], string | null>>;
 
@@ -140,11 +152,8 @@ const UNSUPPORTED_JOB_LIST_PARAMS = new Set([
   "created_after_queue",
   "created_before_queue",
   "excludes_entrypoint_override",
-  "has_null_parent",
-  "is_flow_step",
   "is_not_schedule",
   "is_skipped",
-  "parent_job",
   "resolved",
   "result",
   "scheduled_for_before_now",
@@ -289,6 +298,15 @@ export function parseJobListQuery(query: JobListQuery): ListJobsInput {
     const long = ("in" in labels ? labels.in : labels.notIn).find((label) => label.length > MAX_LABEL_CHARS);
     if (long !== undefined) throw invalidInput("label", `at most ${MAX_LABEL_CHARS} characters per label`);
   }
+  const parent = get("parent_job");
+  if (parent !== undefined) {
+    if (!isJobId(parent.trim())) throw invalidInput("parent_job", `not a job id: "${parent}"`);
+    input.parentJob = parent.trim();
+  }
+  const isFlowStep = get("is_flow_step");
+  if (isFlowStep !== undefined) input.isFlowStep = booleanParam("is_flow_step", isFlowStep);
+  const hasNullParent = get("has_null_parent");
+  if (hasNullParent !== undefined) input.hasNullParent = booleanParam("has_null_parent", hasNullParent);
   const running = get("running");
   if (running !== undefined) input.running = booleanParam("running", running);
   const success = get("success");
@@ -396,6 +414,14 @@ export async function listJobs(
   if (input.scheduled !== undefined) and.push({ schedulePath: input.scheduled ? { not: null } : null });
   if (input.triggerKind) and.push(columnFilter("triggerKind", input.triggerKind, false));
   if (input.label) and.push(labelFilter(input.label));
+  if (input.parentJob !== undefined) and.push({ parentJobId: input.parentJob });
+  if (input.isFlowStep !== undefined)
+    and.push(input.isFlowStep ? { parentJobId: { not: null } } : { parentJobId: null });
+  if (input.hasNullParent !== undefined)
+    and.push(input.hasNullParent ? { parentJobId: null } : { parentJobId: { not: null } });
+  // Flow steps are reached through their flow run (parent_job) or asked for by name.
+  if (input.parentJob === undefined && input.isFlowStep === undefined && input.hasNullParent === undefined)
+    and.push({ parentJobId: null });
   if (input.createdBefore) and.push({ createdAt: { lte: input.createdBefore } });
   if (input.createdAfter) and.push({ createdAt: { gt: input.createdAfter } });
   const direction = input.orderDesc === false ? "asc" : "desc";
