@@ -217,6 +217,29 @@ describe("the real wmill CLI with flows", () => {
       assert.equal(rows[0]!.n, 2);
       const run = await ok(["flow", "run", "f/demo/pipeline", "-d", '{"count": 4}', "-s"], repo);
       assert.equal(JSON.parse(run.stdout.trim().split("\n").pop()!), "large 20");
+
+      // The two versions, and the first one as it was.
+      const history = JSON.parse(
+        (await ok(["flow", "history", "f/demo/pipeline", "--json"], repo)).stdout,
+      ) as {
+        id: number;
+      }[];
+      assert.equal(history.length, 2);
+      const first = JSON.parse(
+        (await ok(["flow", "show-version", "f/demo/pipeline", String(history[1]!.id), "--json"], repo))
+          .stdout,
+      ) as {
+        path: string;
+        value: { modules: { value: { branches?: { modules: { value: { content: string } }[] }[] } }[] };
+      };
+      assert.equal(first.path, "f/demo/pipeline");
+      assert.match(first.value.modules[2]!.value.branches![0]!.modules[0]!.value.content, /echo "big/);
+
+      // A flow folder removed from the repository is deleted by the next push.
+      fs.rmSync(folder, { recursive: true });
+      await ok(["sync", "push", "--yes", "--skip-branch-validation"], repo);
+      const { rows: left } = await services.pool.query("SELECT 1 FROM flow WHERE workspace_id = $1", [WS]);
+      assert.equal(left.length, 0);
     } finally {
       fs.rmSync(repo, { recursive: true, force: true });
     }

@@ -81,6 +81,7 @@ export * from "./governance/index.ts";
 export { authorizePath, type PathAccess } from "./access.ts";
 export * from "./dependencies/index.ts";
 export * from "./flows/index.ts";
+export { deleteFlowIfPresent, flowVersion } from "./flows/versions.ts";
 export { exportWorkspaceSnapshot } from "./sync/export.ts";
 export { readRepositoryFiles, SYNC_KINDS, type RepositoryOptions, type SyncKind } from "./sync/repository.ts";
 export {

@@ -5,9 +5,10 @@ import {
   AppError,
   archiveFlow,
   createFlow,
-  deleteFlow,
+  deleteFlowIfPresent,
   flowExists,
   flowHistory,
+  flowVersion,
   getFlow,
   listFlows,
   runFlowByPath,
@@ -84,6 +85,15 @@ export const flowRoutes: Route[] = [
   },
 
   {
+    // Windmill's getFlowVersion (`wmill flow show-version`); before flows/get/*path, which would
+    // take `v/<id>` for a path.
+    method: "GET",
+    pattern: "/api/w/:workspace/flows/get/v/:version",
+    handler: async (ctx) =>
+      json(await flowVersion(ctx.services, await ctx.membership(), ctx.params.version ?? "")),
+  },
+
+  {
     method: "GET",
     pattern: "/api/w/:workspace/flows/get/*path",
     handler: async (ctx) => json(await getFlow(ctx.services, await ctx.membership(), ctx.params.path ?? "")),
@@ -129,7 +139,8 @@ export const flowRoutes: Route[] = [
     pattern: "/api/w/:workspace/flows/delete/*path",
     handler: async (ctx) => {
       const path = ctx.params.path ?? "";
-      await deleteFlow(ctx.services, await ctx.membership(), path);
+      // As Windmill: a flow that is not there is no error (wmill deletes a folder file by file).
+      await deleteFlowIfPresent(ctx.services, await ctx.membership(), path);
       return text(`Flow ${path} deleted`);
     },
   },
