@@ -182,7 +182,9 @@ export function JobView({
       <div className="panel">
         <div>
           {data.scriptPath ? (
-            <Link href={`/w/${workspace}/${isFlow ? "flows" : "scripts"}/get/${data.scriptPath}`}>
+            <Link
+              href={`/w/${workspace}/${isFlow || data.kind === "flowscript" ? "flows" : "scripts"}/get/${data.scriptPath}`}
+            >
               {data.scriptPath}
             </Link>
           ) : (

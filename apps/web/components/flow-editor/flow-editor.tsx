@@ -43,6 +43,7 @@ import {
   type ListPath,
   type OpenFlow,
   type StepKind,
+  withDefaults,
 } from "./model";
 import { SchemaEditor } from "./schema-editor";
 import { StepPanel } from "./step-panel";
@@ -293,8 +294,9 @@ function LoadedFlowEditor({
       },
     }),
   );
+  const testInput = useMemo(() => withDefaults(schema, testArgs), [schema, testArgs]);
   const testFlow = () =>
-    runPreview.mutate({ workspace, value: flow.value, args: testArgs, path: existing?.path ?? null });
+    runPreview.mutate({ workspace, value: flow.value, args: testInput, path: existing?.path ?? null });
 
   function addStep(kind: StepKind, language?: Language, into?: ListPath) {
     const id = nextStepId(value);
@@ -378,7 +380,7 @@ function LoadedFlowEditor({
             ? { field: deployField ?? "", message: deployMessage }
             : null
         }
-        testInput={testArgs}
+        testInput={testInput}
         lastResults={lastResults}
         lastArgs={(lastArgs[selectedStep.module.id] as Record<string, unknown> | undefined) ?? null}
         onTested={({ args, result, finished }) => {

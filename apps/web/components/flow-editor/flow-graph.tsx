@@ -271,6 +271,8 @@ export function layoutFlow(value: FlowValue): { nodes: Node[]; edges: Edge[] } {
   return { nodes, edges };
 }
 
+function ignoreClick() {}
+
 function FitOnChange({ signature }: { signature: string }) {
   const flow = useReactFlow();
   useEffect(() => {
@@ -331,6 +333,8 @@ export function FlowGraph({
             elementsSelectable={false}
             nodesFocusable={false}
             edgesFocusable={false}
+            // A click handler keeps pointer events on the nodes (their buttons select them).
+            onNodeClick={ignoreClick}
             zoomOnScroll={false}
             panOnScroll
             preventScrolling={false}

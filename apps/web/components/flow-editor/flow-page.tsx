@@ -14,7 +14,7 @@ import { useConfirm } from "@/components/ui/confirm";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { FlowGraph } from "./flow-graph";
-import { normalizeSchema, type FlowValue } from "./model";
+import { normalizeSchema, withDefaults, type FlowValue } from "./model";
 
 const RECENT_RUNS = "10";
 const REFRESH_MS = 5000;
@@ -55,7 +55,7 @@ function RunForm({ workspace, path, schema }: { workspace: string; path: string;
       aria-label={`Run ${path}`}
       onSubmit={(event) => {
         event.preventDefault();
-        run.mutate({ workspace, path, args: values });
+        run.mutate({ workspace, path, args: withDefaults(schema, values) });
       }}
     >
       <ArgsForm

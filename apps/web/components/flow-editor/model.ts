@@ -80,6 +80,17 @@ export function normalizeSchema(schema: unknown): FlowSchema {
   };
 }
 
+/** The run form's values with the schema's defaults for the inputs left alone (as a run form sends them). */
+export function withDefaults(schema: unknown, args: Record<string, unknown>): Record<string, unknown> {
+  const normalized = normalizeSchema(schema);
+  const out: Record<string, unknown> = {};
+  for (const name of normalized.order) {
+    const fallback = normalized.properties[name]?.default;
+    if (fallback !== undefined) out[name] = fallback;
+  }
+  return { ...out, ...args };
+}
+
 export function emptyFlow(): OpenFlow {
   return { summary: "", value: { modules: [] }, schema: emptySchema() as unknown as Record<string, unknown> };
 }
