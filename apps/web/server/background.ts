@@ -53,6 +53,7 @@ export function startBackgroundTasks(): Promise<void> {
             const flows = await sweepFlows(services.pool, services.boss);
             if (flows.started.length)
               log(`started flow runs due after their concurrency limit: ${flows.started.join(", ")}`);
+            if (flows.timedOut.length) log(`flow approvals timed out: ${flows.timedOut.join(", ")}`);
           },
         },
         {

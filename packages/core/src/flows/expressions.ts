@@ -25,6 +25,10 @@ export type ExpressionEnv = {
   result?: unknown;
   /** retry_if: the step's error. */
   error?: unknown;
+  /** After a suspended (approval) step: the last approval's payload, all of them, and who gave them. */
+  resume?: unknown;
+  resumes?: unknown[];
+  approvers?: string[];
 };
 
 export type ExpressionLimits = {
@@ -35,6 +39,8 @@ export type ExpressionLimits = {
   /** Sandbox stack, in bytes. */
   stackBytes?: number;
 };
+
+const INPUT_LOAD_TIMEOUT_MS = 2000;
 
 export const DEFAULT_EXPRESSION_LIMITS: Required<ExpressionLimits> = {
   timeoutMs: 100,
@@ -125,7 +131,10 @@ function failure(
 
 function openSession(sandbox: Sandbox, env: SandboxEnv): Session {
   const { runtime, ctx, limits } = sandbox;
-  let deadline = Date.now() + limits.timeoutMs;
+  // Loading the inputs runs no user code (the sandbox's JSON.parse of our own JSON): its cap only
+  // guards against the unexpected, and is wider than an expression's, so that a loaded machine
+  // (or the first call into a fresh module, while WebAssembly compiles) does not fail a step.
+  let deadline = Date.now() + Math.max(limits.timeoutMs, INPUT_LOAD_TIMEOUT_MS);
   runtime.setInterruptHandler(() => Date.now() > deadline);
   // The inputs go in as JSON text, parsed by the sandbox's own JSON.parse into its globals.
   const json = ctx.getProp(ctx.global, "JSON");
@@ -286,6 +295,9 @@ function sandboxEnv(exprs: string[], env: ExpressionEnv): SandboxEnv {
   if (mentions("previous_result")) out.previous_result = env.previous_result ?? null;
   if ("result" in env && mentions("result")) out.result = env.result ?? null;
   if ("error" in env && mentions("error")) out.error = env.error ?? null;
+  for (const name of ["resume", "resumes", "approvers"] as const) {
+    if (name in env && mentions(name)) out[name] = env[name] ?? null;
+  }
   return { json: JSON.stringify(out), keys: Object.keys(out) };
 }
 

@@ -4,8 +4,8 @@ import { hashToken, hashTokenSql } from "../auth/tokens.ts";
 /** A job token outlives the job's own timeout by this much (queue-to-start slack, clock skew). */
 export const JOB_TOKEN_MARGIN_SECS = 120;
 
-/** Jobs that run user code and so get a WM_TOKEN (noop and dependency jobs call nothing back). */
-export const JOB_TOKEN_KINDS = ["script", "preview", "init_script", "periodic_script"] as const;
+/** Jobs that run user code and so get a WM_TOKEN (noop and dependency jobs call nothing back; flowscript: a flow's inline step). */
+export const JOB_TOKEN_KINDS = ["script", "preview", "flowscript", "init_script", "periodic_script"] as const;
 
 /**
  * SQL of two CTEs issuing the WM_TOKEN of each job of `claimed` (a CTE with the job columns `id`,

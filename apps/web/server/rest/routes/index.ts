@@ -19,6 +19,7 @@ import { syncRoutes } from "./sync.ts";
 import { gitSyncRoutes } from "./git-sync.ts";
 import { aclRoutes } from "./acls.ts";
 import { flowRoutes } from "./flows.ts";
+import { flowApprovalRoutes } from "./flow-approvals.ts";
 
 export const routes: Route[] = [
   ...authRoutes,
@@ -41,4 +42,5 @@ export const routes: Route[] = [
   ...gitSyncRoutes,
   ...aclRoutes,
   ...flowRoutes,
+  ...flowApprovalRoutes,
 ];

@@ -15,3 +15,12 @@ export {
   type StepStatus,
 } from "./machine.ts";
 export { sweepFlows, type FlowSweep } from "./sweep.ts";
+export {
+  getResumeUrls,
+  getSuspendedJobFlow,
+  parseResumeId,
+  resumeSuspendedFlowAsOwner,
+  resumeSuspendedJob,
+  type ResumeRequest,
+  type ResumeUrls,
+} from "./approvals.ts";

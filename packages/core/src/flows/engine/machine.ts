@@ -30,7 +30,9 @@ import type { FlowModule, FlowValue, InputTransform, Retry } from "../format.ts"
 /** Windmill's FlowStatusModule, loosely: what the run pages show of each top-level step. */
 export interface StepStatus {
   id: string;
-  type: "WaitingForPriorSteps" | "InProgress" | "Success" | "Failure";
+  type: "WaitingForPriorSteps" | "InProgress" | "WaitingForEvents" | "Success" | "Failure";
+  /** A suspended step: approvals received so far. */
+  count?: number;
   job?: string;
   flow_jobs?: string[];
   iterator?: { index: number; itered_len: number };
@@ -98,10 +100,42 @@ export interface FlowState {
     error?: unknown;
     /** A step's `sleep`: the next step job (or child flow) starts no earlier (ISO time). */
     sleep_until?: string;
+    /** A step with `suspend` ended: the flow waits for its approvals (approvals.ts). */
+    suspended?: Suspension;
+    /** The approvals of the last suspended step: `resume`, `resumes`, `approvers` in expressions. */
+    resume?: { resume: unknown; resumes: unknown[]; approvers: string[] };
   };
   /** `early_return`: the named step's result, recorded when it finished (run_wait_result answers it). */
   early_return?: { step: string; result: unknown };
 }
+
+/** A suspended step: what its approvals must satisfy, and its result until they arrive. */
+export interface Suspension {
+  /** The step job whose resume URLs approve it. */
+  job: string;
+  step: string;
+  required: number;
+  /** ISO time after which the sweeper times it out. */
+  deadline: string;
+  timeout: number;
+  result: unknown;
+  user_auth_required: boolean;
+  self_approval_disabled: boolean;
+  /** user_groups_required, evaluated when the step ended; null: any approver. */
+  groups: string[] | null;
+  continue_on_disapprove_timeout: boolean;
+  hide_cancel: boolean;
+}
+
+/** An approval event of a suspended step (a row of flow_resume). */
+export interface ResumeEvent {
+  approver: string;
+  value: unknown;
+  cancel: boolean;
+}
+
+/** Windmill's default approval timeout: 30 minutes. */
+export const DEFAULT_SUSPEND_TIMEOUT_SECS = 1800;
 
 /** What a child flow starts with: its parent's results, previous result and loop iteration. */
 export interface FlowSeed {
@@ -147,7 +181,7 @@ export interface StepJobRequest {
   scheduledFor: Date | null;
 }
 
-export type Outcome = { status: "success" | "failure"; result: unknown };
+export type Outcome = { status: "success" | "failure" | "canceled"; result: unknown };
 
 export type Action =
   | { kind: "enqueue"; job: StepJobRequest }
@@ -183,6 +217,10 @@ export interface DeployedFlow {
 export interface MachineDeps {
   lookUpScript(path: string, hash: string | undefined): Promise<DeployedScript | null>;
   lookUpFlow?(path: string): Promise<DeployedFlow | null>;
+  /** The approval events recorded so far for a step job (flow_resume). */
+  resumeEvents?(jobId: string): Promise<ResumeEvent[]>;
+  /** The flow job's own id: the job a suspended identity step's resume URLs name. */
+  flowJobId?: string;
 }
 
 /** Iterations a while loop may run before the flow fails (a loop that never stops). */
@@ -301,11 +339,13 @@ export class FlowMachine {
       if (frame.iter) iter = frame.iter;
     }
     const top = this.stack[this.stack.length - 1];
+    const resume = this.state._engine.resume;
     return {
       flow_input: this.flowInput,
       results,
       previous_result: top?.previous ?? null,
       ...(iter ? { iter } : {}),
+      ...(resume ? { resume: resume.resume, resumes: resume.resumes, approvers: resume.approvers } : {}),
       ...extra,
     };
   }
@@ -334,6 +374,8 @@ export class FlowMachine {
     const module = moduleList(this.value, frame.path)[frame.index]!;
     if (outcome.status === "success") {
       try {
+        const required = module.suspend ? (module.suspend.required_events ?? 1) : 0;
+        if (required > 0) return await this.suspend(frame, module, jobId, outcome.result, required);
         const stop = await this.completeStep(frame, module, outcome.result);
         if (stop) return stop;
       } catch (error) {
@@ -613,8 +655,15 @@ export class FlowMachine {
     if (module.mock?.enabled) return this.completeStep(frame, module, module.mock.return_value ?? null);
     const value = module.value;
     switch (value.type) {
-      case "identity":
+      case "identity": {
+        // An identity step with `suspend` is an approval step of its own: it has no job, so its
+        // resume URLs name the flow job.
+        const required = module.suspend ? (module.suspend.required_events ?? 1) : 0;
+        if (required > 0 && this.deps.flowJobId) {
+          return this.suspend(frame, module, this.deps.flowJobId, frame.previous, required);
+        }
         return this.completeStep(frame, module, frame.previous);
+      }
       case "rawscript": {
         const args = await evaluateTransforms(value.input_transforms, this.env());
         const language = value.language as Language;
@@ -871,6 +920,119 @@ export class FlowMachine {
         ...(iter ? { iter } : {}),
       },
     };
+  }
+
+  /** The step ended and has `suspend`: the flow waits for its approvals (or takes those already in). */
+  private async suspend(
+    frame: Frame,
+    module: FlowModule,
+    jobId: string,
+    result: unknown,
+    required: number,
+  ): Promise<Action | null> {
+    const suspend = module.suspend!;
+    let groups: string[] | null = null;
+    if (suspend.user_groups_required) {
+      const value = await evaluateTransform(suspend.user_groups_required, this.env({ result }));
+      const list = Array.isArray(value) ? value : typeof value === "string" ? [value] : [];
+      groups = list.filter((group): group is string => typeof group === "string" && group !== "");
+      if (groups.length === 0) groups = null;
+    }
+    const timeout = suspend.timeout && suspend.timeout > 0 ? suspend.timeout : DEFAULT_SUSPEND_TIMEOUT_SECS;
+    this.state._engine.suspended = {
+      job: jobId,
+      step: module.id,
+      required,
+      deadline: new Date(Date.now() + timeout * 1000).toISOString(),
+      timeout,
+      result,
+      user_auth_required: suspend.user_auth_required === true,
+      self_approval_disabled: suspend.self_approval_disabled === true,
+      groups,
+      continue_on_disapprove_timeout: suspend.continue_on_disapprove_timeout === true,
+      hide_cancel: suspend.hide_cancel === true,
+    };
+    const status = this.stack.length === 1 && frame === this.stack[0] ? this.topStatus() : undefined;
+    if (status) {
+      status.type = "WaitingForEvents";
+      status.count = 0;
+    }
+    const events = this.deps.resumeEvents ? await this.deps.resumeEvents(jobId) : [];
+    return this.resumed(events);
+  }
+
+  /** The suspended step, if the flow waits for approvals. */
+  get suspension(): Suspension | null {
+    return this.state._engine.suspended ?? null;
+  }
+
+  /**
+   * The approval events of the suspended step so far: a cancel ends the flow (canceled), enough
+   * approvals move it on; otherwise it keeps waiting. `force`: the flow's owner resumed it.
+   */
+  async resumed(events: ResumeEvent[], force = false): Promise<Action | null> {
+    const suspended = this.state._engine.suspended;
+    if (!suspended) return null;
+    const cancel = events.find((event) => event.cancel);
+    const approvals = events.filter((event) => !event.cancel);
+    if (cancel) {
+      if (suspended.continue_on_disapprove_timeout) return this.resumeWith(approvals, false);
+      delete this.state._engine.suspended;
+      const status = this.topStatus();
+      if (status && this.stack.length === 1) status.type = "Failure";
+      return {
+        kind: "finish",
+        outcome: {
+          status: "canceled",
+          result: {
+            error: {
+              name: "Canceled",
+              message: `canceled by ${cancel.approver} at the approval of step ${suspended.step}`,
+              step_id: suspended.step,
+            },
+          },
+        },
+      };
+    }
+    if (approvals.length >= suspended.required || force) return this.resumeWith(approvals, true);
+    const status = this.stack.length === 1 ? this.topStatus() : undefined;
+    if (status) status.count = approvals.length;
+    return { kind: "wait" };
+  }
+
+  /** No approval arrived in time: the step fails (or the flow goes on, continue_on_disapprove_timeout). */
+  async timedOut(): Promise<Action | null> {
+    const suspended = this.state._engine.suspended;
+    if (!suspended) return null;
+    if (suspended.continue_on_disapprove_timeout) return this.resumeWith([], false);
+    delete this.state._engine.suspended;
+    const failed = this.propagate({
+      name: "SuspendTimeout",
+      message: `no approval within ${suspended.timeout} s (step ${suspended.step} needed ${suspended.required})`,
+      step_id: suspended.step,
+    });
+    return failed ?? this.run();
+  }
+
+  private async resumeWith(approvals: ResumeEvent[], approved: boolean): Promise<Action | null> {
+    const suspended = this.state._engine.suspended!;
+    delete this.state._engine.suspended;
+    const resumes = approvals.map((event) => event.value ?? null);
+    this.state._engine.resume = {
+      resume: approved ? (resumes[resumes.length - 1] ?? null) : { approved: false },
+      resumes,
+      approvers: approvals.map((event) => event.approver),
+    };
+    const frame = this.stack[this.stack.length - 1]!;
+    const module = moduleList(this.value, frame.path)[frame.index]!;
+    try {
+      const stop = await this.completeStep(frame, module, suspended.result);
+      if (stop) return stop;
+    } catch (error) {
+      const failed = this.failure(error, module);
+      if (failed) return failed;
+    }
+    return this.run();
   }
 
   /** Records a child flow job the caller started for iteration (branch) `index`. */

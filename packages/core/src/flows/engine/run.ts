@@ -39,12 +39,13 @@ import {
   type DeployedScript,
   type FlowState,
   type Outcome,
+  type ResumeEvent,
   type StepJobRequest,
 } from "./machine.ts";
 
 export const FLOW_JOB_KINDS = ["flow", "flowpreview"] as const;
 
-interface FlowJobRow {
+export interface FlowJobRow {
   id: string;
   workspace_id: string;
   kind: string;
@@ -62,7 +63,7 @@ interface FlowJobRow {
   script_path: string | null;
 }
 
-const FLOW_JOB_COLUMNS = `id, workspace_id, kind, status, args, raw_flow, flow_status, created_by, permissioned_as,
+export const FLOW_JOB_COLUMNS = `id, workspace_id, kind, status, args, raw_flow, flow_status, created_by, permissioned_as,
   bounded_by, priority, timeout_secs, root_job_id, parent_job_id, script_path`;
 
 async function lookUpScript(client: PoolClient, workspaceId: string, path: string, hash: string | undefined) {
@@ -93,6 +94,15 @@ async function lookUpScript(client: PoolClient, workspaceId: string, path: strin
     concurrencyKey: row.concurrency_key,
     concurrencyTimeWindowS: row.concurrency_time_window_s,
   } satisfies DeployedScript;
+}
+
+/** The approval events recorded for a step job, oldest first. */
+export async function resumeEvents(client: PoolClient, jobId: string): Promise<ResumeEvent[]> {
+  const { rows } = await client.query<{ approver: string; value: unknown; is_cancel: boolean }>(
+    "SELECT approver, value, is_cancel FROM flow_resume WHERE job_id = $1 ORDER BY id",
+    [jobId],
+  );
+  return rows.map((row) => ({ approver: row.approver, value: row.value, cancel: row.is_cancel }));
 }
 
 async function lookUpFlow(
@@ -215,7 +225,7 @@ async function startChildFlow(
  * finished. `notifyParent`: a finished child flow advances its parent (false while the parent
  * itself is starting it).
  */
-async function apply(
+export async function apply(
   client: PoolClient,
   boss: Boss,
   flow: FlowJobRow,
@@ -299,10 +309,12 @@ async function finish(
   if (rows[0]!.concurrency_key) await startQueuedFlows(client, boss, rows[0]!.concurrency_key);
 }
 
-function machineFor(client: PoolClient, flow: FlowJobRow): FlowMachine {
+export function machineFor(client: PoolClient, flow: FlowJobRow): FlowMachine {
   return new FlowMachine(flow.flow_status, flow.raw_flow, flow.args ?? {}, {
     lookUpScript: (path, hash) => lookUpScript(client, flow.workspace_id, path, hash),
     lookUpFlow: (path) => lookUpFlow(client, flow.workspace_id, path),
+    resumeEvents: (jobId) => resumeEvents(client, jobId),
+    flowJobId: flow.id,
   });
 }
 
