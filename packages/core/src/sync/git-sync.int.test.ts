@@ -152,6 +152,22 @@ describe("git sync", () => {
     assert.deepEqual(commit!.files, [`${base}__flow/greet.sh`]);
     assert.equal(await remote.readFile(`${base}__flow/greet.sh`), 'echo "bonjour"\n');
 
+    // A rename moves the folder in one commit.
+    await updateFlow(ctx, admin, base, { ...flow("bonjour"), path: `${base}_v2` });
+    assert.equal((await sync()).status, "success");
+    [commit] = await remote.commits();
+    assert.equal(commit!.message, `Rename flow ${base} to ${base}_v2`);
+    assert.deepEqual(commit!.files, [
+      `${base}__flow/c.py`,
+      `${base}__flow/flow.yaml`,
+      `${base}__flow/greet.sh`,
+      `${base}_v2__flow/c.py`,
+      `${base}_v2__flow/flow.yaml`,
+      `${base}_v2__flow/greet.sh`,
+    ]);
+    await updateFlow(ctx, admin, `${base}_v2`, { ...flow("bonjour"), path: base });
+    assert.equal((await sync()).status, "success");
+
     await archiveFlow(ctx, admin, base);
     assert.equal((await sync()).status, "success");
     [commit] = await remote.commits();

@@ -321,8 +321,11 @@ interface ChangeEvent {
   actor: string;
   operation: string;
   resource: string | null;
-  /** `path` is set when an update renamed the item (variables, resources). */
-  parameters: { path?: unknown } | null;
+  /**
+   * `path` is set when an update renamed the item (variables, resources); a flow's rename is
+   * recorded under its new path with `renamed_from`.
+   */
+  parameters: { path?: unknown; renamed_from?: unknown } | null;
 }
 
 const CODE_SUFFIX = /\.(script\.yaml|script\.lock|sh|py|ts|deno\.ts|bun\.ts|pg\.sql)$/;
@@ -333,10 +336,18 @@ function renamedTo(event: ChangeEvent): string | null {
   return typeof next === "string" && next !== event.resource ? next : null;
 }
 
+/** The old path of a rename recorded under the new one (flows), or null. */
+function renamedFrom(event: ChangeEvent): string | null {
+  const previous = event.parameters?.renamed_from;
+  return typeof previous === "string" && previous !== event.resource ? previous : null;
+}
+
 /** The repository files a change may have touched (a rename: the old and the new path's). */
 function touches(event: ChangeEvent, file: string): boolean {
-  const next = renamedTo(event);
-  return touchesPath(event, event.resource ?? "", file) || (next !== null && touchesPath(event, next, file));
+  const other = renamedTo(event) ?? renamedFrom(event);
+  return (
+    touchesPath(event, event.resource ?? "", file) || (other !== null && touchesPath(event, other, file))
+  );
 }
 
 function touchesPath(event: ChangeEvent, r: string, file: string): boolean {
@@ -402,6 +413,8 @@ function commitMessage(event: ChangeEvent): string {
     }[action] ?? action;
   const next = renamedTo(event);
   if (next) return `Rename ${NOUNS[kind] ?? kind} ${event.resource ?? ""} to ${next}`;
+  const previous = renamedFrom(event);
+  if (previous) return `Rename ${NOUNS[kind] ?? kind} ${previous} to ${event.resource ?? ""}`;
   return `${verb} ${NOUNS[kind] ?? kind} ${event.resource ?? ""}`.trim();
 }
 
