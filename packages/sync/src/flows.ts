@@ -6,7 +6,7 @@
 // `newPathAssigner`, `sanitizeForFilesystem`, `getLanguageExtension`; `ZipFSElement` for what
 // `sync pull` writes, `pushFlow`/`replaceInlineScripts` for what `flow push` reads).
 import { fromYaml, INLINE_PREFIX } from "./layout.ts";
-import type { Json, JsonObject, SyncError } from "./model.ts";
+import type { JsonObject, SyncError } from "./model.ts";
 
 /** The latest version of one flow: Windmill's OpenFlow with the inline code in place. */
 export interface SyncFlow {
@@ -274,6 +274,6 @@ export function readFlowFolder(
     summary,
     description,
     value: value as JsonObject,
-    schema: schema as Json as JsonObject | null,
+    schema,
   };
 }
