@@ -11,7 +11,14 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { stripVTControlCharacters } from "node:util";
-import { createApiToken, createFolder, createKeyring, deployScript, type Membership } from "@millrace/core";
+import {
+  createApiToken,
+  createFolder,
+  createKeyring,
+  createWebhookToken,
+  deployScript,
+  type Membership,
+} from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
 import { startTestApi, startTestWorker, type TestApi, type TestWorker } from "@millrace/worker/testing";
 
@@ -189,6 +196,29 @@ describe("the real wmill CLI with flows", () => {
     assert.equal(JSON.parse(run.stdout.trim().split("\n").pop()!), "big 12");
     const small = await ok(["flow", "run", "f/demo/pipeline", "-d", '{"count": 2}', "-s"]);
     assert.deepEqual(JSON.parse(small.stdout.trim().split("\n").pop()!), [2, 4]);
+  });
+
+  it("a flow's webhook token runs it over REST (async and waiting for the result) and nothing else", async () => {
+    const hook = await createWebhookToken(services, membership, { path: "f/demo/pipeline", label: "ci" });
+    const post = (route: string, body: unknown) =>
+      fetch(`${api.url}/api/w/${WS}/${route}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${hook}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const waited = await post("jobs/run_wait_result/f/f/demo/pipeline", { count: 3 });
+    assert.equal(waited.status, 200, await waited.clone().text());
+    assert.equal(await waited.json(), "big 12");
+    const started = await post("jobs/run/f/f/demo/pipeline", { count: 1 });
+    assert.equal(started.status, 201);
+    const id = await started.text();
+    const { rows } = await services.pool.query("SELECT trigger_kind, kind FROM job WHERE id = $1", [id]);
+    assert.deepEqual(rows[0], { trigger_kind: "webhook", kind: "flow" });
+    assert.equal((await post("jobs/run/p/f/demo/double", { n: 1 })).status, 403);
+    const read = await fetch(`${api.url}/api/w/${WS}/flows/get/f/demo/pipeline`, {
+      headers: { authorization: `Bearer ${hook}` },
+    });
+    assert.equal(read.status, 403);
   });
 
   it("wmill sync pull writes the flow as a __flow folder with its step files; sync push deploys an edit as a new version", async () => {
