@@ -21,7 +21,7 @@ async function violations(page: Page): Promise<string[]> {
 }
 
 test.describe("accessibility of every page", () => {
-  test.describe.configure({ timeout: 300_000 });
+  test.describe.configure({ timeout: 480_000 });
 
   test("as an admin and as an operator: no serious or critical axe violation", async ({ page, request }) => {
     const site = await seedSite(request, "a11y");

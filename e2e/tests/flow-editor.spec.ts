@@ -269,7 +269,7 @@ test("the YAML view edits the same flow; a refused deploy names its step beside 
   await page.getByTestId("deploy-flow").click();
   await expect(page.getByTestId("step-error")).toContainText("results.nope");
   await expect(page.getByTestId("step-panel")).toContainText("Step second");
-  await expect(node(page, "second").getByRole("button")).toHaveAttribute("aria-label", /has an error/);
+  await expect(node(page, "second").getByRole("button")).toHaveAccessibleName(/has an error/);
   // Nothing was stored.
   const exists = await request.get(`/api/w/${workspace}/flows/exists/u/${ADMIN}/bad_ref`, {
     headers: superadmin,

@@ -109,7 +109,6 @@ function StepNode({ data }: NodeProps<Node<StepData>>) {
         type="button"
         className="flex min-w-0 flex-1 items-center gap-2 rounded-md border-0 bg-transparent px-2 py-1 text-left text-fg"
         aria-pressed={isSelected}
-        aria-label={`Step ${module.id}: ${stepLabel(module)}${status ? `, ${status}` : ""}${error ? ", has an error" : ""}`}
         onClick={() => onSelect?.({ kind: "step", id: module.id })}
       >
         <Icon aria-hidden className="size-4 shrink-0 text-muted" />
@@ -127,6 +126,7 @@ function StepNode({ data }: NodeProps<Node<StepData>>) {
         </span>
         {module.suspend && <CirclePause aria-hidden className="size-4 shrink-0 text-warn" />}
         {error && <CircleAlert aria-hidden className="size-4 shrink-0 text-bad" />}
+        {error && <span className="sr-only">, has an error</span>}
       </button>
     </div>
   );
