@@ -8,6 +8,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
   createApiToken,
+  createFlow,
   createKeyring,
   createVariable,
   deployScript,
@@ -41,6 +42,18 @@ describe("millrace sync pull and push", () => {
       value: "k3y",
       isSecret: true,
     });
+    await createFlow(ctx, membership, {
+      path: "u/" + membership.principal.username + "/twice",
+      value: {
+        modules: [
+          {
+            id: "a",
+            summary: "Say",
+            value: { type: "rawscript", language: "bash", content: "echo once\n", input_transforms: {} },
+          },
+        ],
+      },
+    });
     const token = await createApiToken(services, membership.principal, { label: "sync cli" });
     api = await startTestApi(services.database.url, KEY);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "millrace-sync-cli-"));
@@ -59,6 +72,8 @@ describe("millrace sync pull and push", () => {
     assert.equal(fs.readFileSync(path.join(base, "hi.sh"), "utf8"), "echo hi\n");
     assert.match(fs.readFileSync(path.join(base, "key.variable.yaml"), "utf8"), /enc:v1:/);
     assert.ok(fs.existsSync(path.join(dir, "wmill.yaml")));
+    assert.equal(fs.readFileSync(path.join(base, "twice__flow", "say.sh"), "utf8"), "echo once\n");
+    assert.match(fs.readFileSync(path.join(base, "twice__flow", "flow.yaml"), "utf8"), /'!inline say\.sh'/);
     const again = await runCli([...args, "sync", "pull", dir]);
     assert.match(again.stdout, /0 changes/);
   });
@@ -66,17 +81,20 @@ describe("millrace sync pull and push", () => {
   it("pushes an edit after a confirmation, and a second push changes nothing", async () => {
     const user = membership.principal.username;
     fs.writeFileSync(path.join(dir, "u", user, "hi.sh"), "echo edited\n");
+    fs.writeFileSync(path.join(dir, "u", user, "twice__flow", "say.sh"), "echo twice\n");
     const unconfirmed = await runCli([...args, "sync", "push", dir]);
     assert.equal(unconfirmed.code, 6, unconfirmed.stderr);
     assert.match(unconfirmed.stderr, new RegExp(`~ u/${user}/hi.sh`));
     assert.match(unconfirmed.stderr, /--yes/);
     const pushed = await runCli([...args, "--json", "sync", "push", dir, "--yes"]);
     assert.equal(pushed.code, 0, pushed.stderr);
-    assert.equal(
-      (JSON.parse(pushed.stdout) as { counts: { script_versions_created: number } }).counts
-        .script_versions_created,
-      1,
+    const counts = (JSON.parse(pushed.stdout) as { counts: Record<string, number> }).counts;
+    assert.equal(counts.script_versions_created, 1);
+    assert.equal(counts.flow_versions_created, 1);
+    const flow = await services.pool.query<{ value: { modules: { value: { content: string } }[] } }>(
+      "SELECT value FROM flow WHERE workspace_id = 'synccli'",
     );
+    assert.equal(flow.rows[0]!.value.modules[0]!.value.content, "echo twice\n");
     assert.equal((await latestScript(services, "synccli", `u/${user}/hi`))?.content, "echo edited\n");
 
     const versions = await services.pool.query(
