@@ -207,6 +207,13 @@ async function fill(services: TestServices, admin: Membership, superadmin: Princ
   });
   await createFlow(ctx, admin, flow(""));
   await updateFlow(ctx, admin, "f/ops/greet_all", flow("!"));
+  await createSchedule(ctx, admin, {
+    path: "f/ops/greet_every_second",
+    schedule: "* * * * * *",
+    scriptPath: "f/ops/greet_all",
+    isFlow: true,
+    args: { names: ["flow tick"] },
+  });
   await createWebhookToken(ctx, admin, { path: "f/ops/hello", label: "ci" });
   await updateWorkerGroupConfig(ctx, superadmin, "reports", { worker_tags: ["reports", "bash"] });
   await setGlobalSetting(ctx, superadmin, "custom_tags", ["gpu", `reports(${WS})`]);
@@ -365,5 +372,10 @@ describe("disaster-recovery drill: git sync, drop the database, restore from git
     const tick = ticks.find((t) => t.path === "f/ops/every_second")!;
     const job = await waitForJob(target, restored, tick.jobId!, 60_000);
     assert.equal(job.result, "hello tick");
+    // The schedule of the flow came back too, and its tick runs the flow.
+    const flowTick = ticks.find((t) => t.path === "f/ops/greet_every_second");
+    assert.ok(flowTick?.jobId, JSON.stringify(ticks));
+    const flowRun = await waitForJob(target, restored, flowTick.jobId, 60_000);
+    assert.equal(flowRun.result, "hello flow tick!");
   });
 });
