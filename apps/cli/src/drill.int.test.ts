@@ -2,8 +2,9 @@
 // synced to a real git remote over HTTP, its database is dropped completely, a fresh database is
 // restored from the remote with the real `millrace restore --from-git` (a child process, through
 // the REST API), and then: the sync export is byte for byte the one taken before, scripts of the
-// five languages run on a real worker, a secret decrypts inside a job, a schedule ticks, and a
-// user whose password hash was committed signs in with the same password.
+// five languages run on a real worker, a secret decrypts inside a job, a flow runs, schedules of a
+// script and of a flow tick, and a user whose password hash was committed signs in with the same
+// password.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
