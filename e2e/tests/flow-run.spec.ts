@@ -117,3 +117,50 @@ test("a flow run: steps coloured by status live, skipped branches, a failed step
     `/w/${workspace}/flows/get/${path}`,
   );
 });
+
+test("a step waiting for approval: its state on the run page, Approve moves the flow on, Deny ends it", async ({
+  page,
+  request,
+}) => {
+  test.setTimeout(120_000);
+  const workspace = uniqueWorkspace("flowappr");
+  await createWorkspace(request, workspace);
+  const path = "u/e2e_admin/approval";
+  const created = await request.post(`/api/w/${workspace}/flows/create`, {
+    headers: superadmin,
+    data: {
+      path,
+      summary: "approval",
+      value: {
+        modules: [
+          { id: "gate", value: { type: "identity" }, suspend: { required_events: 1, timeout: 600 } },
+          bash("after", 'echo "approved-and-done"'),
+        ],
+      },
+    },
+  });
+  expect(created.status(), await created.text()).toBeLessThan(300);
+  await signIn(page);
+  const run = async () =>
+    (await request.post(`/api/w/${workspace}/jobs/run/f/${path}`, { headers: superadmin, data: {} })).text();
+
+  const approved = await run();
+  await page.goto(`/w/${workspace}/runs/${approved}`);
+  const view = page.getByTestId("flow-run-view");
+  const node = (step: string) => view.getByTestId("flow-node").and(page.locator(`[data-step="${step}"]`));
+  const approval = view.getByTestId("flow-approval");
+  await expect(approval).toContainText("Step gate waits for approval");
+  await expect(approval.getByTestId("flow-approval-count")).toContainText("0 of 1 approval received");
+  await expect(node("gate")).toHaveAttribute("data-status", "suspended");
+  await expect(node("after")).toHaveAttribute("data-status", "waiting");
+  await approval.getByRole("button", { name: "Approve" }).click();
+  await expect(node("after")).toHaveAttribute("data-status", "success", { timeout: 30_000 });
+  await expect(page.getByTestId("job-status").first()).toHaveText("success");
+  await expect(view.getByTestId("flow-approval")).toHaveCount(0);
+
+  const denied = await run();
+  await page.goto(`/w/${workspace}/runs/${denied}`);
+  await view.getByTestId("flow-approval").getByRole("button", { name: "Deny" }).click();
+  await expect(page.getByTestId("job-status").first()).toHaveText("canceled", { timeout: 30_000 });
+  await expect(node("after")).not.toHaveAttribute("data-status", "success");
+});

@@ -19,7 +19,8 @@ import { cn } from "@/lib/utils";
 import { childLists, KIND_LABEL, stepLabel, type FlowModule, type FlowValue, type ListPath } from "./model";
 
 /** A step's state in a run: what its node's colour says. */
-export type StepRunStatus = "waiting" | "queued" | "running" | "success" | "failure" | "skipped" | "canceled";
+export type StepRunStatus =
+  "waiting" | "queued" | "running" | "suspended" | "success" | "failure" | "skipped" | "canceled";
 
 /** What a click on the graph selected: a step, the flow's input or result, or an empty step list. */
 export type GraphSelection =
@@ -52,6 +53,7 @@ const STATUS_STYLE: Record<StepRunStatus, string> = {
   waiting: "border-line bg-panel",
   queued: "border-warn bg-warn-bg",
   running: "border-accent bg-panel ring-2 ring-accent/40",
+  suspended: "border-warn bg-warn-bg ring-2 ring-warn/40",
   success: "border-ok bg-ok-bg",
   failure: "border-bad bg-bad-bg",
   canceled: "border-bad bg-bad-bg",

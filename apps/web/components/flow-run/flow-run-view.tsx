@@ -1,44 +1,75 @@
 "use client";
-import { ChevronLeft, ChevronRight } from "lucide-react";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { Check, ChevronLeft, ChevronRight, X } from "lucide-react";
+import { toast } from "sonner";
 import { useCallback, useEffect, useState } from "react";
 import { FlowGraph, type GraphSelection } from "@/components/flow-editor/flow-graph";
 import { findStep, KIND_LABEL } from "@/components/flow-editor/model";
 import { JobView, StatusBadge } from "@/components/job-view";
 import { Button } from "@/components/ui/button";
 import { errorMessage } from "@/lib/errors";
+import { useTRPC } from "@/lib/trpc";
 import { useFlowRun, type FlowRunState } from "./use-flow-run";
 
-/** The approval state of a step waiting for approvals (Windmill's WaitingForEvents module status). */
-function Approval({ state, stepId }: { state: FlowRunState; stepId: string }) {
-  const top = state.top[stepId];
-  const module = state.value ? findStep(state.value, stepId)?.module : null;
-  if (!module?.suspend) return null;
-  const waiting = (top?.type as string | undefined) === "WaitingForEvents";
-  const approvers = top?.approvers ?? [];
-  const required = module.suspend.required_events ?? 1;
+/** The approval a run waits for: who approved so far, and Approve / Deny for those who may. */
+function Approval({ workspace, id, state }: { workspace: string; id: string; state: FlowRunState }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const decide = useMutation(
+    trpc.flow.decideApproval.mutationOptions({
+      onSuccess: async (_data, input) => {
+        toast.success(input.cancel ? "Denied: the flow is canceled" : "Approved");
+        await queryClient.invalidateQueries(trpc.flow.runStatus.pathFilter());
+        await queryClient.invalidateQueries(trpc.job.get.pathFilter());
+      },
+    }),
+  );
+  const approval = state.approval;
+  if (!approval) return null;
+  const approvals = approval.approvers.filter((each) => !each.cancel);
   return (
-    <div className="panel stack" data-testid="step-approval">
-      <p className="m-0 font-semibold">Approval</p>
-      <p className="m-0">
-        {waiting
-          ? `Waiting for approval: ${approvers.length} of ${required} received.`
-          : `This step asks for ${required} approval${required === 1 ? "" : "s"}${
-              module.suspend.timeout ? ` within ${module.suspend.timeout} s` : ""
-            }.`}
+    <section
+      className="panel stack border-warn"
+      aria-labelledby="flow-approval-title"
+      data-testid="flow-approval"
+    >
+      <h2 id="flow-approval-title" className="m-0 text-base">
+        Step <code>{approval.step}</code> waits for approval
+      </h2>
+      <p className="m-0" data-testid="flow-approval-count">
+        {approvals.length} of {approval.required} approval{approval.required === 1 ? "" : "s"} received
+        {approvals.length > 0 && <> (from {approvals.map((each) => each.approver).join(", ")})</>}; it times
+        out at {new Date(approval.deadline).toLocaleString()}.
       </p>
-      {approvers.length > 0 && (
-        <ul className="m-0">
-          {approvers.map((approver, i) => (
-            <li key={i}>{approver.approver}</li>
-          ))}
-        </ul>
+      {approval.reason && <p className="muted m-0">{approval.reason}</p>}
+      {(approval.canApprove || approval.canCancel) && (
+        <div className="row">
+          {approval.canApprove && (
+            <Button
+              variant="primary"
+              disabled={decide.isPending}
+              onClick={() => decide.mutate({ workspace, id, cancel: false })}
+            >
+              <Check aria-hidden /> Approve
+            </Button>
+          )}
+          {approval.canCancel && (
+            <Button
+              variant="destructive"
+              disabled={decide.isPending}
+              onClick={() => decide.mutate({ workspace, id, cancel: true })}
+            >
+              <X aria-hidden /> Deny
+            </Button>
+          )}
+        </div>
       )}
-      {/*
-        TODO(issue 22, approvals): the approve and cancel buttons, once the engine's resume and
-        cancel endpoints exist (H7). They must be offered only to those allowed to approve (groups,
-        self-approval), which the server has to answer with the run.
-      */}
-    </div>
+      {decide.error && (
+        <p className="error m-0" role="alert">
+          {errorMessage(decide.error)}
+        </p>
+      )}
+    </section>
   );
 }
 
@@ -86,7 +117,6 @@ function StepDetail({
           .
         </p>
       )}
-      <Approval state={state} stepId={stepId} />
       {jobs.length > 1 && (
         <div className="row items-center" role="group" aria-label="Runs of this step">
           <Button
@@ -161,6 +191,7 @@ export function FlowRunView({ workspace, id }: { workspace: string; id: string }
       <h2 id="flow-run-title" className="m-0">
         Steps
       </h2>
+      <Approval workspace={workspace} id={id} state={state} />
       <div className="grid min-w-0 gap-4 lg:grid-cols-2">
         <FlowGraph
           value={state.value}

@@ -30,7 +30,20 @@ interface TopStatus {
   [key: string]: unknown;
 }
 
+export interface FlowApproval {
+  job: string;
+  step: string;
+  required: number;
+  deadline: string;
+  approvers: { approver: string; cancel: boolean }[];
+  canApprove: boolean;
+  canCancel: boolean;
+  reason: string | null;
+}
+
 export interface FlowRunState {
+  /** The approval the run waits for, if any. */
+  approval: FlowApproval | null;
   status: string;
   finished: boolean;
   value: FlowValue | null;
@@ -52,6 +65,7 @@ function jobStatus(status: string): StepRunStatus {
 }
 
 const RANK: Record<StepRunStatus, number> = {
+  suspended: 7,
   running: 6,
   queued: 5,
   failure: 4,
@@ -67,7 +81,9 @@ export function runState(data: {
   rawFlow: unknown;
   flowStatus: unknown;
   steps: StepJob[];
+  approval?: FlowApproval | null;
 }): FlowRunState {
+  const approval = data.approval ?? null;
   const value = (data.rawFlow as FlowValue | null) ?? null;
   const finished = FINISHED.has(data.job.status);
   const jobs: Record<string, StepJob[]> = {};
@@ -85,6 +101,7 @@ export function runState(data: {
   const args: Record<string, unknown> = {};
   if (!value) {
     return {
+      approval,
       status: data.job.status,
       finished,
       value,
@@ -121,6 +138,8 @@ export function runState(data: {
       else if (topStatus.type === "InProgress" && status === "waiting") status = "running";
       else if (topStatus.type === "Failure" && status !== "canceled") status = "failure";
     }
+    if (!finished && (approval?.step === module.id || (topStatus?.type as string) === "WaitingForEvents"))
+      status = "suspended";
     if (finished && status === "waiting") status = "skipped";
     if (finished && (status === "running" || status === "queued"))
       status = data.job.status === "canceled" ? "canceled" : status;
@@ -139,6 +158,7 @@ export function runState(data: {
     } else statuses[failure.id] = finished ? "skipped" : "waiting";
   }
   return {
+    approval,
     status: data.job.status,
     finished,
     value,

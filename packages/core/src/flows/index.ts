@@ -34,9 +34,12 @@ export {
 } from "./store.ts";
 export * from "./engine/index.ts";
 export {
+  decideFlowApproval,
+  flowApproval,
   getFlowRun,
   testFlowStep,
   MAX_FLOW_RUN_STEPS,
+  type FlowApproval,
   type FlowRunStepJob,
   type TestStepInput,
 } from "./editor.ts";

@@ -3,6 +3,8 @@ import {
   archiveFlow,
   can,
   createFlow,
+  decideFlowApproval,
+  flowApproval,
   deleteFlow,
   flowHistory,
   getFlow,
@@ -16,6 +18,7 @@ import {
   writablePaths,
   type StoredFlow,
 } from "@millrace/core";
+import { serverEnv } from "../../env.ts";
 import { router, workspaceProcedure } from "../init.ts";
 import { jobSummaryView } from "./job.ts";
 
@@ -161,6 +164,7 @@ export const flowRouter = router({
       job: { ...jobSummaryView(job), args: job.args, result: job.result },
       rawFlow: job.rawFlow,
       flowStatus: job.flowStatus,
+      approval: await flowApproval(ctx.services, ctx.membership, job),
       steps: steps.map((step) => ({
         id: step.id,
         stepId: step.flowStepId,
@@ -173,4 +177,15 @@ export const flowRouter = router({
       })),
     };
   }),
+  /** Approves (or cancels) the step a flow run waits on, as the signed-in caller. */
+  decideApproval: workspaceProcedure
+    .input(z.object({ id: z.string(), cancel: z.boolean().default(false) }))
+    .mutation(async ({ ctx, input }) => ({
+      message: await decideFlowApproval(ctx.services, ctx.membership, {
+        flowJobId: input.id,
+        cancel: input.cancel,
+        baseUrl: serverEnv().BASE_URL,
+        instanceKey: serverEnv().MILLRACE_SECRET_KEY,
+      }),
+    })),
 });
