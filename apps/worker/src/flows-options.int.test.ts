@@ -6,6 +6,7 @@ import {
   AppError,
   createFlow,
   runFlowByPath,
+  repairOrphanedJobs,
   runFlowPreview,
   sweepFlows,
   waitForFlowResult,
@@ -139,6 +140,11 @@ describe("flow options with real workers", () => {
     const second = await runFlowByPath(services, membership, "u/t/windowed", {});
     const { rows } = await services.pool.query("SELECT status FROM job WHERE id = $1", [second]);
     assert.equal(rows[0].status, "queued", "within the window the second run waits");
+    // A waiting flow run has no dispatch, and the orphan repair leaves it alone (no worker runs a flow job).
+    await services.pool.query("UPDATE job SET scheduled_for = now() - interval '5 minutes' WHERE id = $1", [
+      second,
+    ]);
+    assert.ok(!(await repairOrphanedJobs(services.pool, services.boss)).includes(second));
     await new Promise((resolve) => setTimeout(resolve, 1200));
     assert.deepEqual((await sweepFlows(services.pool, services.boss)).started, [second]);
     assert.equal((await waitForJob(services, membership, second, 10_000)).status, "success");

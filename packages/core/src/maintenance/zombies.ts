@@ -185,6 +185,8 @@ export async function repairOrphanedJobs(pool: Pool, boss: Boss): Promise<string
          FROM job j
          LEFT JOIN pgboss.job b ON b.name = j.tag AND b.id = j.boss_job_id
         WHERE j.status = 'queued' AND j.scheduled_for < now() - make_interval(secs => $1)
+          -- A flow run waiting for its concurrency limit has no dispatch: the flow engine starts it.
+          AND j.kind NOT IN ('flow', 'flowpreview')
           AND (b.id IS NULL OR b.state NOT IN ('created', 'retry'))
         LIMIT 500
         FOR UPDATE OF j SKIP LOCKED`,
