@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { dedicatedBench } from "./bench/dedicated.ts";
+import { flowsBench, printFlowsBench } from "./bench/flows.ts";
 import { drillBench, printDrillBench } from "./bench/drill.ts";
 import { startBenchInstance } from "./bench/instance.ts";
 import { rawPgBossLatency } from "./bench/pgboss-raw.ts";
@@ -17,9 +18,12 @@ const RUNS = 200;
 const WARMUP = 20;
 
 // `npm run bench -- drill` runs only the git sync / restore figures (section 6), `-- pages` only the
-// browser UI figures (section 7).
+// browser UI figures (section 7), `-- flows` only the flow figures (section 8).
 const only = process.argv[2];
-const instance = await startBenchInstance(root, { numWorkers: 1, port: 8140 });
+const instance = await startBenchInstance(root, {
+  numWorkers: 1,
+  port: Number(process.env.BENCH_PORT ?? 8140),
+});
 try {
   if (only === "drill") {
     console.log(
@@ -32,6 +36,11 @@ try {
       `\nMillrace benchmark (pages only) — ${os.cpus().length} cores, Node ${process.versions.node}`,
     );
     printPagesBench(await pagesBench(instance), "7");
+  } else if (only === "flows") {
+    console.log(
+      `\nMillrace benchmark (flows only) — ${os.cpus().length} cores, Node ${process.versions.node}`,
+    );
+    printFlowsBench(await flowsBench(instance), "8");
   } else await allBenches();
 } finally {
   await instance.stop();
@@ -191,4 +200,5 @@ async function allBenches(): Promise<void> {
   }
   printDrillBench(await drillBench(root, instance), "6");
   printPagesBench(await pagesBench(instance), "7");
+  printFlowsBench(await flowsBench(instance), "8");
 }

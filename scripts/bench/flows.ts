@@ -1,0 +1,174 @@
+// Flow figures of `npm run bench` (issue 22): a flow of three bash steps, submit to result over
+// HTTP (run_wait_result/f), beside the single bash script of the same run; the engine's own cost
+// per step (flow time minus its steps' run times, over the steps); and a parallel loop of 100
+// iterations of a 100 ms sleep on 8 slots against the theoretical rate.
+import { createPool } from "@millrace/db";
+import { startTestWorker } from "../../apps/worker/src/testing.ts";
+import type { BenchInstance } from "./instance.ts";
+import { ms, summary } from "./stats.ts";
+
+const RUNS = 100;
+const WARMUP = 10;
+const LOOP_ITERATIONS = 100;
+const LOOP_SLOTS = 8;
+const LOOP_SLEEP_MS = 100;
+
+type Summary = ReturnType<typeof summary>;
+
+export interface FlowsBench {
+  script: Summary;
+  flow: Summary;
+  /** Per flow: (flow job's time − its steps' own run times) / 3. */
+  orchestrationPerStep: Summary;
+  /** Per flow: the sum of its steps' own run times. */
+  stepsOwn: Summary;
+  loop: { seconds: number; rate: number; theoretical: number };
+}
+
+function bash(id: string, content: string, inputs: Record<string, string> = {}, tag?: string) {
+  return {
+    id,
+    value: {
+      type: "rawscript",
+      language: "bash",
+      content,
+      ...(tag ? { tag } : {}),
+      input_transforms: Object.fromEntries(
+        Object.entries(inputs).map(([name, expr]) => [name, { type: "javascript", expr }]),
+      ),
+    },
+  };
+}
+
+export async function flowsBench(instance: BenchInstance): Promise<FlowsBench> {
+  const headers = { Authorization: `Bearer ${instance.userToken}`, "content-type": "application/json" };
+  const api = (p: string, body: unknown) =>
+    fetch(`${instance.baseUrl}/api${p}`, { method: "POST", headers, body: JSON.stringify(body) });
+  await api("/workspaces/create", { id: "benchflows", name: "Bench flows" });
+  await api("/w/benchflows/scripts/create", {
+    path: "u/bench/echo",
+    language: "bash",
+    summary: "echo its argument",
+    content: 'msg="$1"\necho "$msg"\n',
+  });
+  const created = await api("/w/benchflows/flows/create", {
+    path: "u/bench/three",
+    summary: "three bash steps",
+    value: {
+      modules: [
+        bash("a", 'msg="$1"\necho "$msg"', { msg: "flow_input.msg" }),
+        bash("b", 'p="$1"\necho "$p"', { p: "previous_result" }),
+        bash("c", 'p="$1"\necho "$p"', { p: "previous_result" }),
+      ],
+    },
+  });
+  if (!created.ok) throw new Error(`flow: ${created.status} ${await created.text()}`);
+
+  // Alternating script and flow requests, back to back: both see the same machine state.
+  const scriptSamples: number[] = [];
+  const flowSamples: number[] = [];
+  for (let i = 0; i < WARMUP + RUNS; i++) {
+    for (const [url, samples] of [
+      ["/w/benchflows/jobs/run_wait_result/p/u/bench/echo", scriptSamples],
+      ["/w/benchflows/jobs/run_wait_result/f/u/bench/three", flowSamples],
+    ] as const) {
+      const started = performance.now();
+      const response = await api(url, { msg: `hello ${i}` });
+      const result = await response.json();
+      const elapsed = performance.now() - started;
+      if (result !== `hello ${i}`) throw new Error(`${url}: unexpected result ${JSON.stringify(result)}`);
+      if (i >= WARMUP) samples.push(elapsed);
+    }
+  }
+
+  const pool = createPool(instance.databaseUrl, { max: 2, applicationName: "bench-flows" });
+  try {
+    const { rows } = await pool.query<{ flow_ms: number; steps_ms: number; steps: number }>(
+      `SELECT extract(epoch FROM f.completed_at - f.created_at) * 1000 AS flow_ms,
+              sum(extract(epoch FROM s.completed_at - s.started_at) * 1000) AS steps_ms, count(s.id)::int AS steps
+         FROM job f JOIN job s ON s.parent_job_id = f.id
+        WHERE f.workspace_id = 'benchflows' AND f.kind = 'flow' AND f.script_path = 'u/bench/three'
+        GROUP BY f.id, f.created_at ORDER BY f.created_at OFFSET $1`,
+      [WARMUP],
+    );
+    const orchestration = rows.map((row) => (Number(row.flow_ms) - Number(row.steps_ms)) / row.steps);
+
+    // The parallel loop: steps on a tag served by one worker process with 8 slots.
+    const worker = await startTestWorker(instance.databaseUrl, {
+      WORKER_TAGS: "benchflowloop",
+      NUM_WORKERS: String(LOOP_SLOTS),
+    });
+    try {
+      const loopFlow = (n: number) => ({
+        modules: [
+          {
+            id: "loop",
+            value: {
+              type: "forloopflow",
+              iterator: { type: "javascript", expr: `Array.from({ length: ${n} }, (_, i) => i)` },
+              skip_failures: false,
+              parallel: true,
+              parallelism: { type: "static", value: LOOP_SLOTS },
+              modules: [bash("s", `sleep ${LOOP_SLEEP_MS / 1000}`, {}, "benchflowloop")],
+            },
+          },
+        ],
+      });
+      const runLoop = async (n: number) => {
+        const started = performance.now();
+        const response = await api("/w/benchflows/jobs/run/preview_flow", { value: loopFlow(n), args: {} });
+        const id = await response.text();
+        for (;;) {
+          const { rows: done } = await pool.query<{ status: string }>(
+            "SELECT status FROM job WHERE id = $1",
+            [id],
+          );
+          if (done[0]?.status === "success") break;
+          if (done[0] && done[0].status !== "running") throw new Error(`loop flow ${done[0].status}`);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        return (performance.now() - started) / 1000;
+      };
+      await runLoop(LOOP_SLOTS);
+      const seconds = await runLoop(LOOP_ITERATIONS);
+      return {
+        script: summary(scriptSamples),
+        flow: summary(flowSamples),
+        orchestrationPerStep: summary(orchestration),
+        stepsOwn: summary(rows.map((row) => Number(row.steps_ms))),
+        loop: {
+          seconds,
+          rate: LOOP_ITERATIONS / seconds,
+          theoretical: (LOOP_SLOTS * 1000) / LOOP_SLEEP_MS,
+        },
+      };
+    } finally {
+      await worker.stop();
+    }
+  } finally {
+    await pool.end();
+  }
+}
+
+export function printFlowsBench(result: FlowsBench, section: string): void {
+  const { script, flow, orchestrationPerStep, stepsOwn, loop } = result;
+  console.log(`\n${section}. Flows (run_wait_result over HTTP, back to back, alternating with the script)`);
+  console.log(
+    `   bash script echoing its argument       p50 ${ms(script.p50)}   p95 ${ms(script.p95)}   (n=${script.n})`,
+  );
+  console.log(
+    `   flow of three bash steps               p50 ${ms(flow.p50)}   p95 ${ms(flow.p95)}   (n=${flow.n}) ` +
+      `(target <= 60 ms) -> ${flow.p50 <= 60 ? "met" : "NOT met"}`,
+  );
+  console.log(
+    `   steps' own run time per flow           p50 ${ms(stepsOwn.p50)}; orchestration per step (flow time − steps' ` +
+      `run times) / 3  p50 ${ms(orchestrationPerStep.p50)}   p95 ${ms(orchestrationPerStep.p95)} ` +
+      `(target <= 5 ms) -> ${orchestrationPerStep.p50 <= 5 ? "met" : "NOT met"}`,
+  );
+  const share = loop.rate / loop.theoretical;
+  console.log(
+    `   parallel loop, ${LOOP_ITERATIONS} iterations of a ${LOOP_SLEEP_MS} ms sleep, parallelism ${LOOP_SLOTS} on ${LOOP_SLOTS} slots: ` +
+      `${loop.seconds.toFixed(2)} s = ${loop.rate.toFixed(1)} iterations/s = ${(share * 100).toFixed(1)} % of ` +
+      `${loop.theoretical} (target >= 90 %) -> ${share >= 0.9 ? "met" : "NOT met"}`,
+  );
+}
