@@ -105,7 +105,8 @@ describe("flow approvals through signed URLs", () => {
     ws = alice.workspace.id;
     ({ membership: bob } = await createTestMember(services, ws));
     ({ membership: carol } = await createTestMember(services, ws));
-    for (const [name, m] of Object.entries({ alice, bob, carol })) {
+    const { membership: outsider } = await createTestMember(services);
+    for (const [name, m] of Object.entries({ alice, bob, carol, outsider })) {
       tokens[name] = await createApiToken(services, m.principal, { label: name });
     }
     await createGroup(services, alice, { name: "approvers" });
@@ -153,8 +154,11 @@ export async function main() {
     );
     assert.match(urls.cancel, /\/jobs_u\/cancel\//);
     assert.match(urls.approvalPage, /\/approve\//);
-    const flow = await call("GET", urls.resume.replace("/jobs_u/resume/", "/jobs_u/get_flow/"), null);
+    const flowUrl = urls.resume.replace("/jobs_u/resume/", "/jobs_u/get_flow/");
+    const flow = await call("GET", flowUrl, null);
     assert.equal(flow.status, 200, JSON.stringify(flow.body));
+    assert.equal((await call("GET", flowUrl, "outsider")).status, 404, "a signed-in outsider");
+    assert.equal((await call("POST", urls.resume, "outsider", {})).status, 404, "a signed-in outsider");
     assert.equal((flow.body as { job: { id: string } }).job.id, id);
     const resumed = await call("POST", urls.resume, null, { answer: "yes" });
     assert.equal(resumed.status, 200, JSON.stringify(resumed.body));

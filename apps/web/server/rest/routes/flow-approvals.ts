@@ -89,8 +89,10 @@ export const flowApprovalRoutes: Route[] = [
   {
     method: "GET",
     pattern: "/api/w/:workspace/jobs_u/get_flow/:id/:resume_id/:signature",
-    handler: async (ctx) =>
-      json(
+    handler: async (ctx) => {
+      // Anyone with the link; a signed-in outsider gets the 404 of any workspace route.
+      await optionalMembership(ctx);
+      return json(
         await getSuspendedJobFlow(ctx.services, {
           workspaceId: ctx.params.workspace ?? "",
           jobId: ctx.params.id ?? "",
@@ -99,7 +101,8 @@ export const flowApprovalRoutes: Route[] = [
           approver: approverParam(ctx),
           instanceKey: serverEnv().MILLRACE_SECRET_KEY,
         }),
-      ),
+      );
+    },
   },
   {
     method: "POST",
