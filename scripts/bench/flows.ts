@@ -23,6 +23,8 @@ export interface FlowsBench {
   /** Per flow: the sum of its steps' own run times. */
   stepsOwn: Summary;
   loop: { seconds: number; rate: number; theoretical: number };
+  /** The same 100 sleeps as plain jobs (no flow) on the same worker: what the machine allows. */
+  plainJobs: { seconds: number; rate: number };
 }
 
 function bash(id: string, content: string, inputs: Record<string, string> = {}, tag?: string) {
@@ -131,6 +133,28 @@ export async function flowsBench(instance: BenchInstance): Promise<FlowsBench> {
       };
       await runLoop(LOOP_SLOTS);
       const seconds = await runLoop(LOOP_ITERATIONS);
+      // The baseline: as many plain jobs of the same script on the same slots, all submitted at once.
+      await api("/w/benchflows/scripts/create", {
+        path: "u/bench/sleep",
+        language: "bash",
+        summary: "sleep",
+        content: `sleep ${LOOP_SLEEP_MS / 1000}\n`,
+        tag: "benchflowloop",
+      });
+      const plainStarted = performance.now();
+      const ids: string[] = [];
+      for (let i = 0; i < LOOP_ITERATIONS; i++) {
+        ids.push(await (await api("/w/benchflows/jobs/run/p/u/bench/sleep", {})).text());
+      }
+      for (;;) {
+        const { rows: left } = await pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM job WHERE id = ANY($1::uuid[]) AND status IN ('queued', 'running')",
+          [ids],
+        );
+        if (left[0]!.n === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      const plainSeconds = (performance.now() - plainStarted) / 1000;
       return {
         script: summary(scriptSamples),
         flow: summary(flowSamples),
@@ -141,6 +165,7 @@ export async function flowsBench(instance: BenchInstance): Promise<FlowsBench> {
           rate: LOOP_ITERATIONS / seconds,
           theoretical: (LOOP_SLOTS * 1000) / LOOP_SLEEP_MS,
         },
+        plainJobs: { seconds: plainSeconds, rate: LOOP_ITERATIONS / plainSeconds },
       };
     } finally {
       await worker.stop();
@@ -151,7 +176,7 @@ export async function flowsBench(instance: BenchInstance): Promise<FlowsBench> {
 }
 
 export function printFlowsBench(result: FlowsBench, section: string): void {
-  const { script, flow, orchestrationPerStep, stepsOwn, loop } = result;
+  const { script, flow, orchestrationPerStep, stepsOwn, loop, plainJobs } = result;
   console.log(`\n${section}. Flows (run_wait_result over HTTP, back to back, alternating with the script)`);
   console.log(
     `   bash script echoing its argument       p50 ${ms(script.p50)}   p95 ${ms(script.p95)}   (n=${script.n})`,
@@ -170,5 +195,9 @@ export function printFlowsBench(result: FlowsBench, section: string): void {
     `   parallel loop, ${LOOP_ITERATIONS} iterations of a ${LOOP_SLEEP_MS} ms sleep, parallelism ${LOOP_SLOTS} on ${LOOP_SLOTS} slots: ` +
       `${loop.seconds.toFixed(2)} s = ${loop.rate.toFixed(1)} iterations/s = ${(share * 100).toFixed(1)} % of ` +
       `${loop.theoretical} (target >= 90 %) -> ${share >= 0.9 ? "met" : "NOT met"}`,
+  );
+  console.log(
+    `   the same ${LOOP_ITERATIONS} sleeps as plain jobs (no flow), same worker and slots: ${plainJobs.seconds.toFixed(2)} s = ` +
+      `${plainJobs.rate.toFixed(1)} jobs/s; the loop reaches ${((loop.rate / plainJobs.rate) * 100).toFixed(0)} % of that`,
   );
 }
