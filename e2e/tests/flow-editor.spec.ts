@@ -298,6 +298,15 @@ test("an operator gets the flow page, never the editor", async ({ page, request 
   await page.goto(`/w/${workspace}/flows`);
   await expect(page.getByRole("heading", { name: "Flows", level: 1 })).toBeVisible();
   await expect(page.getByRole("link", { name: "New flow" })).toHaveCount(0);
+  await expect(page.getByRole("link", { name: path, exact: true })).toBeVisible();
+  // The command palette finds the flow and opens its page.
+  await page.keyboard.press("Control+k");
+  const palette = page.getByTestId("command-palette");
+  await expect(palette.locator("[cmdk-root]")).toHaveAttribute("data-loaded", "true");
+  await palette.getByRole("combobox").fill("identity_flow");
+  await palette.getByRole("option", { name: /f\/shared\/identity_flow/ }).click();
+  await expect(page).toHaveURL(new RegExp(`/flows/get/${path}$`));
+  await expect(page.getByTestId("flow-run")).toBeVisible();
   await page.goto(`/w/${workspace}/flows/add`);
   await expect(page.getByTestId("read-only-note")).toBeVisible();
   await expect(page.getByTestId("deploy-flow")).toHaveCount(0);
