@@ -151,6 +151,13 @@ test("build a flow with a branch and a loop, test it, deploy it, run it from its
   await addStep(page, "Inline script: bash", "add-to-lane");
   await expect(node(page, "e")).toBeVisible();
   await codeAndInput(page, 'i="$1"\necho "item-$i"\n', "i", "flow_input.iter.value");
+  // A step inside a loop is tested with an iteration value of one's choosing.
+  await panel.getByRole("tab", { name: "Test" }).click();
+  await panel.getByLabel("Iteration value").fill('"q"');
+  await panel.getByTestId("test-step").click();
+  await expect(panel.getByTestId("test-step-run").getByTestId("job-status")).toHaveText("success");
+  await expect(panel.getByTestId("test-step-run")).toContainText("item-q");
+  await panel.getByRole("tab", { name: "Step", exact: true }).click();
 
   // Reorder: move the branch b above a and back (the graph follows).
   await selectNode(page, "b");

@@ -87,6 +87,14 @@ function useStepArgs(workspace: string, module: FlowModule) {
   return { args: [], problem: null };
 }
 
+function parseIter(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
 export interface StepError {
   field: string;
   message: string;
@@ -151,6 +159,8 @@ export function StepPanel({
   });
   const testable = value.type === "rawscript" || value.type === "script";
   const [testJob, setTestJob] = useState<string | null>(null);
+  // Inside a loop: the item the test gives as flow_input.iter.value (JSON, or text as it is).
+  const [iterText, setIterText] = useState("1");
   const [testedArgs, setTestedArgs] = useState<Record<string, unknown> | null>(null);
   const testStep = useMutation(
     trpc.flow.testStep.mutationOptions({
@@ -581,6 +591,16 @@ export function StepPanel({
               Runs this step alone, its inputs evaluated from the flow&apos;s test input and the results of
               the last test run.
             </p>
+            {context.inLoop && (
+              <label>
+                Iteration value <span className="hint">flow_input.iter.value for this test, as JSON</span>
+                <input
+                  name="test-iter-value"
+                  value={iterText}
+                  onChange={(event) => setIterText(event.target.value)}
+                />
+              </label>
+            )}
             {!readOnly && (
               <Button
                 variant="primary"
@@ -588,7 +608,13 @@ export function StepPanel({
                 data-testid="test-step"
                 disabled={testStep.isPending}
                 onClick={() =>
-                  testStep.mutate({ workspace, module, flowInput: testInput, results: lastResults })
+                  testStep.mutate({
+                    workspace,
+                    module,
+                    flowInput: testInput,
+                    results: lastResults,
+                    ...(context.inLoop ? { iter: { value: parseIter(iterText), index: 0 } } : {}),
+                  })
                 }
               >
                 {testStep.isPending ? "Starting…" : "Test this step"}
