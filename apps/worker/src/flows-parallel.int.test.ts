@@ -291,6 +291,12 @@ describe("parallel flow steps and sub-flows with real workers", () => {
         ],
       },
     });
+    await createFlow(services, membership, {
+      path: "u/t/typed_sub",
+      summary: "typed",
+      value: { modules: [{ id: "i", value: { type: "identity" } }] },
+      schema: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] },
+    });
     const id = await runFlowByPath(services, membership, "u/t/outer", { y: "Y" });
     const job = await waitForJob(services, membership, id, 30_000);
     assert.equal(job.status, "success", JSON.stringify(job.result));
@@ -300,6 +306,19 @@ describe("parallel flow steps and sub-flows with real workers", () => {
       [id],
     );
     assert.deepEqual(rows, [{ kind: "flow", script_path: "u/t/sub", args: { x: "AY" }, parent_job_id: id }]);
+
+    const badArgs = await preview([
+      {
+        id: "call",
+        value: {
+          type: "flow",
+          path: "u/t/typed_sub",
+          input_transforms: { n: { type: "static", value: "x" } },
+        },
+      },
+    ]);
+    assert.equal(badArgs.status, "failure");
+    assert.match(JSON.stringify(badArgs.result), /InvalidArgs.*u\/t\/typed_sub/);
 
     const missing = await preview([
       { id: "call", value: { type: "flow", path: "u/t/nope", input_transforms: {} } },

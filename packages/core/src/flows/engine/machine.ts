@@ -21,7 +21,7 @@
 // step's error would. Everything else (sequential loops and branches) stays on the stack:
 // a sequential loop costs no extra job.
 import type { Language } from "@millrace/runtime";
-import { inferSchema } from "@millrace/runtime";
+import { ArgsError, inferSchema, validateArgs, type ArgSchema } from "@millrace/runtime";
 import type { RetryPolicy } from "../../jobs/enqueue.ts";
 import { chooseBranch, evaluateCondition, evaluateIterator, evaluateTransform } from "../conditions.ts";
 import { ExpressionError, evaluateTransforms, type ExpressionEnv } from "../expressions.ts";
@@ -734,7 +734,21 @@ export class FlowMachine {
       case "flow": {
         const flow = this.deps.lookUpFlow ? await this.deps.lookUpFlow(value.path) : null;
         if (!flow) throw new StepFailure({ name: "NotFound", message: `flow ${value.path} not found` });
-        const args = await evaluateTransforms(value.input_transforms, this.env());
+        let args = await evaluateTransforms(value.input_transforms, this.env());
+        // The sub-flow's own input schema, as a run of it by path would check it.
+        const schema = flow.schema as ArgSchema | null;
+        if (schema && typeof schema.properties === "object" && schema.properties !== null) {
+          try {
+            args = { ...args, ...validateArgs(schema, args) };
+          } catch (error) {
+            if (!(error instanceof ArgsError)) throw error;
+            throw new StepFailure({
+              name: "InvalidArgs",
+              message: `flow ${flow.path}: ${error.message}`,
+              field: `args.${error.field}`,
+            });
+          }
+        }
         return this.startChildren(frame, module, {
           kind: "subflow",
           total: 1,
