@@ -322,3 +322,36 @@ test("an operator gets the flow page, never the editor", async ({ page, request 
   await expect(page.getByRole("button", { name: "Delete" })).toHaveCount(0);
   await expect(page.getByRole("link", { name: "Edit" })).toHaveCount(0);
 });
+
+test("a sub-flow step: picked by path, its inputs from the sub-flow's schema, tested and deployed", async ({
+  page,
+  request,
+}) => {
+  const workspace = uniqueWorkspace("flowsub");
+  await createWorkspace(request, workspace);
+  const child = `u/${ADMIN}/child`;
+  const created = await request.post(`/api/w/${workspace}/flows/create`, {
+    headers: superadmin,
+    data: {
+      path: child,
+      summary: "child",
+      value: { modules: [{ id: "only", value: { type: "identity" } }] },
+      schema: { type: "object", properties: { x: { type: "string" } }, required: [], order: ["x"] },
+    },
+  });
+  expect(created.status(), await created.text()).toBeLessThan(300);
+  await signIn(page);
+  await page.goto(`/w/${workspace}/flows/add`);
+  await page.locator('input[name="path"]').fill(`u/${ADMIN}/parent`);
+  await addStep(page, "Sub-flow");
+  const panel = page.getByTestId("step-panel");
+  await panel.getByLabel("Flow path").fill(child);
+  await panel.getByRole("tab", { name: "Inputs" }).click();
+  await expect(panel.getByTestId("input-x")).toBeVisible();
+  await page.getByTestId("test-flow").click();
+  await expect(page.getByTestId("flow-test").getByTestId("flow-run-status")).toHaveText("success", {
+    timeout: 30_000,
+  });
+  await page.getByTestId("deploy-flow").click();
+  await expect(page).toHaveURL(new RegExp(`/flows/edit/u/${ADMIN}/parent$`));
+});

@@ -17,13 +17,13 @@ export const STEP_KINDS = [
   { kind: "forloopflow", label: "For loop" },
   { kind: "whileloopflow", label: "While loop" },
   { kind: "identity", label: "Identity" },
+  { kind: "flow", label: "Sub-flow" },
 ] as const;
 export type StepKind = (typeof STEP_KINDS)[number]["kind"];
 
-export const KIND_LABEL: Record<string, string> = {
-  ...Object.fromEntries(STEP_KINDS.map((k) => [k.kind, k.label])),
-  flow: "Sub-flow",
-};
+export const KIND_LABEL: Record<string, string> = Object.fromEntries(
+  STEP_KINDS.map((k) => [k.kind, k.label]),
+);
 
 export const TEMPLATES: Record<Language, string> = {
   bash: 'name="$1"\n\necho "Hello $name"\n',
@@ -205,6 +205,8 @@ export function newModule(kind: StepKind, id: string, language: Language = "bun"
       };
     case "identity":
       return { id, value: { type: "identity" } };
+    case "flow":
+      return { id, value: { type: "flow", path: "", input_transforms: {} } };
   }
 }
 

@@ -17,6 +17,7 @@ import {
   childLists,
   KIND_LABEL,
   LANGUAGES,
+  normalizeSchema,
   TEMPLATES,
   transformsOf,
   type FlowModule,
@@ -70,6 +71,12 @@ function useStepArgs(workspace: string, module: FlowModule) {
     }),
     enabled: value.type === "rawscript",
   });
+  const flowPath = value.type === "flow" ? value.path : "";
+  const subflow = useQuery({
+    ...trpc.flow.get.queryOptions({ workspace, path: flowPath }),
+    enabled: value.type === "flow" && /^[uf]\/[^/]+\/./.test(flowPath),
+    retry: false,
+  });
   const scriptPath = value.type === "script" ? value.path : "";
   const script = useQuery({
     ...trpc.script.get.queryOptions({ workspace, path: scriptPath }),
@@ -83,6 +90,14 @@ function useStepArgs(workspace: string, module: FlowModule) {
     if (script.error)
       return { args: [], problem: `The script ${scriptPath} was not found, or you may not read it.` };
     return { args: argsOf(script.data?.schema as Schema | undefined), problem: null };
+  }
+  if (value.type === "flow") {
+    if (subflow.error)
+      return { args: [], problem: `The flow ${flowPath} was not found, or you may not read it.` };
+    return {
+      args: argsOf(subflow.data ? (normalizeSchema(subflow.data.schema) as Schema) : null),
+      problem: null,
+    };
   }
   return { args: [], problem: null };
 }
@@ -158,6 +173,11 @@ export function StepPanel({
     enabled: value.type === "script",
   });
   const testable = value.type === "rawscript" || value.type === "script";
+  const withInputs = testable || value.type === "flow";
+  const flows = useQuery({
+    ...trpc.flow.list.queryOptions({ workspace, includeArchived: false }),
+    enabled: value.type === "flow",
+  });
   const [testJob, setTestJob] = useState<string | null>(null);
   // Inside a loop: the item the test gives as flow_input.iter.value (JSON, or text as it is).
   const [iterText, setIterText] = useState("1");
@@ -235,7 +255,7 @@ export function StepPanel({
       <Tabs value={tab} onValueChange={setTab}>
         <TabsList aria-label={`Step ${module.id}`} className="flex-wrap">
           <TabsTrigger value="step">Step</TabsTrigger>
-          {testable && <TabsTrigger value="inputs">Inputs</TabsTrigger>}
+          {withInputs && <TabsTrigger value="inputs">Inputs</TabsTrigger>}
           <TabsTrigger value="settings">Settings</TabsTrigger>
           {testable && <TabsTrigger value="test">Test</TabsTrigger>}
         </TabsList>
@@ -317,6 +337,29 @@ export function StepPanel({
               <datalist id={`scripts-${module.id}`}>
                 {(scripts.data ?? []).map((script) => (
                   <option key={script.path} value={script.path} />
+                ))}
+              </datalist>
+              {(fieldOf("value.path") ?? problem) && (
+                <span className="field-error">{fieldOf("value.path") ?? problem}</span>
+              )}
+            </label>
+          )}
+
+          {value.type === "flow" && (
+            <label>
+              Flow path
+              <input
+                name="step-flow-path"
+                list={`flows-${module.id}`}
+                value={value.path}
+                disabled={readOnly}
+                placeholder="f/folder/flow"
+                aria-invalid={!!fieldOf("value.path") || !!problem}
+                onChange={(e) => setValue({ path: e.target.value })}
+              />
+              <datalist id={`flows-${module.id}`}>
+                {(flows.data ?? []).map((flow) => (
+                  <option key={flow.path} value={flow.path} />
                 ))}
               </datalist>
               {(fieldOf("value.path") ?? problem) && (
@@ -560,7 +603,7 @@ export function StepPanel({
           )}
         </TabsContent>
 
-        {testable && (
+        {withInputs && (
           <TabsContent value="inputs" className="stack">
             <InputsForm
               stepId={module.id}
