@@ -128,6 +128,67 @@ describe("schedules and webhooks of flows", () => {
     );
   });
 
+  it("a tick's flow job commits with the schedule's advance: a failed commit leaves no run, the next try runs it once", async () => {
+    await echoFlow(`u/${me}/once`);
+    await createSchedule(services, membership, {
+      path: `u/${me}/once_hourly`,
+      schedule: "0 0 * * * *",
+      scriptPath: `u/${me}/once`,
+      isFlow: true,
+      args: { n: 5 },
+    });
+    const tick = new Date(Math.floor(Date.now() / 1000) * 1000 - 2000);
+    await services.pool.query(
+      "UPDATE schedule SET next_run_at = $3::timestamptz WHERE workspace_id = $1 AND path = $2",
+      [WS, `u/${me}/once_hourly`, tick],
+    );
+    const flowJobs = async () =>
+      (
+        await services.pool.query<{ id: string }>(
+          "SELECT id FROM job WHERE workspace_id = $1 AND kind = 'flow' AND script_path = $2",
+          [WS, `u/${me}/once`],
+        )
+      ).rows;
+    // The tick's transaction fails at COMMIT, after the flow was started (a deferred trigger on
+    // the schedule's advance), like a server dying between the two writes.
+    await services.pool.query(
+      `CREATE FUNCTION flowtrig_fail_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN RAISE EXCEPTION 'commit refused by the test'; END $$`,
+    );
+    await services.pool.query(
+      `CREATE CONSTRAINT TRIGGER flowtrig_fail_commit AFTER UPDATE ON schedule
+         DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+         WHEN (NEW.workspace_id = '${WS}' AND NEW.path = 'u/${me}/once_hourly')
+         EXECUTE FUNCTION flowtrig_fail_commit()`,
+    );
+    try {
+      await assert.rejects(runDueSchedules(services), /commit refused by the test/);
+    } finally {
+      await services.pool.query("DROP TRIGGER flowtrig_fail_commit ON schedule");
+      await services.pool.query("DROP FUNCTION flowtrig_fail_commit()");
+    }
+    assert.deepEqual(await flowJobs(), []);
+    const { rows } = await services.pool.query(
+      "SELECT next_run_at AT TIME ZONE 'UTC' AS next_run_at FROM schedule WHERE workspace_id = $1 AND path = $2",
+      [WS, `u/${me}/once_hourly`],
+    );
+    assert.equal(new Date(rows[0].next_run_at).getTime(), tick.getTime());
+
+    // The tick is still due: the next try runs the flow, once.
+    const outcome = (await runDueSchedules(services)).find((o) => o.path === `u/${me}/once_hourly`);
+    assert.ok(outcome?.jobId, JSON.stringify(outcome));
+    assert.equal((await runDueSchedules(services)).filter((o) => o.path === `u/${me}/once_hourly`).length, 0);
+    assert.deepEqual(
+      (await flowJobs()).map((j) => j.id),
+      [outcome.jobId],
+    );
+    const job = await finished(outcome.jobId);
+    assert.equal(job.status, "success", JSON.stringify(job.result));
+    assert.deepEqual(job.result, { n: 5 });
+    assert.equal(job.trigger_kind, "schedule");
+    assert.equal(new Date(job.scheduled_for).getTime(), tick.getTime());
+  });
+
   it("a tick whose flow is gone records why on the schedule and moves on", async () => {
     await echoFlow(`u/${me}/later_gone`);
     await createSchedule(services, membership, {

@@ -112,14 +112,16 @@ async function runTick(ctx: JobsContext, due: DueRow): Promise<TickOutcome | nul
     try {
       const membership = await runAs(ctx, due.workspace_id, claimed.permissioned_as);
       if (claimed.is_flow) {
-        // The flow job is written by the engine in a transaction of its own, while this one holds
-        // the claimed schedule row: no other server can run this tick meanwhile, and a failure
-        // to start the flow is recorded on the schedule like a script's.
-        const jobId = await runFlowForTrigger(ctx, membership, claimed.script_path, claimed.args, {
-          kind: "schedule",
-          schedulePath: due.path,
-          scheduledFor: tick,
-        });
+        // The flow job (and its first step) is written in this transaction, like a script's job:
+        // it commits with the schedule's advance or not at all, so a tick never runs twice.
+        const jobId = await runFlowForTrigger(
+          ctx,
+          membership,
+          claimed.script_path,
+          claimed.args,
+          { kind: "schedule", schedulePath: due.path, scheduledFor: tick },
+          client,
+        );
         return { ...base, tick, jobId, error: null, skipped };
       }
       const jobId = await runScriptByPath(ctx, membership, claimed.script_path, claimed.args, {

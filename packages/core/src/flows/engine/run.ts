@@ -470,8 +470,17 @@ export async function startDueQueuedFlows(pool: Pool, boss: Boss): Promise<strin
   return started;
 }
 
-/** Writes the flow job and its first step (or its outcome, when no step needs a job) together. */
-async function startFlow(ctx: JobsContext, membership: Membership, input: StartFlowInput): Promise<string> {
+/**
+ * Writes the flow job and its first step (or its outcome, when no step needs a job) together: in
+ * `transaction` when given (a schedule's tick, so the run commits with the tick), else in one of
+ * its own.
+ */
+async function startFlow(
+  ctx: JobsContext,
+  membership: Membership,
+  input: StartFlowInput,
+  transaction?: PoolClient,
+): Promise<string> {
   const args = checkedFlowArgs(input.args, input.schema ?? null);
   const principal: Principal = membership.principal;
   const workspaceId = membership.workspace.id;
@@ -479,7 +488,7 @@ async function startFlow(ctx: JobsContext, membership: Membership, input: StartF
   const timeout = Math.min(ctx.limits.defaultTimeoutSecs, ctx.limits.maxTimeoutSecs);
   const state = initialState(input.value, args);
   const concurrency = flowConcurrency(input.value, input.path, workspaceId, args);
-  await withTransaction(ctx.pool, async (client) => {
+  const write = async (client: PoolClient) => {
     // Over its concurrency limit, the run waits `queued` (no step starts) until a run of the same
     // key finishes (finish → startQueuedFlows) or its time window passes (the sweeper).
     const runNow = concurrency === null || (await concurrencyAllows(client, concurrency));
@@ -521,16 +530,22 @@ async function startFlow(ctx: JobsContext, membership: Membership, input: StartF
     if (!runNow) return;
     const machine = machineFor(client, flow);
     await apply(client, ctx.boss, flow, machine, await machine.start());
-  });
+  };
+  if (transaction) await write(transaction);
+  else await withTransaction(ctx.pool, write);
   return id;
 }
 
-/** Runs the flow deployed at `path` (Windmill's jobs/run/f/{path}). */
+/**
+ * Runs the flow deployed at `path` (Windmill's jobs/run/f/{path}). With `transaction`, the flow
+ * job is written in the caller's transaction and commits (or rolls back) with it.
+ */
 export async function runFlowByPath(
   ctx: JobsContext,
   membership: Membership,
   path: string,
   args: unknown,
+  options: { transaction?: PoolClient } = {},
 ): Promise<string> {
   requirePermission(membership, "job.run");
   const { principal } = membership;
@@ -539,15 +554,20 @@ export async function runFlowByPath(
   }
   const flow = await getFlow(ctx, membership, path);
   if (flow.archived) throw notFound(`flow ${path}`);
-  return startFlow(ctx, membership, {
-    kind: "flow",
-    path: flow.path,
-    versionId: flow.version_id,
-    value: flow.value,
-    schema: (flow.schema as Record<string, unknown> | null) ?? null,
-    args,
-    audit: { operation: "jobs.run.flow", parameters: { version_id: flow.version_id } },
-  });
+  return startFlow(
+    ctx,
+    membership,
+    {
+      kind: "flow",
+      path: flow.path,
+      versionId: flow.version_id,
+      value: flow.value,
+      schema: (flow.schema as Record<string, unknown> | null) ?? null,
+      args,
+      audit: { operation: "jobs.run.flow", parameters: { version_id: flow.version_id } },
+    },
+    options.transaction,
+  );
 }
 
 /** Runs a flow that is not deployed (Windmill's jobs/run/preview_flow): validated first. */
