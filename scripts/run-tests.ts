@@ -29,8 +29,11 @@ function collect(dir: string, out: string[]): void {
 const files: string[] = [];
 for (const top of ["packages", "apps"]) {
   for (const pkg of fs.readdirSync(path.join(root, top))) {
-    const src = path.join(root, top, pkg, "src");
-    if (fs.existsSync(src)) collect(src, files);
+    // The web app has no src/: its tests sit beside the components and libraries they test.
+    for (const folder of ["src", "components", "lib", "server"]) {
+      const dir = path.join(root, top, pkg, folder);
+      if (fs.existsSync(dir)) collect(dir, files);
+    }
   }
 }
 const selected = files.filter((file) => !filter || file.includes(filter)).sort();
