@@ -1,5 +1,5 @@
 "use client";
-import { useMutation, useQuery } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Webhook } from "lucide-react";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
@@ -88,6 +88,8 @@ function RecentRuns({ workspace, path }: { workspace: string; path: string }) {
   const runs = useQuery({
     ...trpc.job.list.queryOptions({ workspace, script_path_exact: path, per_page: RECENT_RUNS }),
     refetchInterval: REFRESH_MS,
+    // Fresh until the next refresh: the page asked for it with the script (no second fetch on mount).
+    staleTime: REFRESH_MS,
   });
   if (runs.error) return <p className="error">{errorMessage(runs.error)}</p>;
   if (!runs.data) return <p className="muted">Loading…</p>;
@@ -138,6 +140,16 @@ function RecentRuns({ workspace, path }: { workspace: string; path: string }) {
 export function ScriptPage({ workspace, path }: { workspace: string; path: string }) {
   const trpc = useTRPC();
   const script = useQuery({ ...trpc.script.page.queryOptions({ workspace, path }), retry: false });
+  const queryClient = useQueryClient();
+  // The recent runs and the versions need only the path: asked for with the script (the first
+  // render, in the browser) instead of once it has arrived, so the page takes one round trip.
+  useState(() => {
+    if (typeof window === "undefined") return;
+    void queryClient.prefetchQuery(
+      trpc.job.list.queryOptions({ workspace, script_path_exact: path, per_page: RECENT_RUNS }),
+    );
+    void queryClient.prefetchQuery(trpc.script.versions.queryOptions({ workspace, path }));
+  });
   const [origin, setOrigin] = useState("");
   useEffect(() => setOrigin(window.location.origin), []);
 

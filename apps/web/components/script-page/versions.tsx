@@ -26,7 +26,8 @@ export function ScriptVersions({
   language: string;
 }) {
   const trpc = useTRPC();
-  const versions = useQuery(trpc.script.versions.queryOptions({ workspace, path }));
+  // Fresh for a few seconds: the script page asked for it with the script (no second fetch on mount).
+  const versions = useQuery({ ...trpc.script.versions.queryOptions({ workspace, path }), staleTime: 5000 });
   const list = versions.data ?? [];
   // By default the latest version against the one before it.
   const [picked, setPicked] = useState<{ from?: string; to?: string }>({});

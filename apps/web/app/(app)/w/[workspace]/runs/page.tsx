@@ -1,5 +1,6 @@
 "use client";
 import { keepPreviousData, useMutation, useQuery } from "@tanstack/react-query";
+import dynamic from "next/dynamic";
 import Link from "next/link";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { Suspense, use, useState } from "react";
@@ -18,7 +19,14 @@ import {
   type Filters,
   type Trigger,
 } from "./run-filters";
-import { formatDuration, RunsChart } from "./runs-chart";
+import { formatDuration } from "./duration";
+
+// recharts is the page's largest library: the chart arrives after the list instead of holding it
+// back (its box keeps its height meanwhile, so nothing moves).
+const RunsChart = dynamic(() => import("./runs-chart").then((module) => module.RunsChart), {
+  ssr: false,
+  loading: () => <div className="panel m-0 h-[218px]" aria-hidden />,
+});
 
 const DEFAULT_PER_PAGE = 30;
 

@@ -1,6 +1,7 @@
 "use client";
 import { useRouter } from "next/navigation";
 import { Bar, BarChart, Cell, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import { formatDuration } from "./duration";
 
 export type ChartRun = {
   id: string;
@@ -18,14 +19,6 @@ const STATUS_COLOUR: Record<string, string> = {
   running: "var(--color-accent)",
   queued: "var(--color-warn)",
 };
-
-export function formatDuration(seconds: number): string {
-  if (seconds < 1) return `${Math.round(seconds * 1000)} ms`;
-  if (seconds < 60) return `${seconds.toFixed(seconds < 10 ? 1 : 0)} s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) return `${minutes} min ${Math.round(seconds % 60)} s`;
-  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
-}
 
 /**
  * The runs of the page, oldest first: one bar each, its height the run's duration and its colour
