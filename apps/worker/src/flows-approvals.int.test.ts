@@ -14,6 +14,7 @@ import {
 } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
 import { startTestApi, startTestWorker, type TestApi, type TestWorker } from "./testing.ts";
+import { bashStep as bash, type StepModule as Module } from "./flow-modules.ts";
 
 const KEY = "approvals-test-instance-key-0123456789abcdef";
 
@@ -26,24 +27,8 @@ let api: TestApi;
 let worker: TestWorker;
 let ws: string;
 
-type Module = Record<string, unknown>;
-
 function approval(id: string, suspend: Record<string, unknown>): Module {
   return { id, value: { type: "identity" }, suspend };
-}
-
-function bash(id: string, content: string, inputs: Record<string, string> = {}): Module {
-  return {
-    id,
-    value: {
-      type: "rawscript",
-      language: "bash",
-      content,
-      input_transforms: Object.fromEntries(
-        Object.entries(inputs).map(([name, expr]) => [name, { type: "javascript", expr }]),
-      ),
-    },
-  };
 }
 
 /** `url`'s path on the test API (signed URLs carry the server's configured BASE_URL). */

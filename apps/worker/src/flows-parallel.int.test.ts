@@ -12,27 +12,11 @@ import {
 } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
 import { startTestWorker, type TestWorker } from "./testing.ts";
+import { bashStep as bash, type StepModule as Module } from "./flow-modules.ts";
 
 let services: TestServices;
 let membership: Membership;
 const workers: TestWorker[] = [];
-
-type Module = Record<string, unknown>;
-
-function bash(id: string, content: string, inputs: Record<string, string> = {}, extra: Module = {}): Module {
-  return {
-    id,
-    value: {
-      type: "rawscript",
-      language: "bash",
-      content,
-      input_transforms: Object.fromEntries(
-        Object.entries(inputs).map(([name, expr]) => [name, { type: "javascript", expr }]),
-      ),
-    },
-    ...extra,
-  };
-}
 
 function loop(id: string, iterator: string, modules: Module[], extra: Module = {}): Module {
   return {

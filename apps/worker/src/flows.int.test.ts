@@ -17,27 +17,11 @@ import {
 } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
 import { startTestApi, startTestWorker, type TestWorker } from "./testing.ts";
+import { bashStep as bash, type StepModule as Module } from "./flow-modules.ts";
 
 let services: TestServices;
 let membership: Membership;
 const workers: TestWorker[] = [];
-
-type Module = Record<string, unknown>;
-
-function bash(id: string, content: string, inputs: Record<string, string> = {}, extra: Module = {}): Module {
-  return {
-    id,
-    value: {
-      type: "rawscript",
-      language: "bash",
-      content,
-      input_transforms: Object.fromEntries(
-        Object.entries(inputs).map(([name, expr]) => [name, { type: "javascript", expr }]),
-      ),
-    },
-    ...extra,
-  };
-}
 
 async function preview(modules: Module[], args: Record<string, unknown> = {}, value: Module = {}) {
   const id = await runFlowPreview(services, membership, { value: { modules, ...value }, args });
