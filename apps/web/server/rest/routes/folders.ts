@@ -2,19 +2,29 @@ import {
   createFolder,
   deleteFolder,
   getFolder,
-  invalidInput,
   listFolders,
   setFolderPermission,
   updateFolder,
   type FolderView,
 } from "@millrace/core";
 import { AppError } from "@millrace/core";
-import { json, readJson, readObject, text } from "../../http.ts";
+import { z } from "zod";
+import { json, text } from "../../http.ts";
+import { defineRoute } from "../define.ts";
 import type { Route } from "../router.ts";
-import { optionalString, requiredString } from "./params.ts";
+
+/** windmill-client's Folder. */
+const windmillFolderShape = z.object({
+  name: z.string(),
+  summary: z.string().optional(),
+  owners: z.array(z.string()),
+  extra_perms: z.record(z.string(), z.boolean()),
+  created_by: z.string().optional(),
+  edited_at: z.string(),
+});
 
 /** Windmill's Folder: `owners` and `extra_perms` (principal → may write) from our grants. */
-function windmillFolder(folder: FolderView) {
+function windmillFolder(folder: FolderView): z.infer<typeof windmillFolderShape> {
   return {
     name: folder.name,
     summary: folder.summary ?? undefined,
@@ -25,21 +35,11 @@ function windmillFolder(folder: FolderView) {
   };
 }
 
-function stringList(value: unknown, field: string): string[] | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) {
-    throw invalidInput(field, "must be a list of u/<username> or g/<group>");
-  }
-  return value as string[];
-}
-
-function permsObject(value: unknown): Record<string, boolean> | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "object" || Array.isArray(value)) {
-    throw invalidInput("extra_perms", "must be an object of principal: true (write) or false (read)");
-  }
-  return value as Record<string, boolean>;
-}
+const principalList = z.array(z.string(), { error: "must be a list of u/<username> or g/<group>" });
+const permsObject = z.record(z.string(), z.boolean(), {
+  error: "must be an object of principal: true (write) or false (read)",
+});
+const folderName = z.object({ workspace: z.string(), name: z.string() });
 
 /** Windmill sends owners as `u/<name>` or `g/<name>`; a bare name means a user. */
 function ownerPrincipal(owner: string): string {
@@ -47,102 +47,145 @@ function ownerPrincipal(owner: string): string {
 }
 
 export const folderRoutes: Route[] = [
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/folders/list",
+    summary: "listFolders",
+    tag: "folder",
+    response: z.array(windmillFolderShape),
     handler: async (ctx) =>
       json((await listFolders(ctx.services, await ctx.membership())).map(windmillFolder)),
-  },
+  }),
 
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/folders/listnames",
+    summary: "listFolderNames",
+    tag: "folder",
+    response: z.array(z.string()),
     handler: async (ctx) =>
       json((await listFolders(ctx.services, await ctx.membership())).map((f) => f.name)),
-  },
+  }),
 
-  {
+  defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/folders/create",
-    handler: async (ctx) => {
-      const body = readObject(await readJson(ctx.request));
+    summary: "createFolder",
+    tag: "folder",
+    body: z.object({
+      name: z.string(),
+      summary: z.string().nullish(),
+      owners: principalList.nullish(),
+      extra_perms: permsObject.nullish(),
+    }),
+    response: { contentType: "text/plain", description: "Created folder <name>" },
+    handler: async (ctx, { body }) => {
       const folder = await createFolder(ctx.services, await ctx.membership(), {
-        name: requiredString(body, "name"),
-        summary: optionalString(body, "summary") ?? null,
-        owners: stringList(body.owners, "owners")?.map(ownerPrincipal),
-        extraPerms: permsObject(body.extra_perms),
+        name: body.name,
+        summary: body.summary ?? null,
+        owners: body.owners?.map(ownerPrincipal),
+        extraPerms: body.extra_perms ?? undefined,
       });
       return text(`Created folder ${folder.name}`, 201);
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/folders/get/:name",
-    handler: async (ctx) =>
-      json(windmillFolder(await getFolder(ctx.services, await ctx.membership(), ctx.params.name ?? ""))),
-  },
+    summary: "getFolder",
+    tag: "folder",
+    params: folderName,
+    response: windmillFolderShape,
+    handler: async (ctx, { params }) =>
+      json(windmillFolder(await getFolder(ctx.services, await ctx.membership(), params.name))),
+  }),
 
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/folders/exists/:name",
-    handler: async (ctx) => {
+    summary: "existsFolder",
+    tag: "folder",
+    params: folderName,
+    response: z.boolean(),
+    handler: async (ctx, { params }) => {
       // Membership first: a non-member gets 404, a member "false" for a folder they cannot see.
       const membership = await ctx.membership();
       try {
-        await getFolder(ctx.services, membership, ctx.params.name ?? "");
+        await getFolder(ctx.services, membership, params.name);
         return json(true);
       } catch (error) {
         if (error instanceof AppError && error.code === "NOT_FOUND") return json(false);
         throw error;
       }
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/folders/update/:name",
-    handler: async (ctx) => {
-      const body = readObject(await readJson(ctx.request));
-      await updateFolder(ctx.services, await ctx.membership(), ctx.params.name ?? "", {
-        summary: "summary" in body ? (optionalString(body, "summary") ?? null) : undefined,
-        owners: stringList(body.owners, "owners")?.map(ownerPrincipal),
-        extraPerms: permsObject(body.extra_perms),
+    summary: "updateFolder",
+    tag: "folder",
+    params: folderName,
+    body: z.object({
+      summary: z.string().nullish(),
+      owners: principalList.nullish(),
+      extra_perms: permsObject.nullish(),
+    }),
+    response: { contentType: "text/plain", description: "Updated folder <name>" },
+    handler: async (ctx, { params, body }) => {
+      await updateFolder(ctx.services, await ctx.membership(), params.name, {
+        // Absent leaves the summary as it is; null clears it.
+        summary: body.summary === undefined ? undefined : (body.summary ?? null),
+        owners: body.owners?.map(ownerPrincipal),
+        extraPerms: body.extra_perms ?? undefined,
       });
-      return text(`Updated folder ${ctx.params.name}`);
+      return text(`Updated folder ${params.name}`);
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "DELETE",
     pattern: "/api/w/:workspace/folders/delete/:name",
-    handler: async (ctx) => {
-      await deleteFolder(ctx.services, await ctx.membership(), ctx.params.name ?? "");
-      return text(`Deleted folder ${ctx.params.name}`);
+    summary: "deleteFolder",
+    tag: "folder",
+    params: folderName,
+    response: { contentType: "text/plain", description: "Deleted folder <name>" },
+    handler: async (ctx, { params }) => {
+      await deleteFolder(ctx.services, await ctx.membership(), params.name);
+      return text(`Deleted folder ${params.name}`);
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/folders/addowner/:name",
-    handler: async (ctx) => {
-      const body = readObject(await readJson(ctx.request));
-      const owner = ownerPrincipal(requiredString(body, "owner"));
-      await setFolderPermission(ctx.services, await ctx.membership(), ctx.params.name ?? "", owner, "owner");
-      return text(`Added ${owner} as owner of ${ctx.params.name}`);
+    summary: "addOwnerToFolder",
+    tag: "folder",
+    params: folderName,
+    body: z.object({ owner: z.string() }),
+    response: { contentType: "text/plain", description: "Added <owner> as owner of <name>" },
+    handler: async (ctx, { params, body }) => {
+      const owner = ownerPrincipal(body.owner);
+      await setFolderPermission(ctx.services, await ctx.membership(), params.name, owner, "owner");
+      return text(`Added ${owner} as owner of ${params.name}`);
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/folders/removeowner/:name",
-    handler: async (ctx) => {
-      const body = readObject(await readJson(ctx.request));
-      const owner = ownerPrincipal(requiredString(body, "owner"));
+    summary: "removeOwnerToFolder",
+    tag: "folder",
+    params: folderName,
+    body: z.object({ owner: z.string(), write: z.boolean().nullish() }),
+    response: { contentType: "text/plain", description: "Removed <owner> from the owners of <name>" },
+    handler: async (ctx, { params, body }) => {
+      const owner = ownerPrincipal(body.owner);
       // Windmill's `write`: keep the former owner as a writer instead of removing them.
       const level = body.write === true ? "writer" : null;
-      await setFolderPermission(ctx.services, await ctx.membership(), ctx.params.name ?? "", owner, level);
-      return text(`Removed ${owner} from the owners of ${ctx.params.name}`);
+      await setFolderPermission(ctx.services, await ctx.membership(), params.name, owner, level);
+      return text(`Removed ${owner} from the owners of ${params.name}`);
     },
-  },
+  }),
 ];

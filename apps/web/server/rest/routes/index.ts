@@ -1,3 +1,7 @@
+import { z } from "zod";
+import { json } from "../../http.ts";
+import { defineRoute } from "../define.ts";
+import { openApiDocument } from "../openapi.ts";
 import type { Route } from "../router.ts";
 import { authRoutes } from "./auth.ts";
 import { jobReadRoutes } from "./jobs-read.ts";
@@ -44,3 +48,16 @@ export const routes: Route[] = [
   ...flowRoutes,
   ...flowApprovalRoutes,
 ];
+
+// The document describes the table it is part of, itself included.
+routes.push(
+  defineRoute({
+    method: "GET",
+    pattern: "/api/openapi.json",
+    summary: "the OpenAPI document of this API, generated from its route table",
+    tag: "meta",
+    auth: "public",
+    response: z.record(z.string(), z.unknown()),
+    handler: async () => json(openApiDocument(routes)),
+  }),
+);

@@ -1,0 +1,99 @@
+import { invalidInput } from "@millrace/core";
+import { z } from "zod";
+import { readJson } from "../http.ts";
+import type { RestContext, Route } from "./router.ts";
+
+/**
+ * The declarative REST route: method, path, and zod schemas for its path parameters, query string,
+ * body and answer, declared once. The router validates against them (a 400 naming the field at
+ * fault), and `/api/openapi.json` is generated from them, so the document cannot drift from what
+ * the handlers accept. Handlers receive parsed input and stay thin calls into `packages/core`.
+ */
+export interface RouteSpec<
+  Params extends z.ZodType = z.ZodType,
+  Query extends z.ZodType = z.ZodType,
+  Body extends z.ZodType = z.ZodType,
+> {
+  method: Route["method"];
+  /** `/api/w/:workspace/scripts/get/p/*path`: `:name` is one segment, `*name` the rest. */
+  pattern: string;
+  /** One line for the OpenAPI document (Windmill's operation name where there is one). */
+  summary: string;
+  /** The OpenAPI tag: the domain noun (script, job, variable, …). */
+  tag: string;
+  /** Who may call it: `public` routes need no credential (login, webhooks with their own secret…). */
+  auth?: "user" | "public";
+  params?: Params;
+  query?: Query;
+  /** A JSON body. Routes that read another body (text, tar) leave this out and read `ctx.request`. */
+  body?: Body;
+  /** The answer: a zod schema for a JSON answer, or the content type of another answer. */
+  response?: z.ZodType | { contentType: string; description: string };
+  handler: (
+    ctx: RestContext,
+    input: { params: z.output<Params>; query: z.output<Query>; body: z.output<Body> },
+  ) => Promise<Response>;
+}
+
+export interface DeclaredRoute extends Route {
+  spec: RouteSpec;
+}
+
+/** The field a zod issue is about, as the 400's message and `x-error-field` name it. */
+function issueField(where: "query" | "body" | "path", issue: z.core.$ZodIssue): string {
+  const path = issue.path.map(String).join(".");
+  if (where === "body") return path ? path : "body";
+  return path || where;
+}
+
+function issueMessage(issue: z.core.$ZodIssue): string {
+  if (issue.code === "invalid_type" && /received undefined/.test(issue.message)) return "is required";
+  return issue.message.replace(/^Invalid input: /, "");
+}
+
+function parseOrRefuse<T extends z.ZodType>(
+  schema: T,
+  value: unknown,
+  where: "query" | "body" | "path",
+): z.output<T> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  throw invalidInput(issueField(where, issue), issueMessage(issue));
+}
+
+/** Query strings as an object: a name given twice becomes a list (`?tag=a&tag=b`). */
+function queryObject(url: URL): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = {};
+  for (const [name, value] of url.searchParams) {
+    const seen = query[name];
+    query[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
+  }
+  return query;
+}
+
+export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
+  spec: RouteSpec<P, Q, B>,
+): DeclaredRoute {
+  return {
+    method: spec.method,
+    pattern: spec.pattern,
+    spec: spec as unknown as RouteSpec,
+    handler: async (ctx) => {
+      const params = spec.params ? parseOrRefuse(spec.params, ctx.params, "path") : ctx.params;
+      const query = spec.query ? parseOrRefuse(spec.query, queryObject(ctx.url), "query") : {};
+      const body = spec.body ? parseOrRefuse(spec.body, await readJson(ctx.request), "body") : undefined;
+      return spec.handler(ctx, { params, query, body } as never);
+    },
+  };
+}
+
+/** Query numbers arrive as text: a whole number, refused (naming the field) otherwise. */
+export const queryInt = z
+  .string()
+  .regex(/^-?\d+$/, "must be a whole number")
+  .transform(Number)
+  .refine(Number.isSafeInteger, "is out of range");
+
+/** `true`/`false` in a query string, as Windmill's clients send them. */
+export const queryBool = z.enum(["true", "false"]).transform((value) => value === "true");
