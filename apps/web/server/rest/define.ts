@@ -46,8 +46,24 @@ function issueField(where: "query" | "body" | "path", issue: z.core.$ZodIssue): 
   return path || where;
 }
 
+/** zod's type names as the API's messages say them (`path: must be a string`). */
+const EXPECTED: Record<string, string> = {
+  string: "must be a string",
+  number: "must be a number",
+  int: "must be a whole number",
+  boolean: "must be true or false",
+  object: "must be a JSON object",
+  record: "must be a JSON object",
+  array: "must be a list",
+};
+
 function issueMessage(issue: z.core.$ZodIssue): string {
-  if (issue.code === "invalid_type" && /received undefined/.test(issue.message)) return "is required";
+  if (issue.code === "invalid_type") {
+    // zod's own wording ("Invalid input: expected …") is replaced; a schema's own message is kept.
+    const generic = /^Invalid input: expected /.test(issue.message);
+    if (/received undefined$/.test(issue.message)) return "is required";
+    if (generic && EXPECTED[issue.expected]) return EXPECTED[issue.expected]!;
+  }
   return issue.message.replace(/^Invalid input: /, "");
 }
 
@@ -62,10 +78,14 @@ function parseOrRefuse<T extends z.ZodType>(
   throw invalidInput(issueField(where, issue), issueMessage(issue));
 }
 
-/** Query strings as an object: a name given twice becomes a list (`?tag=a&tag=b`). */
+/**
+ * Query strings as an object: a name given twice becomes a list (`?tag=a&tag=b`). An empty value
+ * (`?page=`) is no value, as the hand-written parsers before the table took it.
+ */
 function queryObject(url: URL): Record<string, string | string[]> {
   const query: Record<string, string | string[]> = {};
   for (const [name, value] of url.searchParams) {
+    if (value === "") continue;
     const seen = query[name];
     query[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
   }
@@ -96,4 +116,6 @@ export const queryInt = z
   .refine(Number.isSafeInteger, "is out of range");
 
 /** `true`/`false` in a query string, as Windmill's clients send them. */
-export const queryBool = z.enum(["true", "false"]).transform((value) => value === "true");
+export const queryBool = z
+  .enum(["true", "false"], { error: "must be true or false" })
+  .transform((value) => value === "true");

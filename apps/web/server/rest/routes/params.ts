@@ -1,4 +1,6 @@
 import { checkJsonInput, invalidInput, webhookArgs, type RunOptions } from "@millrace/core";
+import { z } from "zod";
+import { requestIp } from "../../auth/principal.ts";
 import { readText } from "../../http.ts";
 import type { RestContext } from "../router.ts";
 
@@ -66,4 +68,25 @@ export async function runArgs(ctx: RestContext): Promise<unknown> {
   const args = webhookArgs(ctx.request.headers.get("content-type"), await readText(ctx.request));
   checkJsonInput(args, "args");
   return args;
+}
+
+/** What the audit log records of the call (the caller's address). */
+export function callMeta(ctx: RestContext) {
+  return { ip: requestIp(ctx.request.headers) };
+}
+
+/** `/api/w/:workspace/…/*path` routes' parameters. */
+export const workspacePath = z.object({ workspace: z.string(), path: z.string() });
+
+/** `/api/w/:workspace/…/:name` routes' parameters. */
+export const workspaceName = z.object({ workspace: z.string(), name: z.string() });
+
+/** A query flag: `true`/`false`, or `1`/`0` as some of Windmill's callers send them. */
+export const queryFlag = z
+  .enum(["true", "false", "1", "0"], { error: "must be true or false" })
+  .transform((value) => value === "true" || value === "1");
+
+/** A plain-text answer, as Windmill's create/update/delete routes give. */
+export function textAnswer(description: string) {
+  return { contentType: "text/plain", description };
 }

@@ -2,7 +2,6 @@ import {
   createSchedule,
   deleteSchedule,
   getSchedule,
-  invalidInput,
   listScheduleRuns,
   listSchedules,
   previewTicks,
@@ -11,13 +10,35 @@ import {
   updateSchedule,
   type ScheduleView,
 } from "@millrace/core";
-import { json, readJson, readObject, text } from "../../http.ts";
-import type { RestContext, Route } from "../router.ts";
-import { intParam, optionalString, requiredString } from "./params.ts";
-import { boolParam, optionalBoolean } from "./variables.ts";
+import { z } from "zod";
+import { json, text } from "../../http.ts";
+import { defineRoute, queryInt } from "../define.ts";
+import type { Route } from "../router.ts";
+import { queryFlag, textAnswer, workspacePath } from "./params.ts";
+
+/** windmill-client's Schedule, plus Millrace's next and last run times. */
+const windmillScheduleShape = z.object({
+  workspace_id: z.string(),
+  path: z.string(),
+  edited_by: z.string(),
+  edited_at: z.string(),
+  schedule: z.string(),
+  timezone: z.string(),
+  enabled: z.boolean(),
+  script_path: z.string(),
+  is_flow: z.boolean(),
+  args: z.unknown(),
+  extra_perms: z.record(z.string(), z.boolean()),
+  email: z.string(),
+  permissioned_as: z.string(),
+  error: z.string().nullable(),
+  summary: z.string().nullable(),
+  next_run_at: z.string().nullable(),
+  last_run_at: z.string().nullable(),
+});
 
 /** Windmill's Schedule, plus Millrace's next and last run times and the last tick's error. */
-function windmillSchedule(schedule: ScheduleView) {
+function windmillSchedule(schedule: ScheduleView): z.infer<typeof windmillScheduleShape> {
   return {
     workspace_id: schedule.workspaceId,
     path: schedule.path,
@@ -39,117 +60,179 @@ function windmillSchedule(schedule: ScheduleView) {
   };
 }
 
-function args(body: Record<string, unknown>): unknown {
-  return body.args ?? {};
-}
+/** ScriptArgs: a JSON object (null or absent: none). */
+const scriptArgs = z.record(z.string(), z.unknown(), { error: "must be a JSON object" }).nullish();
 
-const path = (ctx: RestContext) => ctx.params.path ?? "";
+const pageQuery = { page: queryInt.optional(), per_page: queryInt.optional() };
 
 export const scheduleRoutes: Route[] = [
-  {
+  defineRoute({
     method: "POST",
     pattern: "/api/schedules/preview",
-    handler: async (ctx) => {
+    summary: "previewSchedule",
+    tag: "schedule",
+    // Checked by previewTicks, which names the field and says what is wrong with it.
+    body: z.object({ schedule: z.unknown(), timezone: z.unknown().optional() }),
+    response: z.array(z.string()),
+    handler: async (ctx, { body }) => {
       await ctx.principal();
-      const body = readObject(await readJson(ctx.request));
       const ticks = previewTicks(body.schedule, body.timezone, 5);
       return json(ticks.map((tick) => tick.toISOString()));
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/schedules/create",
-    handler: async (ctx) => {
-      const body = readObject(await readJson(ctx.request));
+    summary: "createSchedule",
+    tag: "schedule",
+    body: z.object({
+      path: z.string(),
+      schedule: z.string(),
+      timezone: z.string().nullish(),
+      script_path: z.string(),
+      is_flow: z.boolean().nullish(),
+      args: scriptArgs,
+      enabled: z.boolean().nullish(),
+      summary: z.string().nullish(),
+    }),
+    response: textAnswer("the path of the new schedule"),
+    handler: async (ctx, { body }) => {
       const created = await createSchedule(ctx.services, await ctx.membership(), {
-        path: requiredString(body, "path"),
-        schedule: requiredString(body, "schedule"),
-        timezone: optionalString(body, "timezone") ?? null,
-        scriptPath: requiredString(body, "script_path"),
-        isFlow: optionalBoolean(body, "is_flow") ?? false,
-        args: args(body),
-        enabled: optionalBoolean(body, "enabled") ?? true,
-        summary: optionalString(body, "summary") ?? null,
+        path: body.path,
+        schedule: body.schedule,
+        timezone: body.timezone ?? null,
+        scriptPath: body.script_path,
+        isFlow: body.is_flow ?? false,
+        args: body.args ?? {},
+        enabled: body.enabled ?? true,
+        summary: body.summary ?? null,
       });
       return text(created.path, 201);
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/schedules/update/*path",
-    handler: async (ctx) => {
-      const body = readObject(await readJson(ctx.request));
-      const updated = await updateSchedule(ctx.services, await ctx.membership(), path(ctx), {
-        schedule: requiredString(body, "schedule"),
-        timezone: optionalString(body, "timezone") ?? null,
-        args: args(body),
-        ...(body.summary !== undefined ? { summary: optionalString(body, "summary") ?? null } : {}),
+    summary: "updateSchedule",
+    tag: "schedule",
+    params: workspacePath,
+    body: z.object({
+      schedule: z.string(),
+      timezone: z.string().nullish(),
+      args: scriptArgs,
+      summary: z.string().nullish(),
+    }),
+    response: textAnswer("the path of the schedule"),
+    handler: async (ctx, { params, body }) => {
+      const updated = await updateSchedule(ctx.services, await ctx.membership(), params.path, {
+        schedule: body.schedule,
+        timezone: body.timezone ?? null,
+        args: body.args ?? {},
+        // Absent leaves the summary as it is; null clears it.
+        ...(body.summary !== undefined ? { summary: body.summary ?? null } : {}),
       });
       return text(updated.path);
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/schedules/setenabled/*path",
-    handler: async (ctx) => {
-      const body = readObject(await readJson(ctx.request));
-      const enabled = optionalBoolean(body, "enabled");
-      if (enabled === undefined) throw invalidInput("enabled", "is required (true or false)");
-      const schedule = await setScheduleEnabled(ctx.services, await ctx.membership(), path(ctx), enabled);
-      return text(`schedule ${schedule.path} ${enabled ? "enabled" : "disabled"}`);
+    summary: "setScheduleEnabled",
+    tag: "schedule",
+    params: workspacePath,
+    body: z.object({
+      enabled: z.boolean({
+        error: (issue) => (issue.input === undefined ? "is required (true or false)" : "must be true or false"),
+      }),
+    }),
+    response: textAnswer("schedule <path> enabled|disabled"),
+    handler: async (ctx, { params, body }) => {
+      const schedule = await setScheduleEnabled(ctx.services, await ctx.membership(), params.path, body.enabled);
+      return text(`schedule ${schedule.path} ${body.enabled ? "enabled" : "disabled"}`);
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "DELETE",
     pattern: "/api/w/:workspace/schedules/delete/*path",
-    handler: async (ctx) => {
-      await deleteSchedule(ctx.services, await ctx.membership(), path(ctx));
-      return text(`schedule ${path(ctx)} deleted`);
+    summary: "deleteSchedule",
+    tag: "schedule",
+    params: workspacePath,
+    response: textAnswer("schedule <path> deleted"),
+    handler: async (ctx, { params }) => {
+      await deleteSchedule(ctx.services, await ctx.membership(), params.path);
+      return text(`schedule ${params.path} deleted`);
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/schedules/get/*path",
-    handler: async (ctx) =>
-      json(windmillSchedule(await getSchedule(ctx.services, await ctx.membership(), path(ctx)))),
-  },
+    summary: "getSchedule",
+    tag: "schedule",
+    params: workspacePath,
+    response: windmillScheduleShape,
+    handler: async (ctx, { params }) =>
+      json(windmillSchedule(await getSchedule(ctx.services, await ctx.membership(), params.path))),
+  }),
 
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/schedules/exists/*path",
-    handler: async (ctx) => json(await scheduleExists(ctx.services, await ctx.membership(), path(ctx))),
-  },
+    summary: "existsSchedule",
+    tag: "schedule",
+    params: workspacePath,
+    response: z.boolean(),
+    handler: async (ctx, { params }) =>
+      json(await scheduleExists(ctx.services, await ctx.membership(), params.path)),
+  }),
 
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/schedules/list",
-    handler: async (ctx) => {
-      const membership = await ctx.membership();
-      const exact = ctx.url.searchParams.get("schedule_path");
-      const schedules = await listSchedules(ctx.services, membership, {
-        page: intParam(ctx, "page"),
-        perPage: intParam(ctx, "per_page"),
-        pathStart: ctx.url.searchParams.get("path_start") || null,
-        scriptPath: ctx.url.searchParams.get("path") || null,
-        isFlow: boolParam(ctx, "is_flow") ?? null,
+    summary: "listSchedules",
+    tag: "schedule",
+    query: z.object({
+      ...pageQuery,
+      path_start: z.string().optional(),
+      /** The script or flow the schedules run. */
+      path: z.string().optional(),
+      is_flow: queryFlag.optional(),
+      schedule_path: z.string().optional(),
+    }),
+    response: z.array(windmillScheduleShape),
+    handler: async (ctx, { query }) => {
+      const schedules = await listSchedules(ctx.services, await ctx.membership(), {
+        page: query.page,
+        perPage: query.per_page,
+        pathStart: query.path_start ?? null,
+        scriptPath: query.path ?? null,
+        isFlow: query.is_flow ?? null,
       });
+      const exact = query.schedule_path;
       return json(schedules.filter((s) => !exact || s.path === exact).map(windmillSchedule));
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/schedules/list_with_jobs",
-    handler: async (ctx) => {
+    summary: "listSchedulesWithJobs",
+    tag: "schedule",
+    query: z.object(pageQuery),
+    response: z.array(
+      windmillScheduleShape.extend({
+        jobs: z.array(z.object({ id: z.string(), success: z.boolean(), duration_ms: z.number() })),
+      }),
+    ),
+    handler: async (ctx, { query }) => {
       const membership = await ctx.membership();
       const schedules = await listSchedules(ctx.services, membership, {
-        page: intParam(ctx, "page"),
-        perPage: intParam(ctx, "per_page"),
+        page: query.page,
+        perPage: query.per_page,
       });
       const runs = await listScheduleRuns(
         ctx.services,
@@ -170,5 +253,5 @@ export const scheduleRoutes: Route[] = [
         })),
       );
     },
-  },
+  }),
 ];

@@ -3,19 +3,35 @@ import {
   deleteVariable,
   getVariable,
   getVariableValue,
-  invalidInput,
   listVariables,
   updateVariable,
   variableExists,
   type VariableView,
 } from "@millrace/core";
-import { requestIp } from "../../auth/principal.ts";
-import { json, readJson, readObject, text } from "../../http.ts";
-import type { Route, RestContext } from "../router.ts";
-import { intParam, optionalString, requiredString } from "./params.ts";
+import { z } from "zod";
+import { json, text } from "../../http.ts";
+import { defineRoute, queryInt } from "../define.ts";
+import type { Route } from "../router.ts";
+import { callMeta, queryFlag, textAnswer, workspacePath } from "./params.ts";
 
-/** Windmill's ListableVariable. */
-function windmillVariable(variable: VariableView) {
+/** windmill-client's ListableVariable. */
+const windmillVariableShape = z.object({
+  workspace_id: z.string(),
+  path: z.string(),
+  value: z.string().nullable().optional(),
+  is_secret: z.boolean(),
+  description: z.string(),
+  extra_perms: z.record(z.string(), z.boolean()),
+  is_oauth: z.boolean(),
+  is_expired: z.boolean(),
+  is_linked: z.boolean(),
+  is_refreshed: z.boolean(),
+  account: z.null(),
+  edited_at: z.string(),
+  edited_by: z.string(),
+});
+
+function windmillVariable(variable: VariableView): z.infer<typeof windmillVariableShape> {
   return {
     workspace_id: variable.workspaceId,
     path: variable.path,
@@ -33,108 +49,130 @@ function windmillVariable(variable: VariableView) {
   };
 }
 
-export function boolParam(ctx: RestContext, name: string): boolean | undefined {
-  const raw = ctx.url.searchParams.get(name);
-  if (raw === null || raw === "") return undefined;
-  if (raw === "true" || raw === "1") return true;
-  if (raw === "false" || raw === "0") return false;
-  throw invalidInput(name, `must be true or false, got "${raw}"`);
-}
-
-export function optionalBoolean(body: Record<string, unknown>, field: string): boolean | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "boolean") throw invalidInput(field, "must be true or false");
-  return value;
-}
-
-export function callMeta(ctx: RestContext) {
-  return { ip: requestIp(ctx.request.headers) };
-}
-
-const path = (ctx: RestContext) => ctx.params.path ?? "";
+const alreadyEncrypted = z.object({ already_encrypted: queryFlag.optional() });
 
 export const variableRoutes: Route[] = [
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/variables/list",
-    handler: async (ctx) => {
+    summary: "listVariable",
+    tag: "variable",
+    query: z.object({ path_start: z.string().optional(), page: queryInt.optional(), per_page: queryInt.optional() }),
+    response: z.array(windmillVariableShape),
+    handler: async (ctx, { query }) => {
       const variables = await listVariables(ctx.services, await ctx.membership(), {
-        pathStart: ctx.url.searchParams.get("path_start") ?? undefined,
-        page: intParam(ctx, "page"),
-        perPage: intParam(ctx, "per_page"),
+        pathStart: query.path_start,
+        page: query.page,
+        perPage: query.per_page,
       });
       return json(variables.map(windmillVariable));
     },
-  },
-  {
+  }),
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/variables/get/*path",
-    handler: async (ctx) => {
-      const variable = await getVariable(ctx.services, await ctx.membership(), path(ctx), {
-        decryptSecret: boolParam(ctx, "decrypt_secret"),
-        includeEncrypted: boolParam(ctx, "include_encrypted"),
+    summary: "getVariable",
+    tag: "variable",
+    params: workspacePath,
+    query: z.object({ decrypt_secret: queryFlag.optional(), include_encrypted: queryFlag.optional() }),
+    response: windmillVariableShape,
+    handler: async (ctx, { params, query }) => {
+      const variable = await getVariable(ctx.services, await ctx.membership(), params.path, {
+        decryptSecret: query.decrypt_secret,
+        includeEncrypted: query.include_encrypted,
         ...callMeta(ctx),
       });
       return json(windmillVariable(variable));
     },
-  },
-  {
+  }),
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/variables/get_value/*path",
-    handler: async (ctx) =>
-      json(await getVariableValue(ctx.services, await ctx.membership(), path(ctx), callMeta(ctx))),
-  },
-  {
+    summary: "getVariableValue",
+    tag: "variable",
+    params: workspacePath,
+    response: z.string(),
+    handler: async (ctx, { params }) =>
+      json(await getVariableValue(ctx.services, await ctx.membership(), params.path, callMeta(ctx))),
+  }),
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/variables/exists/*path",
-    handler: async (ctx) => json(await variableExists(ctx.services, await ctx.membership(), path(ctx))),
-  },
-  {
+    summary: "existsVariable",
+    tag: "variable",
+    params: workspacePath,
+    response: z.boolean(),
+    handler: async (ctx, { params }) =>
+      json(await variableExists(ctx.services, await ctx.membership(), params.path)),
+  }),
+  defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/variables/create",
-    handler: async (ctx) => {
-      const body = readObject(await readJson(ctx.request));
+    summary: "createVariable",
+    tag: "variable",
+    query: alreadyEncrypted,
+    body: z.object({
+      path: z.string(),
+      value: z.string(),
+      is_secret: z.boolean().nullish(),
+      description: z.string().nullish(),
+    }),
+    response: textAnswer("the path of the new variable"),
+    handler: async (ctx, { query, body }) => {
       const variable = await createVariable(
         ctx.services,
         await ctx.membership(),
         {
-          path: requiredString(body, "path"),
-          value: requiredString(body, "value"),
-          isSecret: optionalBoolean(body, "is_secret") ?? false,
-          description: optionalString(body, "description") ?? "",
+          path: body.path,
+          value: body.value,
+          isSecret: body.is_secret ?? false,
+          description: body.description ?? "",
         },
-        { alreadyEncrypted: boolParam(ctx, "already_encrypted") ?? false, ...callMeta(ctx) },
+        { alreadyEncrypted: query.already_encrypted ?? false, ...callMeta(ctx) },
       );
       return text(variable.path, 201);
     },
-  },
-  {
+  }),
+  defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/variables/update/*path",
-    handler: async (ctx) => {
-      const body = readObject(await readJson(ctx.request));
+    summary: "updateVariable",
+    tag: "variable",
+    params: workspacePath,
+    query: alreadyEncrypted,
+    body: z.object({
+      path: z.string().nullish(),
+      value: z.string().nullish(),
+      is_secret: z.boolean().nullish(),
+      description: z.string().nullish(),
+    }),
+    response: textAnswer("updated variable <path>"),
+    handler: async (ctx, { params, query, body }) => {
       const variable = await updateVariable(
         ctx.services,
         await ctx.membership(),
-        path(ctx),
+        params.path,
         {
-          path: optionalString(body, "path"),
-          value: optionalString(body, "value"),
-          isSecret: optionalBoolean(body, "is_secret"),
-          description: optionalString(body, "description"),
+          path: body.path ?? undefined,
+          value: body.value ?? undefined,
+          isSecret: body.is_secret ?? undefined,
+          description: body.description ?? undefined,
         },
-        { alreadyEncrypted: boolParam(ctx, "already_encrypted") ?? false, ...callMeta(ctx) },
+        { alreadyEncrypted: query.already_encrypted ?? false, ...callMeta(ctx) },
       );
       return text(`updated variable ${variable.path}`);
     },
-  },
-  {
+  }),
+  defineRoute({
     method: "DELETE",
     pattern: "/api/w/:workspace/variables/delete/*path",
-    handler: async (ctx) => {
-      await deleteVariable(ctx.services, await ctx.membership(), path(ctx), callMeta(ctx));
-      return text(`deleted variable ${path(ctx)}`);
+    summary: "deleteVariable",
+    tag: "variable",
+    params: workspacePath,
+    response: textAnswer("deleted variable <path>"),
+    handler: async (ctx, { params }) => {
+      await deleteVariable(ctx.services, await ctx.membership(), params.path, callMeta(ctx));
+      return text(`deleted variable ${params.path}`);
     },
-  },
+  }),
 ];
