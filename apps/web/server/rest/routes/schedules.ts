@@ -145,12 +145,18 @@ export const scheduleRoutes: Route[] = [
     params: workspacePath,
     body: z.object({
       enabled: z.boolean({
-        error: (issue) => (issue.input === undefined ? "is required (true or false)" : "must be true or false"),
+        error: (issue) =>
+          issue.input === undefined ? "is required (true or false)" : "must be true or false",
       }),
     }),
     response: textAnswer("schedule <path> enabled|disabled"),
     handler: async (ctx, { params, body }) => {
-      const schedule = await setScheduleEnabled(ctx.services, await ctx.membership(), params.path, body.enabled);
+      const schedule = await setScheduleEnabled(
+        ctx.services,
+        await ctx.membership(),
+        params.path,
+        body.enabled,
+      );
       return text(`schedule ${schedule.path} ${body.enabled ? "enabled" : "disabled"}`);
     },
   }),

@@ -57,7 +57,11 @@ export const variableRoutes: Route[] = [
     pattern: "/api/w/:workspace/variables/list",
     summary: "listVariable",
     tag: "variable",
-    query: z.object({ path_start: z.string().optional(), page: queryInt.optional(), per_page: queryInt.optional() }),
+    query: z.object({
+      path_start: z.string().optional(),
+      page: queryInt.optional(),
+      per_page: queryInt.optional(),
+    }),
     response: z.array(windmillVariableShape),
     handler: async (ctx, { query }) => {
       const variables = await listVariables(ctx.services, await ctx.membership(), {
