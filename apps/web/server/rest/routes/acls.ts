@@ -2,21 +2,22 @@
 // for a group's members (`group_`) and a folder's grants (`folder`). Millrace grants access per
 // folder, so any other kind (a variable's or a resource's own extra_perms) is refused naming it.
 import { checkGroupAcl, invalidInput, setFolderPermission } from "@millrace/core";
-import { readJson, readObject, text } from "../../http.ts";
+import { z } from "zod";
+import { text } from "../../http.ts";
+import { defineRoute } from "../define.ts";
 import type { RestContext, Route } from "../router.ts";
-import { requiredString } from "./params.ts";
+import { textAnswer } from "./params.ts";
 
 function principalOf(owner: string): string {
   return owner.includes("/") ? owner : `u/${owner}`;
 }
 
-async function change(ctx: RestContext, add: boolean) {
-  const body = readObject(await readJson(ctx.request));
-  const owner = principalOf(requiredString(body, "owner"));
-  const write = body.write ?? false;
-  if (add && typeof write !== "boolean") throw invalidInput("write", "must be true or false");
-  const kind = ctx.params.kind ?? "";
-  const path = ctx.params.path ?? "";
+const aclParams = z.object({ workspace: z.string(), kind: z.string(), path: z.string() });
+type AclParams = z.infer<typeof aclParams>;
+
+async function change(ctx: RestContext, params: AclParams, ownerName: string, write: boolean, add: boolean) {
+  const owner = principalOf(ownerName);
+  const { kind, path } = params;
   const membership = await ctx.membership();
   if (kind === "group_") {
     await checkGroupAcl(ctx.services, membership, path, owner, add ? "add" : "remove");
@@ -38,10 +39,24 @@ async function change(ctx: RestContext, add: boolean) {
 }
 
 export const aclRoutes: Route[] = [
-  { method: "POST", pattern: "/api/w/:workspace/acls/add/:kind/*path", handler: (ctx) => change(ctx, true) },
-  {
+  defineRoute({
+    method: "POST",
+    pattern: "/api/w/:workspace/acls/add/:kind/*path",
+    summary: "addGranularAcls",
+    tag: "granular_acl",
+    params: aclParams,
+    body: z.object({ owner: z.string(), write: z.boolean().nullish() }),
+    response: textAnswer("added <owner> on <kind>/<path>"),
+    handler: (ctx, { params, body }) => change(ctx, params, body.owner, body.write ?? false, true),
+  }),
+  defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/acls/remove/:kind/*path",
-    handler: (ctx) => change(ctx, false),
-  },
+    summary: "removeGranularAcls",
+    tag: "granular_acl",
+    params: aclParams,
+    body: z.object({ owner: z.string() }),
+    response: textAnswer("removed <owner> on <kind>/<path>"),
+    handler: (ctx, { params, body }) => change(ctx, params, body.owner, false, false),
+  }),
 ];

@@ -1,16 +1,24 @@
-import {
-  getAudit,
-  invalidInput,
-  listAudit,
-  parseDateTime,
-  type ActionKind,
-  type AuditRow,
-} from "@millrace/core";
+import { getAudit, listAudit, parseDateTime, type AuditRow } from "@millrace/core";
+import { z } from "zod";
 import { json } from "../../http.ts";
-import type { RestContext, Route } from "../router.ts";
-import { intParam } from "./params.ts";
+import { defineRoute, queryInt } from "../define.ts";
+import type { Route } from "../router.ts";
+import { queryFlag } from "./params.ts";
 
-const ACTION_KINDS = ["Created", "Updated", "Delete", "Execute"];
+const ACTION_KINDS = ["Created", "Updated", "Delete", "Execute"] as const;
+
+/** windmill-client's AuditLog. */
+const windmillAuditShape = z.object({
+  workspace_id: z.string(),
+  id: z.number(),
+  timestamp: z.string(),
+  username: z.string(),
+  operation: z.string(),
+  action_kind: z.enum(ACTION_KINDS),
+  resource: z.string().optional(),
+  parameters: z.record(z.string(), z.unknown()).optional(),
+  ip: z.string().optional(),
+});
 
 export function windmillAudit(row: AuditRow) {
   return {
@@ -26,50 +34,61 @@ export function windmillAudit(row: AuditRow) {
   };
 }
 
-function param(ctx: RestContext, name: string): string | undefined {
-  const value = ctx.url.searchParams.get(name);
-  return value === null || value.trim() === "" ? undefined : value;
-}
-
-function list(ctx: RestContext, name: string): string[] | undefined {
-  return param(ctx, name)
-    ?.split(",")
+/** A comma-separated list (`operations=a,b`); blank is no list. */
+const commaList = z.string().transform((value) => {
+  const list = value
+    .split(",")
     .map((v) => v.trim())
     .filter(Boolean);
-}
+  return list.length ? list : undefined;
+});
 
 export const auditRoutes: Route[] = [
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/audit/list",
-    handler: async (ctx) => {
-      const before = param(ctx, "before");
-      const after = param(ctx, "after");
-      const actionKind = param(ctx, "action_kind");
-      if (actionKind && !ACTION_KINDS.includes(actionKind)) {
-        throw invalidInput("action_kind", `must be one of ${ACTION_KINDS.join(", ")}`);
-      }
+    summary: "listAuditLogs",
+    tag: "audit",
+    query: z.object({
+      page: queryInt.optional(),
+      per_page: queryInt.optional(),
+      before: z.string().optional(),
+      after: z.string().optional(),
+      username: z.string().optional(),
+      operation: z.string().optional(),
+      operations: commaList.optional(),
+      exclude_operations: commaList.optional(),
+      resource: z.string().optional(),
+      action_kind: z.enum(ACTION_KINDS, { error: `must be one of ${ACTION_KINDS.join(", ")}` }).optional(),
+      all_workspaces: queryFlag.optional(),
+    }),
+    response: z.array(windmillAuditShape),
+    handler: async (ctx, { query }) => {
       const rows = await listAudit(ctx.services, await ctx.membership(), {
-        page: intParam(ctx, "page"),
-        perPage: intParam(ctx, "per_page"),
-        before: before ? parseDateTime("before", before) : undefined,
-        after: after ? parseDateTime("after", after) : undefined,
-        username: param(ctx, "username"),
-        operation: param(ctx, "operation"),
-        operations: list(ctx, "operations"),
-        excludeOperations: list(ctx, "exclude_operations"),
-        resource: param(ctx, "resource"),
-        actionKind: actionKind as ActionKind | undefined,
-        allWorkspaces: param(ctx, "all_workspaces") === "true",
+        page: query.page,
+        perPage: query.per_page,
+        before: query.before?.trim() ? parseDateTime("before", query.before) : undefined,
+        after: query.after?.trim() ? parseDateTime("after", query.after) : undefined,
+        username: query.username?.trim() || undefined,
+        operation: query.operation?.trim() || undefined,
+        operations: query.operations,
+        excludeOperations: query.exclude_operations,
+        resource: query.resource?.trim() || undefined,
+        actionKind: query.action_kind,
+        allWorkspaces: query.all_workspaces ?? false,
       });
       return json(rows.map(windmillAudit));
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/audit/get/:id",
-    handler: async (ctx) =>
-      json(windmillAudit(await getAudit(ctx.services, await ctx.membership(), Number(ctx.params.id)))),
-  },
+    summary: "getAuditLog",
+    tag: "audit",
+    params: z.object({ workspace: z.string(), id: z.string() }),
+    response: windmillAuditShape,
+    handler: async (ctx, { params }) =>
+      json(windmillAudit(await getAudit(ctx.services, await ctx.membership(), Number(params.id)))),
+  }),
 ];
