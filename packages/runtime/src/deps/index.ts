@@ -1,6 +1,8 @@
 export {
   hasRequirements,
+  importsBundledClient,
   npmRequirements,
+  npmSchemeImports,
   pythonRequirements,
   RequirementsError,
   scriptRequirements,

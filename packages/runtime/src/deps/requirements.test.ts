@@ -4,11 +4,15 @@ import path from "node:path";
 import { describe, it } from "node:test";
 import { scratchDir } from "../exec/testing.ts";
 import { cacheDir, publish, tempDir } from "./cache.ts";
+import { packageOfImport, pythonImports } from "./python-imports.ts";
 import {
   hasRequirements,
+  importsBundledClient,
   npmRequirements,
+  npmSchemeImports,
   pythonRequirements,
   RequirementsError,
+  satisfiesRange,
   scriptRequirements,
 } from "./requirements.ts";
 
@@ -33,6 +37,151 @@ describe("python requirements", () => {
     assert.equal(scriptRequirements("python3", "def main():\n    return 1\n"), null);
     assert.equal(hasRequirements("python3", "# requirements:\n#x==1\ndef main(): pass\n"), true);
     assert.equal(hasRequirements("bash", 'import x from "pkg"'), false);
+  });
+});
+
+describe("python requirements inferred from imports (no # requirements: block)", () => {
+  it("maps third-party imports to their packages, leaving out the stdlib, wmill, workspace scripts and relative imports", () => {
+    const content = [
+      "import os, sys as system",
+      "import json",
+      "from __future__ import annotations",
+      "import wmill",
+      "from f.folder.helper import util",
+      "from u.someone.other import thing",
+      "from . import sibling",
+      "from .local import x",
+      "import yaml",
+      "from PIL import Image",
+      "from sklearn.linear_model import LinearRegression",
+      "from bs4 import BeautifulSoup",
+      "from dateutil import parser",
+      "import psycopg2.extras",
+      "import requests; import pandas as pd",
+      "from google.cloud import bigquery",
+      "import google.cloud.storage",
+      "from azure.storage.blob import BlobServiceClient",
+      "from mysql.connector import connect",
+      "import numpy as np  # pin: numpy==1.26.4",
+      "import cv2",
+      "import slack_sdk",
+      "",
+      "def main():",
+      "    import boto3",
+      "    try:",
+      "        import ujson as fastjson",
+      "    except ImportError:",
+      "        pass",
+      '    text = """',
+      "import not_an_import",
+      '"""',
+      "    other = 'import nope'  # import nope2",
+      "    from typing import (",
+      "        Any,",
+      "    )",
+      "    return 1",
+    ].join("\n");
+    assert.deepEqual(pythonRequirements(content), [
+      "pyyaml",
+      "pillow",
+      "scikit-learn",
+      "beautifulsoup4",
+      "python-dateutil",
+      "psycopg2-binary",
+      "requests",
+      "pandas",
+      "google-cloud-bigquery",
+      "google-cloud-storage",
+      "azure-storage-blob",
+      "mysql-connector-python",
+      "numpy==1.26.4",
+      "opencv-python",
+      "slack_sdk",
+      "boto3",
+      "ujson",
+    ]);
+  });
+
+  it("a # requirements: block wins: nothing is inferred, even when it is empty", () => {
+    assert.deepEqual(
+      pythonRequirements("# requirements:\n#requests==2.31.0\nimport yaml\nimport requests\n"),
+      ["requests==2.31.0"],
+    );
+    assert.deepEqual(pythonRequirements("# requirements:\n\nimport yaml\n"), []);
+    assert.equal(scriptRequirements("python3", "# requirements:\nimport yaml\ndef main(): pass\n"), null);
+  });
+
+  it("adds an # extra_requirements: block to what is inferred", () => {
+    assert.deepEqual(
+      pythonRequirements("# extra_requirements:\n#httpx[http2]>=0.27\nimport yaml\ndef main(): pass\n"),
+      ["pyyaml", "httpx[http2]>=0.27"],
+    );
+  });
+
+  it("a script with only stdlib and wmill imports has no requirements (no dependency job)", () => {
+    const content =
+      "import wmill\nimport json, re\nfrom datetime import datetime\ndef main():\n    return 1\n";
+    assert.equal(scriptRequirements("python3", content), null);
+    assert.equal(hasRequirements("python3", content), false);
+    assert.deepEqual(scriptRequirements("python3", "import yaml\ndef main(): pass\n"), {
+      language: "python3",
+      packages: ["pyyaml"],
+    });
+  });
+
+  it("a # pin: that is not a plain requirement is refused as a block's line would be", () => {
+    assert.throws(
+      () => pythonRequirements("import x  # pin: --index-url http://evil/simple\n"),
+      RequirementsError,
+    );
+  });
+
+  it("reads imports across continuation lines and ignores strings", () => {
+    assert.deepEqual(
+      pythonImports('import a, \\\n    b.c\nx = "import d"\nfrom e.f import (g,\n h)\n').map((i) => i.module),
+      ["a", "b.c", "e.f"],
+    );
+    assert.equal(packageOfImport("_thread"), null);
+    assert.equal(packageOfImport("tomllib"), null);
+    assert.equal(packageOfImport("jwt"), "pyjwt");
+    assert.equal(packageOfImport("google.protobuf.json_format"), "protobuf");
+  });
+});
+
+describe("windmill-client bundled for deno", () => {
+  it("knows the imports the bundled copy answers", () => {
+    assert.equal(importsBundledClient('import * as wmill from "npm:windmill-client";', "1.818.0"), true);
+    assert.equal(importsBundledClient('import * as wmill from "windmill-client";', "1.818.0"), true);
+    assert.equal(importsBundledClient('import { x } from "npm:windmill-client@^1.800";', "1.818.0"), true);
+    assert.equal(importsBundledClient('import { x } from "npm:windmill-client@1.818.0";', "1.818.0"), true);
+    assert.equal(importsBundledClient('import { x } from "npm:windmill-client@1.500.0";', "1.818.0"), false);
+    assert.equal(importsBundledClient('import { x } from "npm:windmill-client@^2";', "1.818.0"), false);
+    assert.equal(importsBundledClient('import { x } from "windmill-client@1.818.0";', "1.818.0"), false);
+    assert.equal(importsBundledClient('import x from "npm:lodash";', "1.818.0"), false);
+    assert.deepEqual(
+      npmSchemeImports('import a from "npm:lodash@4/fp";\nimport b from "npm:@scope/p@1";\nimport "x";'),
+      ["lodash", "@scope/p"],
+    );
+  });
+
+  it("checks version ranges", () => {
+    for (const [range, ok] of [
+      ["", true],
+      ["latest", true],
+      ["1", true],
+      ["1.x", true],
+      ["1.818", true],
+      ["^1.700.2", true],
+      ["~1.818.0", true],
+      [">=1.0.0", true],
+      ["1.817.0", false],
+      ["^1.819.0", false],
+      ["~1.817.0", false],
+      ["2", false],
+      ["<2", false],
+    ] as const) {
+      assert.equal(satisfiesRange("1.818.0", range), ok, range);
+    }
   });
 });
 
