@@ -8,25 +8,41 @@ import {
   scopePathOf,
   signIn,
 } from "@millrace/core";
+import { z } from "zod";
 import { requestIp } from "../../auth/principal.ts";
-import { readJson, readObject, text } from "../../http.ts";
+import { text } from "../../http.ts";
+import { defineRoute } from "../define.ts";
 import type { Route } from "../router.ts";
-import { MILLRACE_VERSION, optionalString, requiredString } from "./params.ts";
+import { MILLRACE_VERSION, textAnswer } from "./params.ts";
 import { createWebhookTokenFromBody } from "./webhooks.ts";
 
 export const authRoutes: Route[] = [
-  { method: "GET", pattern: "/api/version", handler: async () => text(`Millrace v${MILLRACE_VERSION}`) },
+  defineRoute({
+    method: "GET",
+    pattern: "/api/version",
+    summary: "backendVersion",
+    tag: "settings",
+    auth: "public",
+    response: textAnswer("Millrace v<version>"),
+    handler: async () => text(`Millrace v${MILLRACE_VERSION}`),
+  }),
 
-  {
+  defineRoute({
     method: "POST",
     pattern: "/api/auth/login",
-    handler: async (ctx) => {
-      const body = readObject(await readJson(ctx.request));
+    summary: "login",
+    tag: "user",
+    auth: "public",
+    body: z.object({ email: z.string(), password: z.string() }),
+    response: textAnswer(
+      "a session token (also set as the `token` cookie); 429 with retry-after when rate-limited",
+    ),
+    handler: async (ctx, { body }) => {
       let user;
       try {
         user = await signIn(ctx.services, {
-          email: requiredString(body, "email"),
-          password: requiredString(body, "password"),
+          email: body.email,
+          password: body.password,
           ip: requestIp(ctx.request.headers),
         });
       } catch (error) {
@@ -51,30 +67,38 @@ export const authRoutes: Route[] = [
       );
       return response;
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "POST",
     pattern: "/api/users/tokens/create",
-    handler: async (ctx) => {
-      const body = readObject(await readJson(ctx.request));
+    summary: "createToken",
+    tag: "user",
+    // windmill-client's NewToken.
+    body: z.object({
+      label: z.string().nullish(),
+      expiration: z.string().nullish(),
+      scopes: z.array(z.string(), { error: "must be a list of strings" }).nullish(),
+      workspace_id: z.string().nullish(),
+    }),
+    response: textAnswer("the new token"),
+    handler: async (ctx, { body }) => {
       // Windmill's webhook tokens: `scopes: ["run:script/<path>"]` with the script's workspace_id.
       const scopePath = scopePathOf(body.scopes);
       if (scopePath) {
-        const workspace = requiredString(body, "workspace_id");
-        const membership = await requireMembership(ctx.services, await ctx.principal(), workspace);
+        if (!body.workspace_id) throw invalidInput("workspace_id", "is required");
+        const membership = await requireMembership(ctx.services, await ctx.principal(), body.workspace_id);
         return createWebhookTokenFromBody(membership, ctx.services, body, scopePath);
       }
-      const expiration = optionalString(body, "expiration");
-      const expiresAt = expiration ? new Date(expiration) : null;
+      const expiresAt = body.expiration ? new Date(body.expiration) : null;
       if (expiresAt && Number.isNaN(expiresAt.getTime()))
         throw invalidInput("expiration", "not a valid date-time");
       const token = await createToken(ctx.services, await ctx.principal(), {
-        label: optionalString(body, "label") ?? null,
+        label: body.label ?? null,
         expiresAt,
-        workspaceId: optionalString(body, "workspace_id") ?? null,
+        workspaceId: body.workspace_id ?? null,
       });
       return text(token, 201);
     },
-  },
+  }),
 ];
