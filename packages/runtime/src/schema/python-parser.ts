@@ -10,7 +10,8 @@ export type PyExpr =
   | { kind: "name"; id: string }
   | { kind: "attribute"; value: PyExpr; attr: string }
   | { kind: "subscript"; value: PyExpr; index: PyExpr[] }
-  | { kind: "constant"; value: string | number | boolean | null }
+  /** `float`: a number written as a float literal (`1.0`, `1e3`), a `float` in Python. */
+  | { kind: "constant"; value: string | number | boolean | null; float?: boolean }
   | { kind: "bytes"; value: Uint8Array }
   | { kind: "ellipsis" }
   | { kind: "list" | "tuple" | "set"; elements: PyExpr[] }
@@ -406,5 +407,6 @@ function numberConstant(text: string): PyExpr {
   if (clean.endsWith("j")) return DYNAMIC;
   if (/^0[xob]/.test(clean)) return { kind: "constant", value: Number(clean) };
   const n = Number(clean);
-  return Number.isFinite(n) ? { kind: "constant", value: n } : DYNAMIC;
+  if (!Number.isFinite(n)) return DYNAMIC;
+  return /[.e]/.test(clean) ? { kind: "constant", value: n, float: true } : { kind: "constant", value: n };
 }

@@ -109,7 +109,7 @@ const cases: [string, string, ArgSchema][] = [
         b: { type: "integer", default: 3 },
         c: { type: "number", default: 0.5 },
         d: { type: "string", default: "s" },
-        e: { type: "array", default: [1] },
+        e: { type: "array", items: { type: "integer" }, default: [1] },
         f: {},
       },
       ["a"],
@@ -124,12 +124,12 @@ const cases: [string, string, ArgSchema][] = [
     ]),
   ],
   [
-    "resource types and Any",
+    "resource types (named as written) and Any",
     "def main(db: postgresql, client: MyResource, x: Any):\n    pass\n",
     expectSchema(
       {
         db: { type: "object", format: "resource-postgresql" },
-        client: { type: "object", format: "resource-my_resource" },
+        client: { type: "object", format: "resource-MyResource" },
         x: {},
       },
       ["db", "client", "x"],

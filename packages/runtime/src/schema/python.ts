@@ -2,13 +2,15 @@ import { PythonParser } from "./python-parser.ts";
 import type { PyExpr, PyParameter } from "./python-parser.ts";
 import { decodePythonString, tokenizePython } from "./python-tokens.ts";
 import type { Token } from "./python-tokens.ts";
-import { SignatureError, buildSchema, itemsOf, propertyFromValue, resourceProperty } from "./types.ts";
+import { SignatureError, buildSchema, itemsOf, sameShape } from "./types.ts";
 import type { ArgSchema, InferredParam, PropertySchema } from "./types.ts";
 
 // Python `main` signatures → Windmill's JSON schema. The mapping follows Windmill's Python parser:
 // str/int/float/bool/dict/list, list[T] with items, Optional[T] / T | None not required and nullable,
-// Literal["a", "b"] a string enum, datetime a date-time string, bytes a base64 string, and any other
-// class name a resource type (`db: postgresql` → format resource-postgresql).
+// Literal["a", "b"] and string Enum classes a string enum, datetime a date-time string, bytes a
+// base64 string, and any other class name a resource type named as written (`db: postgresql` →
+// format resource-postgresql; `wmill.S3Object` → resource-s3_object). Where Windmill's parser is
+// plainly wrong, the mapping keeps the right answer: docs/schema-inference.md lists those cases.
 
 const NOT_LITERAL = Symbol("not a literal");
 
@@ -103,71 +105,140 @@ function literalArguments(e: PyExpr): unknown[] {
   return e.index.map((item) => (item.kind === "constant" ? item.value : NOT_LITERAL));
 }
 
-function mapUnion(members: PyExpr[]): Mapped {
-  const rest = members.filter((m) => !isNone(m));
-  const nullable = rest.length < members.length;
-  let property: PropertySchema;
-  if (rest.length === 1) property = mapType(rest[0] as PyExpr).property;
-  else if (rest.length > 1 && rest.every((m) => literalArguments(m)[0] !== NOT_LITERAL)) {
-    property = mapLiterals(rest.flatMap(literalArguments));
-  } else property = { description: "" };
-  if (nullable) property.nullable = true;
-  return { property, optional: nullable };
-}
+/** An `Enum` class of the file: its members' values by member name. */
+type EnumClass = Map<string, unknown>;
 
-function arrayOf(element: PyExpr | undefined): Mapped {
-  const mapped = plain("array");
-  const items = element ? itemsOf(mapType(element).property) : undefined;
-  if (items) mapped.property.items = items;
-  return mapped;
-}
+const ENUM_BASES = new Set(["Enum", "StrEnum", "IntEnum", "enum.Enum", "enum.StrEnum", "enum.IntEnum"]);
 
-function mapType(e: PyExpr): Mapped {
-  const members = unionMembers(e);
-  if (members) return mapUnion(members);
-  if (e.kind === "constant" && typeof e.value === "string") return mapType(forwardReference(e.value));
-  if (isNone(e)) return any();
-  const subscript = e.kind === "subscript" ? e : null;
-  const name = dottedName(subscript ? subscript.value : e);
-  if (name === null) return any();
-  const args = subscript?.index ?? [];
-  const base = name.split(".").pop() as string;
-  if (ARRAYS.has(base)) return arrayOf(args[0]);
-  if (OBJECTS.has(base)) return plain("object");
-  if (ANY.has(base)) return any();
-  switch (base) {
-    case "str":
-      return plain("string");
-    case "int":
-      return plain("integer");
-    case "float":
-    case "Decimal":
-      return plain("number");
-    case "bool":
-      return plain("boolean");
-    case "bytes":
-    case "bytearray":
-      return plain("string", { contentEncoding: "base64" });
-    case "datetime":
-      return plain("string", { format: "date-time" });
-    case "date":
-      // `datetime.date` is a date; a bare `date` imported from datetime too.
-      return plain("string", { format: "date" });
-    case "Optional":
-      return mapUnion([...args, { kind: "constant", value: null }]);
-    case "Union":
-      return mapUnion(args);
-    case "Literal":
-      return { property: mapLiterals(literalArguments(e)), optional: false };
-    case "Annotated":
-    case "Required":
-    case "NotRequired":
-    case "Final":
-      return args[0] ? mapType(args[0]) : any();
+/**
+ * The `class X(..., Enum):` definitions at the top level, with their `NAME = value` members
+ * (read from the tokens: members are the indented `name = literal` lines of the class body).
+ */
+function findEnums(tokens: Token[]): Map<string, EnumClass> {
+  const enums = new Map<string, EnumClass>();
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i] as Token;
+    if (t.indent !== 0 || t.value !== "class" || tokens[i + 2]?.value !== "(") continue;
+    const name = tokens[i + 1]?.value as string;
+    let j = i + 3;
+    const bases: string[] = [];
+    let base = "";
+    for (; j < tokens.length && tokens[j]?.value !== ")"; j++) {
+      const v = (tokens[j] as Token).value;
+      if (v === ",") {
+        bases.push(base);
+        base = "";
+      } else base += v;
+    }
+    bases.push(base);
+    if (!bases.some((b) => ENUM_BASES.has(b))) continue;
+    const members: EnumClass = new Map();
+    for (j += 2; j < tokens.length && (tokens[j] as Token).indent !== 0; j++) {
+      const m = tokens[j] as Token;
+      if (m.indent <= 0 || m.kind !== "name" || tokens[j + 1]?.value !== "=") continue;
+      const value = tokens[j + 2];
+      const next = tokens[j + 3];
+      if (!value || (next && next.indent === -1)) continue;
+      if (value.kind === "string") {
+        const decoded = decodePythonString(value.value);
+        if (decoded && "text" in decoded) members.set(m.value, decoded.text);
+      } else if (value.kind === "number") members.set(m.value, Number(value.value.replace(/_/g, "")));
+    }
+    enums.set(name, members);
   }
-  // typing.X names that are not types users pass in (Callable, Type, …) have no schema.
-  if (name.startsWith("typing.")) return any();
-  return { property: resourceProperty(base), optional: false };
+  return enums;
+}
+
+class TypeMapper {
+  readonly enums: Map<string, EnumClass>;
+
+  constructor(enums: Map<string, EnumClass>) {
+    this.enums = enums;
+  }
+
+  private union(members: PyExpr[]): Mapped {
+    const rest = members.filter((m) => !isNone(m));
+    const nullable = rest.length < members.length;
+    let property: PropertySchema;
+    if (rest.length === 1) property = this.map(rest[0] as PyExpr).property;
+    else if (rest.length > 1 && rest.every((m) => literalArguments(m)[0] !== NOT_LITERAL)) {
+      property = mapLiterals(rest.flatMap(literalArguments));
+    } else property = { description: "" };
+    if (nullable) property.nullable = true;
+    return { property, optional: nullable };
+  }
+
+  private array(element: PyExpr | undefined): Mapped {
+    const mapped = plain("array");
+    const items = element ? itemsOf(this.map(element).property) : undefined;
+    if (items) mapped.property.items = items;
+    return mapped;
+  }
+
+  map(e: PyExpr): Mapped {
+    const members = unionMembers(e);
+    if (members) return this.union(members);
+    if (e.kind === "constant" && typeof e.value === "string") return this.map(forwardReference(e.value));
+    if (isNone(e)) return any();
+    const subscript = e.kind === "subscript" ? e : null;
+    const name = dottedName(subscript ? subscript.value : e);
+    if (name === null) return any();
+    const args = subscript?.index ?? [];
+    const base = name.split(".").pop() as string;
+    // tuple[int, str] holds items of different types; tuple[int, ...] holds ints.
+    if ((base === "tuple" || base === "Tuple") && args.length > 0) {
+      if (args.length === 2 && args[1]?.kind === "ellipsis") return this.array(args[0]);
+      const shapes = args.map((a) => this.map(a).property);
+      return this.array(shapes.every((x) => sameShape(x, shapes[0] as PropertySchema)) ? args[0] : undefined);
+    }
+    if (ARRAYS.has(base)) return this.array(args[0]);
+    if (OBJECTS.has(base)) return plain("object");
+    if (ANY.has(base)) return any();
+    switch (base) {
+      case "str":
+        return plain("string");
+      case "int":
+        return plain("integer");
+      case "float":
+      case "Decimal":
+        return plain("number");
+      case "bool":
+        return plain("boolean");
+      case "bytes":
+      case "bytearray":
+        return plain("string", { contentEncoding: "base64" });
+      case "datetime":
+        return plain("string", { format: "date-time" });
+      case "date":
+        // `datetime.date` is a date; a bare `date` imported from datetime too.
+        return plain("string", { format: "date" });
+      case "Optional":
+        return this.union([...args, { kind: "constant", value: null }]);
+      case "Union":
+        return this.union(args);
+      case "Literal":
+        return { property: mapLiterals(literalArguments(e)), optional: false };
+      case "Annotated":
+      case "Required":
+      case "NotRequired":
+      case "Final":
+        return args[0] ? this.map(args[0]) : any();
+    }
+    // typing.X names that are not types users pass in (Callable, Type, …) have no schema.
+    if (name.startsWith("typing.")) return any();
+    const enumClass = name === base ? this.enums.get(base) : undefined;
+    if (enumClass) return { property: mapLiterals([...enumClass.values()]), optional: false };
+    // Windmill names a resource type as the class is written; S3Object is its `s3_object` type.
+    const resource = base === "S3Object" ? "s3_object" : base;
+    return { property: { type: "object", description: "", format: `resource-${resource}` }, optional: false };
+  }
+
+  /** `Color.RED` of an Enum class of the file: the member's value. */
+  enumMember(e: PyExpr): unknown {
+    if (e.kind !== "attribute" || e.value.kind !== "name") return NOT_LITERAL;
+    const members = this.enums.get(e.value.id);
+    return members?.has(e.attr) ? members.get(e.attr) : NOT_LITERAL;
+  }
 }
 
 /** What `ast.literal_eval` would accept (minus sets and complex numbers); NOT_LITERAL otherwise. */
@@ -209,12 +280,52 @@ function pythonKey(key: unknown): string {
   return key === null ? "null" : String(key);
 }
 
-function toParam(p: PyParameter): InferredParam {
-  const value = p.default ? literalValue(p.default) : NOT_LITERAL;
+/** The schema of an untyped parameter from its default, as Windmill infers it (1.0 is a float). */
+function propertyFromExpr(e: PyExpr): PropertySchema {
+  switch (e.kind) {
+    case "constant":
+      if (typeof e.value === "string") return { type: "string", description: "" };
+      if (typeof e.value === "boolean") return { type: "boolean", description: "" };
+      if (typeof e.value === "number") {
+        return { type: e.float || !Number.isInteger(e.value) ? "number" : "integer", description: "" };
+      }
+      return { description: "" };
+    case "bytes":
+      return { type: "string", description: "", contentEncoding: "base64" };
+    case "unary":
+      return e.op === "-" || e.op === "+" ? propertyFromExpr(e.operand) : { description: "" };
+    case "list":
+    case "tuple": {
+      const property: PropertySchema = { type: "array", description: "" };
+      const elements = e.elements.map(propertyFromExpr);
+      const first = elements[0];
+      if (first && elements.every((x) => sameShape(x, first))) {
+        const items = itemsOf(first);
+        if (items) property.items = items;
+      }
+      return property;
+    }
+    case "dict": {
+      const property: PropertySchema = { type: "object", description: "" };
+      const properties: Record<string, PropertySchema> = {};
+      for (const [k, v] of e.entries) {
+        if (k.kind === "constant" && typeof k.value === "string") properties[k.value] = propertyFromExpr(v);
+      }
+      if (Object.keys(properties).length > 0) property.properties = properties;
+      return property;
+    }
+    default:
+      return { description: "" };
+  }
+}
+
+function toParam(p: PyParameter, mapper: TypeMapper): InferredParam {
+  let value = p.default ? literalValue(p.default) : NOT_LITERAL;
+  if (value === NOT_LITERAL && p.default) value = mapper.enumMember(p.default);
   const mapped: Mapped = p.annotation
-    ? mapType(p.annotation)
+    ? mapper.map(p.annotation)
     : {
-        property: value === NOT_LITERAL ? { description: "" } : propertyFromValue(value, true),
+        property: value === NOT_LITERAL || !p.default ? { description: "" } : propertyFromExpr(p.default),
         optional: false,
       };
   const property = mapped.property;
@@ -228,5 +339,6 @@ export function inferPythonSchema(content: string): ArgSchema {
   const start = findMain(tokens);
   if (start === -1) throw new SignatureError("python3: no `def main(...)` found");
   const parameters = new PythonParser(tokens, start, decodePythonString).parseParameters();
-  return buildSchema(parameters.filter((p) => !p.variadic).map(toParam));
+  const mapper = new TypeMapper(findEnums(tokens));
+  return buildSchema(parameters.filter((p) => !p.variadic).map((p) => toParam(p, mapper)));
 }

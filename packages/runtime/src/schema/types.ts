@@ -19,6 +19,8 @@ export interface ValueSchema {
   /** Fields of an inline object type; `required` lists those that must be present. */
   properties?: Record<string, PropertySchema>;
   required?: string[];
+  /** A tagged union of object types (`{ kind: "a"; … } | { kind: "b"; … }`): one entry per variant. */
+  oneOf?: (ValueSchema & { type: "object"; title: string })[];
   nullable?: boolean;
 }
 
@@ -63,20 +65,53 @@ export function resourceProperty(typeName: string): PropertySchema {
   return { type: "object", description: "", format: `resource-${toSnakeCase(typeName)}` };
 }
 
-/** The item shape of an array whose elements are described by `element` (undefined: any item). */
+/**
+ * The item shape of an array whose elements are described by `element` (undefined: any item).
+ * Integer items stay integers (windmill-cli writes `list[int]` items as numbers: a documented
+ * disagreement, docs/schema-inference.md).
+ */
 export function itemsOf(element: PropertySchema): ValueSchema | undefined {
   if (!element.type) return undefined;
   const { description: _d, default: _v, ...shape } = element;
   return shape;
 }
 
-/** `integers`: whether the language distinguishes ints (Python) from numbers (TypeScript). */
+/**
+ * The schema of an untyped parameter, from its default value, as Windmill infers it: a list's items
+ * from its elements when they are all of one kind, an object's fields from its entries.
+ * `integers`: whether a whole number is an integer (Windmill says so in both Python and TypeScript).
+ */
 export function propertyFromValue(value: unknown, integers: boolean): PropertySchema {
-  let type: PropertyType | undefined;
-  if (typeof value === "string") type = "string";
-  else if (typeof value === "boolean") type = "boolean";
-  else if (typeof value === "number") type = integers && Number.isInteger(value) ? "integer" : "number";
-  else if (Array.isArray(value)) type = "array";
-  else if (value !== null && typeof value === "object") type = "object";
-  return type ? { type, description: "" } : { description: "" };
+  if (typeof value === "string") return { type: "string", description: "" };
+  if (typeof value === "boolean") return { type: "boolean", description: "" };
+  if (typeof value === "number") {
+    return { type: integers && Number.isInteger(value) ? "integer" : "number", description: "" };
+  }
+  if (Array.isArray(value)) {
+    const property: PropertySchema = { type: "array", description: "" };
+    const elements = value.map((v) => propertyFromValue(v, integers));
+    const first = elements[0];
+    if (first && elements.every((e) => sameShape(e, first))) {
+      const items = itemsOf(first);
+      if (items) property.items = items;
+    }
+    return property;
+  }
+  if (value !== null && typeof value === "object") {
+    const property: PropertySchema = { type: "object", description: "" };
+    const entries = Object.entries(value);
+    if (entries.length > 0) {
+      property.properties = Object.fromEntries(entries.map(([k, v]) => [k, propertyFromValue(v, integers)]));
+    }
+    return property;
+  }
+  return { description: "" };
+}
+
+/** Whether two inferred element shapes are alike (numbers: integers and floats alike). */
+export function sameShape(a: ValueSchema, b: ValueSchema): boolean {
+  const number = (t: ValueSchema["type"]) => (t === "integer" ? "number" : t);
+  return (
+    number(a.type) === number(b.type) && (a.type !== "object" || JSON.stringify(a) === JSON.stringify(b))
+  );
 }

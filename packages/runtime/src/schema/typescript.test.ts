@@ -20,7 +20,7 @@ const cases: [string, string, ArgSchema][] = [
     expectSchema(
       {
         name: { type: "string", default: "world" },
-        n: { type: "number", default: 3 },
+        n: { type: "integer", default: 3 },
         ratio: { type: "number", default: -1.5 },
         on: { type: "boolean", default: false },
       },
@@ -84,7 +84,7 @@ const cases: [string, string, ArgSchema][] = [
         c: { type: "string", nullable: true },
         d: { type: "string", nullable: true },
       },
-      ["c"],
+      [],
     ),
   ],
   [
@@ -128,7 +128,11 @@ const cases: [string, string, ArgSchema][] = [
     'export function main(cfg = { a: 1, "b": [true, null] }, list: string[] = ["x"], computed = Date.now()) {}\n',
     expectSchema(
       {
-        cfg: { type: "object", default: { a: 1, b: [true, null] } },
+        cfg: {
+          type: "object",
+          properties: { a: { type: "integer", description: "" }, b: { type: "array", description: "" } },
+          default: { a: 1, b: [true, null] },
+        },
         list: { type: "array", items: { type: "string" }, default: ["x"] },
         computed: {},
       },

@@ -249,14 +249,20 @@ class TypeMapper {
     const rest: ts.TypeNode[] = [];
     for (const t of types) {
       if (t.kind === ts.SyntaxKind.UndefinedKeyword || t.kind === ts.SyntaxKind.VoidKeyword) optional = true;
-      else if (ts.isLiteralTypeNode(t) && t.literal.kind === ts.SyntaxKind.NullKeyword) nullable = true;
-      else rest.push(t);
+      // `T | null`: Windmill makes the argument optional, as `T | undefined`.
+      else if (ts.isLiteralTypeNode(t) && t.literal.kind === ts.SyntaxKind.NullKeyword) {
+        nullable = true;
+        optional = true;
+      } else rest.push(t);
     }
     let property: PropertySchema;
+    const tagged = this.taggedUnion(rest);
     const literals = rest.map((t) =>
       ts.isLiteralTypeNode(t) ? literalValue(t.literal as ts.Expression) : NOT_LITERAL,
     );
-    if (rest.length > 0 && literals.every((v) => typeof v === "string")) {
+    if (tagged) {
+      property = tagged;
+    } else if (rest.length > 0 && literals.every((v) => typeof v === "string")) {
       property = { type: "string", description: "", enum: literals as string[] };
     } else if (rest.length > 0 && literals.every((v) => typeof v === "number")) {
       property = { type: "number", description: "" };
@@ -271,6 +277,31 @@ class TypeMapper {
     }
     if (nullable) property.nullable = true;
     return { property, optional };
+  }
+
+  /**
+   * `{ kind: "a"; … } | { kind: "b"; … }` (or `label`): Windmill's tagged union, an object with
+   * one `oneOf` variant per member, titled by its tag.
+   */
+  private taggedUnion(types: ts.TypeNode[]): PropertySchema | null {
+    if (types.length < 2 || !types.every(ts.isTypeLiteralNode)) return null;
+    const tagOf = (node: ts.TypeLiteralNode, key: string): string | null => {
+      for (const m of node.members) {
+        if (!ts.isPropertySignature(m) || !m.type || propertyName(m.name) !== key) continue;
+        if (ts.isLiteralTypeNode(m.type) && ts.isStringLiteral(m.type.literal)) return m.type.literal.text;
+      }
+      return null;
+    };
+    for (const key of ["kind", "label"]) {
+      const tags = types.map((t) => tagOf(t, key));
+      if (tags.some((t) => t === null)) continue;
+      const oneOf = types.map((t, i) => {
+        const { description: _d, ...variant } = this.object(t).property;
+        return { ...variant, type: "object" as const, title: tags[i] as string };
+      });
+      return { type: "object", description: "", oneOf };
+    }
+    return null;
   }
 }
 
@@ -298,7 +329,7 @@ export function inferTypeScriptSchema(language: TsLanguage, content: string): Ar
     const mapped = param.type ? mapper.map(param.type, true) : undefined;
     const value = param.initializer ? literalValue(param.initializer) : NOT_LITERAL;
     const property: PropertySchema =
-      mapped?.property ?? (value === NOT_LITERAL ? { description: "" } : propertyFromValue(value, false));
+      mapped?.property ?? (value === NOT_LITERAL ? { description: "" } : propertyFromValue(value, true));
     if (value === null) property.nullable = true;
     else if (value !== NOT_LITERAL) property.default = value;
     const required = !param.questionToken && !param.initializer && !(mapped?.optional ?? false);
