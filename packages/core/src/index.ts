@@ -107,3 +107,6 @@ export {
   type GitSyncSettingsInput,
   type GitSyncStatus,
 } from "./sync/git-sync.ts";
+export { workspaceExists } from "./workspaces.ts";
+export { scriptExists } from "./scripts.ts";
+export { runRawDependencies, type RawDependenciesInput, type RawScript } from "./raw-dependencies.ts";

@@ -45,6 +45,11 @@ export interface NewScriptInput extends ScriptLimitsInput {
    * draft, `""`). The caller's draft at `path` is always deleted.
    */
   draftPath?: string | null;
+  /**
+   * Windmill's `skip_if_noop` (what `wmill script push` sends): when the version would be the
+   * latest one again (same code and settings), no version is made and the latest is answered.
+   */
+  skipIfNoop?: boolean;
 }
 
 /** A client's schema, when it is one: an object whose properties, required and order are well formed. */
@@ -66,6 +71,22 @@ function declaredSchema(schema: unknown): Record<string, unknown> | null {
       throw invalidInput("schema", `${name} must be a list of argument names`);
   }
   return schema as Record<string, unknown>;
+}
+
+/** JSON values equal whatever their keys' order (jsonb reorders them); null and undefined alike. */
+function sameJson(a: unknown, b: unknown): boolean {
+  const canonical = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(canonical);
+    if (value && typeof value === "object")
+      return Object.fromEntries(
+        Object.keys(value)
+          .sort()
+          .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+          .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
+      );
+    return value ?? null;
+  };
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 }
 
 export function versionHash(workspaceId: string, input: NewScriptInput, createdAt: Date): string {
@@ -202,6 +223,26 @@ export async function deployScript(
       ? checkArgCustomizations(latest?.argCustomizations ?? null)
       : customizations;
   const schema = applyArgCustomizations(inferred, kept);
+  if (input.skipIfNoop && latest && !latest.lockError) {
+    const same =
+      latest.content === input.content &&
+      latest.language === input.language &&
+      latest.summary === (input.summary ?? "") &&
+      latest.description === (input.description ?? "") &&
+      latest.tag === (input.tag || null) &&
+      latest.timeoutSecs === limits.timeoutSecs &&
+      latest.priority === limits.priority &&
+      latest.concurrentLimit === limits.concurrentLimit &&
+      latest.concurrencyTimeWindowS === limits.concurrencyTimeWindowS &&
+      latest.concurrencyKey === limits.concurrencyKey &&
+      latest.memoryLimitMb === limits.memoryLimitMb &&
+      latest.dedicatedWorker === (input.dedicated_worker ?? false) &&
+      sameJson(latest.retry, limits.retry) &&
+      sameJson(latest.declaredSchema, declared) &&
+      sameJson(latest.argCustomizations, kept) &&
+      sameJson(latest.schema, schema);
+    if (same) return latest;
+  }
   const createdAt = new Date();
   const script = await ctx.db.script.create({
     data: {
@@ -548,4 +589,18 @@ export async function listScripts(
     skip: (page - 1) * perPage,
     take: perPage,
   });
+}
+
+/**
+ * Whether a script is deployed at `path` (Windmill's `scripts/exists/p`): false as well for a
+ * path the caller may not read, so that the answer says nothing more than getScriptByPath's 404.
+ */
+export async function scriptExists(ctx: CoreContext, membership: Membership, path: string): Promise<boolean> {
+  try {
+    await getScriptByPath(ctx, membership, path);
+    return true;
+  } catch (error) {
+    if (error instanceof AppError && (error.code === "NOT_FOUND" || error.code === "FORBIDDEN")) return false;
+    throw error;
+  }
 }

@@ -276,3 +276,15 @@ export async function listWorkspaces(ctx: CoreContext, principal: Principal): Pr
   });
   return memberships.map((m) => ({ id: m.workspace.id, name: m.workspace.name, role: m.role }));
 }
+
+/**
+ * Whether a workspace id is taken (Windmill's `workspaces/exists`, which `wmill workspace add`
+ * asks before adding or creating a workspace). An id is taken whatever the caller's access to
+ * it, as `workspaces/create` answers 409 for it anyway; a deleted workspace still holds its id.
+ * A credential limited to one workspace learns only about that one.
+ */
+export async function workspaceExists(ctx: CoreContext, principal: Principal, id: string): Promise<boolean> {
+  if (principal.workspaceScope && principal.workspaceScope !== id) return false;
+  const found = await ctx.db.workspace.findUnique({ where: { id }, select: { id: true } });
+  return found !== null;
+}

@@ -14,6 +14,7 @@ export {
 } from "./members.ts";
 export {
   createAccount,
+  deleteAccount,
   getAccount,
   listAccounts,
   updateAccount,

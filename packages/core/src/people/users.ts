@@ -107,3 +107,33 @@ export async function getAccount(ctx: CoreContext, principal: Principal): Promis
   const user = await ctx.db.user.findUnique({ where: { id: principal.userId } });
   return user ? userView(user) : null;
 }
+
+/**
+ * Deletes an account from the instance (Windmill's `users/delete/{email}`, `wmill user remove`):
+ * superadmins only, never their own. Its memberships, tokens, group memberships and drafts go
+ * with it (cascades), and its folder grants (`u/<username>`) in every workspace. What it deployed
+ * or ran stays, under its username.
+ */
+export async function deleteAccount(
+  ctx: CoreContext,
+  principal: Principal,
+  email: string,
+): Promise<UserView> {
+  requireSuperadmin(principal, "delete users");
+  const user = await ctx.db.user.findFirst({
+    where: { OR: [{ email: email.trim().toLowerCase() }, { username: email }] },
+  });
+  if (!user) throw notFound(`user ${email}`);
+  if (user.id === principal.userId) throw new AppError("CONFLICT", "you may not delete your own account");
+  await ctx.db.$transaction([
+    ctx.db.folderPermission.deleteMany({ where: { principal: `u/${user.username}` } }),
+    ctx.db.user.delete({ where: { id: user.id } }),
+  ]);
+  await recordAudit(ctx.pool, principal, {
+    workspaceId: null,
+    operation: "users.delete_global",
+    resource: user.username,
+    parameters: { email: user.email },
+  });
+  return userView(user);
+}

@@ -24,6 +24,7 @@ import { gitSyncRoutes } from "./git-sync.ts";
 import { aclRoutes } from "./acls.ts";
 import { flowRoutes } from "./flows.ts";
 import { flowApprovalRoutes } from "./flow-approvals.ts";
+import { dependencyRoutes } from "./dependencies.ts";
 
 export const routes: Route[] = [
   ...authRoutes,
@@ -47,6 +48,7 @@ export const routes: Route[] = [
   ...aclRoutes,
   ...flowRoutes,
   ...flowApprovalRoutes,
+  ...dependencyRoutes,
 ];
 
 // The document describes the table it is part of, itself included.

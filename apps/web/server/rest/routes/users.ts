@@ -1,10 +1,10 @@
 import {
   addMember,
   createAccount,
+  deleteAccount,
   deleteToken,
   getAccount,
   getMember,
-  invalidInput,
   listAccounts,
   listMembers,
   listTokens,
@@ -17,9 +17,10 @@ import {
   type Principal,
   type UserView,
 } from "@millrace/core";
-import { json, readJson, readObject, text } from "../../http.ts";
+import { z } from "zod";
+import { json, text } from "../../http.ts";
+import { defineRoute, queryBool, queryInt } from "../define.ts";
 import type { RestContext, Route } from "../router.ts";
-import { intParam, optionalString, requiredString } from "./params.ts";
 
 const ROLE_LABEL = { admin: "Admin", developer: "Developer", operator: "Operator" } as const;
 
@@ -60,12 +61,40 @@ function globalUserInfo(user: UserView) {
   };
 }
 
-function optionalBoolean(body: Record<string, unknown>, field: string): boolean | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "boolean") throw invalidInput(field, "must be true or false");
-  return value;
-}
+/** windmill-client's User (with Millrace's `role`, see windmillUser). */
+const windmillUserShape = z.object({
+  email: z.string(),
+  username: z.string(),
+  name: z.string().optional(),
+  is_admin: z.boolean(),
+  is_super_admin: z.boolean(),
+  operator: z.boolean(),
+  role: z.enum(["Admin", "Developer", "Operator"]),
+  disabled: z.boolean(),
+  created_at: z.string(),
+  groups: z.array(z.string()),
+  folders: z.array(z.string()),
+  folders_read: z.array(z.string()),
+  folders_owners: z.array(z.string()),
+  non_member: z.boolean().optional(),
+});
+
+/** windmill-client's GlobalUserInfo. */
+const globalUserInfoShape = z.object({
+  email: z.string(),
+  username: z.string(),
+  name: z.string().optional(),
+  login_type: z.literal("password"),
+  super_admin: z.boolean(),
+  verified: z.boolean(),
+  first_time_user: z.boolean(),
+  role_source: z.literal("manual"),
+  disabled: z.boolean(),
+  created_at: z.string().optional(),
+});
+
+const role = z.enum(["admin", "developer", "operator"]);
+const userParams = z.object({ workspace: z.string(), username: z.string() });
 
 /** The caller as a workspace user; a superadmin who is no member shows as a non-member admin. */
 async function whoami(ctx: RestContext, membership: Membership, principal: Principal) {
@@ -91,19 +120,40 @@ async function whoami(ctx: RestContext, membership: Membership, principal: Princ
   };
 }
 
-async function addToWorkspace(ctx: RestContext): Promise<Response> {
-  const body = readObject(await readJson(ctx.request));
-  const added = await addMember(ctx.services, await ctx.membership(), {
-    email: requiredString(body, "email"),
-    role: body.role !== undefined ? (body.role as never) : roleFromFlags(body.is_admin, body.operator),
+/** Windmill's add_user body (`username` is ignored: Millrace usernames are instance-wide). */
+const addUserBody = z.object({
+  email: z.string(),
+  is_admin: z.boolean().nullish(),
+  operator: z.boolean().nullish(),
+  role: role.nullish(),
+  username: z.string().nullish(),
+});
+
+function addToWorkspace(pattern: string, summary: string): Route {
+  return defineRoute({
+    method: "POST",
+    pattern,
+    summary,
+    tag: "user",
+    body: addUserBody,
+    response: { contentType: "text/plain", description: "Added <email> to the workspace as <role>" },
+    handler: async (ctx, { body }) => {
+      const added = await addMember(ctx.services, await ctx.membership(), {
+        email: body.email,
+        role: body.role ?? roleFromFlags(body.is_admin, body.operator),
+      });
+      return text(`Added ${added.email} to the workspace as ${added.role}`, 201);
+    },
   });
-  return text(`Added ${added.email} to the workspace as ${added.role}`, 201);
 }
 
 export const userRoutes: Route[] = [
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/users/whoami",
+    summary: "globalWhoami",
+    tag: "user",
+    response: globalUserInfoShape,
     handler: async (ctx) => {
       const principal = await ctx.principal();
       const user = await getAccount(ctx.services, principal);
@@ -122,67 +172,132 @@ export const userRoutes: Route[] = [
       }
       return json(globalUserInfo(user));
     },
-  },
+  }),
 
-  {
+  defineRoute({
+    method: "GET",
+    pattern: "/api/users/email",
+    summary: "getCurrentEmail",
+    tag: "user",
+    response: { contentType: "text/plain", description: "the caller's email address" },
+    handler: async (ctx) => text((await ctx.principal()).email),
+  }),
+
+  defineRoute({
     method: "GET",
     pattern: "/api/users/list_as_super_admin",
-    handler: async (ctx) => {
+    summary: "listUsersAsSuperAdmin",
+    tag: "user",
+    query: z.object({
+      page: queryInt.optional(),
+      per_page: queryInt.optional(),
+      active_only: queryBool.optional(),
+    }),
+    response: z.array(globalUserInfoShape),
+    handler: async (ctx, { query }) => {
       const users = await listAccounts(ctx.services, await ctx.principal());
-      const perPage = Math.min(intParam(ctx, "per_page") ?? 1000, 1000);
-      const page = Math.max(intParam(ctx, "page") ?? 1, 1);
-      const activeOnly = ctx.url.searchParams.get("active_only") === "true";
+      const perPage = Math.min(query.per_page ?? 1000, 1000);
+      const page = Math.max(query.page ?? 1, 1);
       return json(
         users
-          .filter((u) => !activeOnly || !u.disabled)
+          .filter((u) => !query.active_only || !u.disabled)
           .slice((page - 1) * perPage, page * perPage)
           .map(globalUserInfo),
       );
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/users/list",
+    summary: "listUsers (every account of the instance)",
+    tag: "user",
+    response: z.array(globalUserInfoShape),
     handler: async (ctx) =>
       json((await listAccounts(ctx.services, await ctx.principal())).map(globalUserInfo)),
-  },
+  }),
 
-  {
+  defineRoute({
     method: "POST",
     pattern: "/api/users/create",
-    handler: async (ctx) => {
-      const body = readObject(await readJson(ctx.request));
+    summary: "createUserGlobally",
+    tag: "user",
+    body: z.object({
+      email: z.string(),
+      password: z.string(),
+      name: z.string().nullish(),
+      company: z.string().nullish(),
+      super_admin: z.boolean().nullish(),
+    }),
+    response: { contentType: "text/plain", description: "Created user <email> (<username>)" },
+    handler: async (ctx, { body }) => {
       const user = await createAccount(ctx.services, await ctx.principal(), {
-        email: requiredString(body, "email"),
-        password: requiredString(body, "password"),
-        name: optionalString(body, "name") ?? null,
-        superAdmin: optionalBoolean(body, "super_admin") ?? false,
+        email: body.email,
+        password: body.password,
+        name: body.name ?? null,
+        superAdmin: body.super_admin ?? false,
       });
       return text(`Created user ${user.email} (${user.username})`, 201);
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "POST",
     pattern: "/api/users/update/:email",
-    handler: async (ctx) => {
-      const body = readObject(await readJson(ctx.request));
-      const user = await updateAccount(ctx.services, await ctx.principal(), ctx.params.email ?? "", {
-        isSuperAdmin: optionalBoolean(body, "is_super_admin"),
-        disabled: optionalBoolean(body, "disabled"),
-        name: optionalString(body, "name"),
+    summary: "globalUserUpdate",
+    tag: "user",
+    params: z.object({ email: z.string() }),
+    body: z.object({
+      is_super_admin: z.boolean().nullish(),
+      disabled: z.boolean().nullish(),
+      name: z.string().nullish(),
+    }),
+    response: { contentType: "text/plain", description: "Updated user <email>" },
+    handler: async (ctx, { params, body }) => {
+      const user = await updateAccount(ctx.services, await ctx.principal(), params.email, {
+        isSuperAdmin: body.is_super_admin ?? undefined,
+        disabled: body.disabled ?? undefined,
+        name: body.name ?? undefined,
       });
       return text(`Updated user ${user.email}`);
     },
-  },
+  }),
 
-  {
+  defineRoute({
+    method: "DELETE",
+    pattern: "/api/users/delete/:email",
+    summary: "globalUserDelete",
+    tag: "user",
+    params: z.object({ email: z.string() }),
+    response: { contentType: "text/plain", description: "Deleted user <email>" },
+    handler: async (ctx, { params }) => {
+      const user = await deleteAccount(ctx.services, await ctx.principal(), params.email);
+      return text(`Deleted user ${user.email}`);
+    },
+  }),
+
+  defineRoute({
     method: "GET",
     pattern: "/api/users/tokens/list",
-    handler: async (ctx) => {
+    summary: "listTokens",
+    tag: "user",
+    query: z.object({ exclude_ephemeral: queryBool.optional() }),
+    response: z.array(
+      z.object({
+        label: z.string().optional(),
+        token_prefix: z.string(),
+        expiration: z.string().optional(),
+        created_at: z.string(),
+        last_used_at: z.string(),
+        workspace_id: z.string().optional(),
+        scopes: z.array(z.string()).optional(),
+        read_only: z.boolean(),
+        kind: z.string(),
+      }),
+    ),
+    handler: async (ctx, { query }) => {
       const tokens = await listTokens(ctx.services, await ctx.principal(), {
-        excludeEphemeral: ctx.url.searchParams.get("exclude_ephemeral") === "true",
+        excludeEphemeral: query.exclude_ephemeral ?? false,
       });
       return json(
         tokens.map((t) => ({
@@ -198,77 +313,128 @@ export const userRoutes: Route[] = [
         })),
       );
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "DELETE",
     pattern: "/api/users/tokens/delete/:token_prefix",
-    handler: async (ctx) => {
-      await deleteToken(ctx.services, await ctx.principal(), ctx.params.token_prefix ?? "");
+    summary: "deleteToken",
+    tag: "user",
+    params: z.object({ token_prefix: z.string() }),
+    response: { contentType: "text/plain", description: "Deleted token" },
+    handler: async (ctx, { params }) => {
+      await deleteToken(ctx.services, await ctx.principal(), params.token_prefix);
       return text("Deleted token");
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/users/whoami",
+    summary: "whoami",
+    tag: "user",
+    response: windmillUserShape,
     handler: async (ctx) => json(await whoami(ctx, await ctx.membership(), await ctx.principal())),
-  },
+  }),
 
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/users/list",
+    summary: "listUsers",
+    tag: "user",
+    response: z.array(windmillUserShape),
     handler: async (ctx) => json((await listMembers(ctx.services, await ctx.membership())).map(windmillUser)),
-  },
+  }),
 
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/users/list_usernames",
+    summary: "listUsernames",
+    tag: "user",
+    response: z.array(z.string()),
     handler: async (ctx) =>
       json((await listMembers(ctx.services, await ctx.membership())).map((m) => m.username)),
-  },
+  }),
 
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/users/get/:username",
-    handler: async (ctx) =>
-      json(windmillUser(await getMember(ctx.services, await ctx.membership(), ctx.params.username ?? ""))),
-  },
+    summary: "getUser",
+    tag: "user",
+    params: userParams,
+    response: windmillUserShape,
+    handler: async (ctx, { params }) =>
+      json(windmillUser(await getMember(ctx.services, await ctx.membership(), params.username))),
+  }),
 
-  { method: "POST", pattern: "/api/w/:workspace/users/add", handler: addToWorkspace },
-  { method: "POST", pattern: "/api/w/:workspace/workspaces/add_user", handler: addToWorkspace },
+  defineRoute({
+    method: "GET",
+    pattern: "/api/w/:workspace/users/whois/:username",
+    summary: "whois",
+    tag: "user",
+    params: userParams,
+    response: windmillUserShape,
+    handler: async (ctx, { params }) =>
+      json(windmillUser(await getMember(ctx.services, await ctx.membership(), params.username))),
+  }),
 
-  {
+  defineRoute({
+    method: "GET",
+    pattern: "/api/w/:workspace/users/username_to_email/:username",
+    summary: "usernameToEmail",
+    tag: "user",
+    params: userParams,
+    response: { contentType: "text/plain", description: "the member's email address" },
+    handler: async (ctx, { params }) =>
+      text((await getMember(ctx.services, await ctx.membership(), params.username)).email),
+  }),
+
+  addToWorkspace("/api/w/:workspace/users/add", "addUser"),
+  addToWorkspace("/api/w/:workspace/workspaces/add_user", "addUser (the former path)"),
+
+  defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/users/update/:username",
-    handler: async (ctx) => {
-      const body = readObject(await readJson(ctx.request));
+    summary: "updateUser",
+    tag: "user",
+    params: userParams,
+    body: z.object({
+      is_admin: z.boolean().nullish(),
+      operator: z.boolean().nullish(),
+      role: role.nullish(),
+      disabled: z.boolean().nullish(),
+    }),
+    response: { contentType: "text/plain", description: "Updated <username>" },
+    handler: async (ctx, { params, body }) => {
       const membership = await ctx.membership();
-      const username = ctx.params.username ?? "";
-      const hasRole = body.is_admin !== undefined || body.operator !== undefined;
-      let role = body.role === undefined ? undefined : (body.role as never);
-      if (role === undefined && hasRole) {
+      const hasFlags = (body.is_admin ?? null) !== null || (body.operator ?? null) !== null;
+      let newRole = body.role ?? undefined;
+      if (newRole === undefined && hasFlags) {
         // A partial Windmill update: a flag left out keeps what the member has.
-        const current = await getMember(ctx.services, membership, username);
-        role = roleFromFlags(
+        const current = await getMember(ctx.services, membership, params.username);
+        newRole = roleFromFlags(
           body.is_admin ?? current.role === "admin",
           body.operator ?? current.role === "operator",
-        ) as never;
+        );
       }
-      await updateMember(ctx.services, membership, username, {
-        role,
-        disabled: optionalBoolean(body, "disabled"),
+      await updateMember(ctx.services, membership, params.username, {
+        role: newRole,
+        disabled: body.disabled ?? undefined,
       });
-      return text(`Updated ${username}`);
+      return text(`Updated ${params.username}`);
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "DELETE",
     pattern: "/api/w/:workspace/users/delete/:username",
-    handler: async (ctx) => {
-      await removeMember(ctx.services, await ctx.membership(), ctx.params.username ?? "");
-      return text(`Removed ${ctx.params.username} from the workspace`);
+    summary: "deleteUser",
+    tag: "user",
+    params: userParams,
+    response: { contentType: "text/plain", description: "Removed <username> from the workspace" },
+    handler: async (ctx, { params }) => {
+      await removeMember(ctx.services, await ctx.membership(), params.username);
+      return text(`Removed ${params.username} from the workspace`);
     },
-  },
+  }),
 ];
