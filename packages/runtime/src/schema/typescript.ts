@@ -204,9 +204,12 @@ class TypeMapper {
       }
     }
     const declared = parts.length === 1 ? this.declared.get(name) : undefined;
-    if (declared === undefined || declared === "object") {
-      return top ? { property: resourceProperty(name), optional: false } : plain("object");
+    // A type name the file does not declare is a resource type wherever it appears (`Postgresql[]`,
+    // as Windmill reads it); a local interface or class is one only as a parameter's own type.
+    if (declared === undefined || (declared === "object" && top)) {
+      return { property: resourceProperty(name), optional: false };
     }
+    if (declared === "object") return plain("object");
     if (!("kind" in declared)) return { property: structuredClone(declared), optional: false };
     const isObject = ts.isTypeLiteralNode(declared) || declared.kind === ts.SyntaxKind.ObjectKeyword;
     // A recursive type stops at its first repetition.
@@ -265,7 +268,7 @@ class TypeMapper {
     } else if (rest.length > 0 && literals.every((v) => typeof v === "string")) {
       property = { type: "string", description: "", enum: literals as string[] };
     } else if (rest.length > 0 && literals.every((v) => typeof v === "number")) {
-      property = { type: "number", description: "" };
+      property = { type: literals.every(Number.isInteger) ? "integer" : "number", description: "" };
     } else if (rest.length > 0 && literals.every((v) => typeof v === "boolean")) {
       property = { type: "boolean", description: "" };
     } else if (rest.length === 1) {
