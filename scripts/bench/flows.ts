@@ -5,7 +5,8 @@
 import { createPool } from "@millrace/db";
 import { startTestWorker } from "../../apps/worker/src/testing.ts";
 import type { BenchInstance } from "./instance.ts";
-import { ms, summary } from "./stats.ts";
+import os from "node:os";
+import { machineBusyMs, ms, summary, withCpuPerRequest } from "./stats.ts";
 
 const RUNS = 100;
 const WARMUP = 10;
@@ -22,9 +23,10 @@ export interface FlowsBench {
   orchestrationPerStep: Summary;
   /** Per flow: the sum of its steps' own run times. */
   stepsOwn: Summary;
-  loop: { seconds: number; rate: number; theoretical: number };
+  /** `cpuPerIteration`: the machine's busy CPU per iteration (ms), all processes. */
+  loop: { seconds: number; rate: number; theoretical: number; cpuPerIteration: number };
   /** The same 100 sleeps as plain jobs (no flow) on the same worker: what the machine allows. */
-  plainJobs: { seconds: number; rate: number };
+  plainJobs: { seconds: number; rate: number; cpuPerJob: number };
 }
 
 function bash(id: string, content: string, inputs: Record<string, string> = {}, tag?: string) {
@@ -132,7 +134,10 @@ export async function flowsBench(instance: BenchInstance): Promise<FlowsBench> {
         return (performance.now() - started) / 1000;
       };
       await runLoop(LOOP_SLOTS);
-      const seconds = await runLoop(LOOP_ITERATIONS);
+      const { result: seconds, cpuPerRequest: cpuPerIteration } = await withCpuPerRequest(
+        LOOP_ITERATIONS,
+        () => runLoop(LOOP_ITERATIONS),
+      );
       // The baseline: as many plain jobs of the same script on the same slots, all submitted at once.
       await api("/w/benchflows/scripts/create", {
         path: "u/bench/sleep",
@@ -141,6 +146,7 @@ export async function flowsBench(instance: BenchInstance): Promise<FlowsBench> {
         content: `sleep ${LOOP_SLEEP_MS / 1000}\n`,
         tag: "benchflowloop",
       });
+      const plainCpuBefore = machineBusyMs();
       const plainStarted = performance.now();
       const ids: string[] = [];
       for (let i = 0; i < LOOP_ITERATIONS; i++) {
@@ -155,6 +161,7 @@ export async function flowsBench(instance: BenchInstance): Promise<FlowsBench> {
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
       const plainSeconds = (performance.now() - plainStarted) / 1000;
+      const plainCpuPerJob = (machineBusyMs() - plainCpuBefore) / LOOP_ITERATIONS;
       return {
         script: summary(scriptSamples),
         flow: summary(flowSamples),
@@ -164,8 +171,9 @@ export async function flowsBench(instance: BenchInstance): Promise<FlowsBench> {
           seconds,
           rate: LOOP_ITERATIONS / seconds,
           theoretical: (LOOP_SLOTS * 1000) / LOOP_SLEEP_MS,
+          cpuPerIteration,
         },
-        plainJobs: { seconds: plainSeconds, rate: LOOP_ITERATIONS / plainSeconds },
+        plainJobs: { seconds: plainSeconds, rate: LOOP_ITERATIONS / plainSeconds, cpuPerJob: plainCpuPerJob },
       };
     } finally {
       await worker.stop();
@@ -199,5 +207,15 @@ export function printFlowsBench(result: FlowsBench, section: string): void {
   console.log(
     `   the same ${LOOP_ITERATIONS} sleeps as plain jobs (no flow), same worker and slots: ${plainJobs.seconds.toFixed(2)} s = ` +
       `${plainJobs.rate.toFixed(1)} jobs/s; the loop reaches ${((loop.rate / plainJobs.rate) * 100).toFixed(0)} % of that`,
+  );
+  // A sandboxed process per step costs CPU (bubblewrap's namespaces and mounts, bash, the job's
+  // rows): the machine's cores bound the rate whatever the slots. The ceiling is what the
+  // measured CPU per job allows on this machine's cores.
+  const cores = os.cpus().length;
+  const ceiling = (cores * 1000) / plainJobs.cpuPerJob;
+  console.log(
+    `   machine CPU per plain job ${ms(plainJobs.cpuPerJob)}, per loop iteration ${ms(loop.cpuPerIteration)}: ` +
+      `${cores} cores allow at most ${ceiling.toFixed(1)} jobs/s (${((ceiling / loop.theoretical) * 100).toFixed(0)} % of ` +
+      `${loop.theoretical}); the loop reaches ${((loop.rate / Math.min(ceiling, loop.theoretical)) * 100).toFixed(0)} % of min(ceiling, theoretical)`,
   );
 }
