@@ -327,9 +327,10 @@ function clientEndpoints(
   }
   // The package's exported functions (index.mjs re-exports them beside the services).
   const index = fs.readFileSync(path.join(clientDir, "index.mjs"), "utf8");
+  // Named exports, and the members of the default export (`const wmill = { getResult, … }`).
   const exported = new Set(
-    [...index.matchAll(/export \{([^}]*)\}/g)]
-      .flatMap((m) => m[1]!.split(","))
+    [...index.matchAll(/export \{([^}]*)\}|const wmill = \{([^}]*)\}/g)]
+      .flatMap((m) => (m[1] ?? m[2]!).split(","))
       .map((s) => s.trim().split(/\s+as\s+/)[0]!)
       .filter((name) => name && !name.endsWith("Service") && graph.refs.has(name)),
   );
