@@ -13,10 +13,15 @@ import {
   type ProcessLauncher,
   type WarmSandboxes,
 } from "@millrace/runtime";
-import { prepareCallback } from "./job-callback.ts";
+import { denoModules, prepareCallback } from "./job-callback.ts";
 import { watchJobSecrets, type JobSecrets } from "./job-secrets.ts";
 import type { DedicatedRunner } from "./dedicated.ts";
-import { prepareDependencies, runDependencyJob, type DependencySettings } from "./job-dependencies.ts";
+import {
+  defaultCacheRoot,
+  prepareDependencies,
+  runDependencyJob,
+  type DependencySettings,
+} from "./job-dependencies.ts";
 
 export interface JobIsolation {
   /** Run jobs in bubblewrap (false: it is unavailable or disabled). */
@@ -97,6 +102,15 @@ async function runScript(
     prepareCallback(deps, job),
     prepareDependencies(deps, job, onLog, signal),
   ]);
+  // deno finds windmill-client in the job's node_modules (see denoModules).
+  const deno =
+    job.language === "deno"
+      ? denoModules(
+          deps.dependencies?.cacheRoot ?? defaultCacheRoot(deps.jobDir),
+          job.content,
+          dependencies.nodeModulesDir,
+        )
+      : null;
   return executeJob({
     jobId: job.id,
     language: job.language,
@@ -104,8 +118,8 @@ async function runScript(
     args: callback.args,
     argOrder: job.argOrder,
     env: { ...callback.env, ...dependencies.env, ...searchPaths(dependencies.env, callback.env) },
-    readOnlyPaths: [...dependencies.readOnlyPaths, ...callback.readOnlyPaths],
-    nodeModulesDir: dependencies.nodeModulesDir,
+    readOnlyPaths: [...dependencies.readOnlyPaths, ...callback.readOnlyPaths, ...(deno?.readOnlyPaths ?? [])],
+    nodeModulesDir: deno?.nodeModulesDir ?? dependencies.nodeModulesDir,
     workRoot: deps.jobDir,
     timeoutMs: job.timeoutSecs * 1000,
     memoryLimitMb: job.memoryLimitMb,
