@@ -13,23 +13,15 @@ import {
   type RestoreReport,
 } from "@millrace/core";
 import { z } from "zod";
-import { errorResponse, json, readJson } from "../../http.ts";
+import { errorResponse, json } from "../../http.ts";
 import {
   restoreSourceFiles,
   gitRestoreSourceSchema,
   gitSyncSettingsSchema,
   repositoryFilesSchema,
 } from "../../restore-from-git.ts";
+import { defineRoute } from "../define.ts";
 import type { RestContext, Route } from "../router.ts";
-
-/** Parses a JSON body with `schema`; the first problem becomes a 400 naming its field. */
-async function body<T>(ctx: RestContext, schema: z.ZodType<T>): Promise<T> {
-  const parsed = schema.safeParse(await readJson(ctx.request));
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  const field = issue.path.join(".") || "body";
-  throw new AppError("INVALID_INPUT", `${field}: ${issue.message}`, field);
-}
 
 const pushBody = z.strictObject({
   files: repositoryFilesSchema,
@@ -108,53 +100,79 @@ function reportResponse(report: RestoreReport): Response {
   return json(report);
 }
 
+/** A restore's or push's report (RestoreReport): 200 applied, 400 refused, 409 needs `yes`. */
+const restoreReportAnswer = {
+  contentType: "application/json",
+  description:
+    "the report (200 applied, 400 refused with every problem, 409 needs yes); with Accept: application/x-ndjson, progress lines then the status and report",
+};
+
+const gitSyncStatusShape = z.record(z.string(), z.unknown());
+
 export const gitSyncRoutes: Route[] = [
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/git_sync/status",
+    summary: "the workspace's git sync link and its last run (Millrace's own)",
+    tag: "git_sync",
+    response: gitSyncStatusShape,
     handler: async (ctx) => json(await getGitSyncStatus(ctx.services, await ctx.membership())),
-  },
-  {
+  }),
+  defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/git_sync/settings",
-    handler: async (ctx) => {
-      const input = await body(ctx, gitSyncSettingsSchema);
-      return json(await setGitSyncSettings(ctx.services, await ctx.membership(), input));
-    },
-  },
-  {
+    summary: "link the workspace to a git repository (Millrace's own)",
+    tag: "git_sync",
+    body: gitSyncSettingsSchema,
+    response: gitSyncStatusShape,
+    handler: async (ctx, { body }) =>
+      json(await setGitSyncSettings(ctx.services, await ctx.membership(), body)),
+  }),
+  defineRoute({
     method: "DELETE",
     pattern: "/api/w/:workspace/git_sync/settings",
+    summary: "unlink the workspace from its git repository",
+    tag: "git_sync",
+    response: z.object({ unlinked: z.literal(true) }),
     handler: async (ctx) => {
       await deleteGitSyncSettings(ctx.services, await ctx.membership());
       return json({ unlinked: true });
     },
-  },
-  {
+  }),
+  defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/git_sync/run",
+    summary: "run the workspace's git sync now",
+    tag: "git_sync",
+    response: z.object({ requested: z.literal(true) }),
     handler: async (ctx) => {
       await requestGitSync(ctx.services, await ctx.membership());
       return json({ requested: true }, 202);
     },
-  },
-  {
+  }),
+  defineRoute({
     // `millrace sync pull`: the files of the workspace's repository (admins: every path).
     method: "GET",
     pattern: "/api/w/:workspace/sync/files",
+    summary: "the workspace as repository files (millrace sync pull)",
+    tag: "sync",
+    response: z.object({ files: z.record(z.string(), z.string()) }),
     handler: async (ctx) => {
       const membership = await ctx.membership();
       requirePermission(membership, "workspace.manage");
       const files = await readRepositoryFiles(ctx.services.pool, membership.workspace.id);
       return json({ files: Object.fromEntries([...files].sort(([a], [b]) => (a < b ? -1 : 1))) });
     },
-  },
-  {
+  }),
+  defineRoute({
     // `millrace sync push`: the workspace becomes the repository (checked whole, applied at once).
     method: "POST",
     pattern: "/api/w/:workspace/sync/push",
-    handler: async (ctx) => {
-      const input = await body(ctx, pushBody);
+    summary: "make the workspace what the repository files say (millrace sync push)",
+    tag: "sync",
+    body: pushBody,
+    response: restoreReportAnswer,
+    handler: async (ctx, { body: input }) => {
       const membership = await ctx.membership();
       return reportOrStream(ctx, "POST /api/w/:workspace/sync/push", (onProgress) =>
         restoreWorkspaceFiles(ctx.services, membership.principal, new Map(Object.entries(input.files)), {
@@ -168,13 +186,16 @@ export const gitSyncRoutes: Route[] = [
         }),
       );
     },
-  },
-  {
+  }),
+  defineRoute({
     // Restore (superadmins): from files, or straight from a git remote the server clones.
     method: "POST",
     pattern: "/api/restore",
-    handler: async (ctx) => {
-      const input = await body(ctx, restoreBody);
+    summary: "restore workspaces from repository files or a git remote (superadmins)",
+    tag: "sync",
+    body: restoreBody,
+    response: restoreReportAnswer,
+    handler: async (ctx, { body: input }) => {
       const principal = await ctx.principal();
       if (!principal.isSuperAdmin) throw new AppError("FORBIDDEN", "only superadmins restore workspaces");
       return reportOrStream(ctx, "POST /api/restore", async (onProgress) => {
@@ -191,5 +212,5 @@ export const gitSyncRoutes: Route[] = [
         });
       });
     },
-  },
+  }),
 ];
