@@ -213,7 +213,8 @@ export type TriggerKind = "manual" | "api" | "webhook" | "schedule" | "job" | "f
  */
 export function triggerKind(input: EnqueueInput): TriggerKind | null {
   if (input.schedulePath) return "schedule";
-  if (input.parentJobId) return "flow";
+  // A flow's step (a job started by another job through its token is a child, not a step).
+  if (input.flowStepId) return "flow";
   if (input.kind === "dependency") return "deploy";
   const actor = input.audit?.actor;
   if (!actor || typeof actor === "string") return null;

@@ -61,3 +61,18 @@ export {
 } from "./queries.ts";
 export { deleteExpiredJobs, type RetentionOptions } from "../maintenance/retention.ts";
 export { waitForResult, type FinishedJob } from "./wait.ts";
+export { runScriptByHash } from "./run.ts";
+export {
+  getResultMaybe,
+  getJobLogs,
+  getRootJobId,
+  jobLineage,
+  setJobProgress,
+  getJobProgress,
+  queuePosition,
+  jobScheduledFor,
+  rerunJobs,
+  creatorEmails,
+  type ResultMaybe,
+  type RerunOptions,
+} from "./client-api.ts";

@@ -12,7 +12,8 @@ import type { Principal } from "../auth/principal.ts";
 import type { CoreContext } from "../context.ts";
 import { AppError, invalidInput } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
-import { getScriptByPath, type ScriptLookup } from "../scripts.ts";
+import { getScriptByHash, getScriptByPath, type ScriptLookup } from "../scripts.ts";
+import type { Script } from "@millrace/db";
 import type { Membership } from "../workspaces.ts";
 import type { Boss } from "./boss.ts";
 import { enqueueJob, type RetryPolicy } from "./enqueue.ts";
@@ -41,6 +42,13 @@ export interface RunOptions {
   awaited?: boolean;
   /** The script, looked up while the caller's membership was resolved (see lookUpScriptAhead). */
   scriptAhead?: ScriptLookup;
+  /** Windmill's `tag` run parameter: the worker tag this run goes to instead of the script's. */
+  tag?: string | null;
+  /**
+   * The job that started this one (Windmill's `parent_job`, which windmill-client sends from
+   * inside a job) and the root of that lineage (`root_job`): see jobLineage in lineage.ts.
+   */
+  lineage?: { parentJobId: string | null; rootJobId: string | null };
 }
 
 function checkedArgs(schema: ArgSchema, args: unknown): Record<string, unknown> {
@@ -82,16 +90,45 @@ export async function runScriptByPath(
   options: RunOptions = {},
 ): Promise<string> {
   requirePermission(membership, "job.run");
+  checkPathScope(membership, path);
+  const script = await getScriptByPath(ctx, membership, path, options.scriptAhead);
+  return runScriptVersion(ctx, membership, script, args, options);
+}
+
+/** Runs one version of a script, named by its hash (Windmill's `jobs/run/h/{hash}`). */
+export async function runScriptByHash(
+  ctx: JobsContext,
+  membership: Membership,
+  hash: string,
+  args: unknown,
+  options: RunOptions = {},
+): Promise<string> {
+  requirePermission(membership, "job.run");
+  const script = await getScriptByHash(ctx, membership, hash);
+  checkPathScope(membership, script.path);
+  return runScriptVersion(ctx, membership, script, args, options);
+}
+
+function checkPathScope(membership: Membership, path: string): void {
   const { principal } = membership;
   if (principal.pathScope && principal.pathScope !== path) {
     throw new AppError("FORBIDDEN", `this token may only run ${principal.pathScope}`);
   }
-  const script = await getScriptByPath(ctx, membership, path, options.scriptAhead);
+}
+
+async function runScriptVersion(
+  ctx: JobsContext,
+  membership: Membership,
+  script: Script,
+  args: unknown,
+  options: RunOptions,
+): Promise<string> {
+  const { principal } = membership;
   const language = script.language as Language;
   const schema = script.schema as unknown as ArgSchema;
   const runArgs = checkedArgs(schema, args);
   const workspaceId = membership.workspace.id;
-  const tag = resolveTag(tagForRunnable(script.tag, language), workspaceId, runArgs);
+  const tag = resolveTag(tagForRunnable(options.tag || script.tag, language), workspaceId, runArgs);
   await assertTagAllowed(ctx.pool, workspaceId, tag, "tag");
   // The job and its audit entry are written by one statement (the run_wait_result hot path).
   return enqueueJob(
@@ -124,6 +161,8 @@ export async function runScriptByPath(
       boundedBy: jobBounds(principal, script.createdBy),
       schedulePath: options.schedulePath ?? null,
       dedicatedWorker: script.dedicatedWorker,
+      parentJobId: options.lineage?.parentJobId ?? null,
+      rootJobId: options.lineage?.rootJobId ?? null,
       audit: {
         actor: principal,
         entry: {
