@@ -65,13 +65,19 @@ export function validateGlobalSetting(key: string, value: unknown): unknown {
   return value;
 }
 
+/**
+ * Settings every signed-in user may read: Windmill's clients ask for them outside instance
+ * administration (`wmill workspace add --create` reads automate_username_creation).
+ */
+const READABLE_BY_ALL: readonly string[] = ["automate_username_creation"];
+
 /** A setting's value, or null when it is not set. */
 export async function getGlobalSetting(
   ctx: CoreContext,
   principal: Principal,
   key: string,
 ): Promise<unknown> {
-  requireSuperadmin(principal, "read instance settings");
+  if (!READABLE_BY_ALL.includes(key)) requireSuperadmin(principal, "read instance settings");
   checkKey(key);
   const { rows } = await ctx.pool.query<{ value: unknown }>(
     "SELECT value FROM instance_setting WHERE key = $1",

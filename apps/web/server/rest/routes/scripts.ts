@@ -79,10 +79,10 @@ const newScriptBody = z.object({
   concurrent_limit: z.number().nullish(),
   concurrency_time_window_s: z.number().nullish(),
   concurrency_key: z.string().nullish(),
-  retry: z.unknown(),
+  retry: z.unknown().optional(),
   memory_limit_mb: z.number().nullish(),
   dedicated_worker: z.boolean().nullish(),
-  schema: z.unknown(),
+  schema: z.unknown().optional(),
   lock: z.string().nullish(),
 });
 

@@ -1,0 +1,366 @@
+// The real `wmill` (npm windmill-cli 1.819, Apache-2.0) against Millrace's REST router with a
+// real worker, as a team moving from Windmill uses it: `workspace add` (with and without
+// `--create`) and `workspace whoami`, `script push` (twice: the second makes no version),
+// `script run` in each of the five languages, `script preview`, `generate-metadata` (a real
+// lock from a dependency job against a local package index), `user add` and `user remove`.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { stripVTControlCharacters } from "node:util";
+import {
+  createApiToken,
+  createFolder,
+  createKeyring,
+  createResource,
+  createUser,
+  principalOf,
+  type Membership,
+} from "@millrace/core";
+import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
+import { startTestApi, startTestWorker, type TestApi, type TestWorker } from "@millrace/worker/testing";
+import { buildWheel, serveIndex } from "../../../packages/runtime/src/deps/testing.ts";
+
+const KEY = "wmill-cli-instance-key-0123456789abcdefghij";
+const WS = "wmillcli";
+const wmillCli = fileURLToPath(new URL("../../../node_modules/windmill-cli/esm/main.js", import.meta.url));
+
+interface Run {
+  code: number | null;
+  output: string;
+  stdout: string;
+}
+
+describe("the real wmill CLI: workspaces, users and scripts", () => {
+  let services: TestServices;
+  let membership: Membership;
+  let api: TestApi;
+  let worker: TestWorker;
+  let index: Awaited<ReturnType<typeof serveIndex>>;
+  let token: string;
+  let devToken: string;
+  let scratch: string;
+  let dir: string;
+
+  /**
+   * Runs wmill in `cwd` (asynchronously: the REST router answers in this process). With `flags`
+   * (the default) it is given the instance, token and workspace; without, it uses its profiles.
+   */
+  function wmill(
+    args: string[],
+    options: { cwd?: string; flags?: boolean; home?: string } = {},
+  ): Promise<Run> {
+    const cwd = options.cwd ?? dir;
+    const home = options.home ?? scratch;
+    const flags =
+      options.flags === false ? [] : ["--base-url", `${api.url}/`, "--token", token, "--workspace", WS];
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [wmillCli, ...args, ...flags], {
+        cwd,
+        env: {
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          HOME: home,
+          WMILL_CONFIG_DIR: path.join(home, ".config"),
+          NO_COLOR: "1",
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let output = "";
+      let stdout = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        output += chunk.toString();
+        stdout += chunk.toString();
+      });
+      child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      child.on("error", reject);
+      child.on("close", (code) =>
+        resolve({ code, output: stripVTControlCharacters(output), stdout: stripVTControlCharacters(stdout) }),
+      );
+    });
+  }
+  async function ok(args: string[], options: { cwd?: string; flags?: boolean; home?: string } = {}) {
+    const run = await wmill(args, options);
+    assert.equal(run.code, 0, `wmill ${args.join(" ")}:\n${run.output}`);
+    return run;
+  }
+  /** The last line of a `-s` run's stdout, as JSON. */
+  const lastJson = (run: Run): unknown => JSON.parse(run.stdout.trim().split("\n").pop()!);
+  const write = (root: string, file: string, content: string) => {
+    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    fs.writeFileSync(path.join(root, file), content);
+  };
+  async function versions(scriptPath: string): Promise<number> {
+    const { rows } = await services.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM script WHERE workspace_id = $1 AND path = $2",
+      [WS, scriptPath],
+    );
+    return rows[0]!.n;
+  }
+
+  before(async () => {
+    scratch = fs.mkdtempSync(path.join(os.tmpdir(), "millrace-wmill-cli-"));
+    // Jobs run as an unprivileged user in the sandbox: they must be able to reach the caches.
+    fs.chmodSync(scratch, 0o755);
+    dir = path.join(scratch, "repo");
+    fs.mkdirSync(dir);
+    const wheels = path.join(scratch, "wheels");
+    fs.mkdirSync(wheels);
+    buildWheel(
+      wheels,
+      "millrace-greet",
+      "1.0.0",
+      "millrace_greet",
+      'def greet(n):\n    return "hello " + n\n',
+    );
+    index = await serveIndex(wheels);
+
+    services = await createTestServices();
+    ({ membership } = await createTestMember(services, WS));
+    // The migrating team's admin is the instance's superadmin (user add/remove need one).
+    await services.db.user.update({
+      where: { id: membership.principal.userId },
+      data: { isSuperAdmin: true },
+    });
+    const ctx = { ...services, secrets: createKeyring(KEY) };
+    await createFolder(ctx, membership, { name: "demo" });
+    const url = new URL(services.database.url);
+    await createResource(ctx, membership, {
+      path: "f/demo/db",
+      resourceType: "postgresql",
+      value: {
+        host: url.hostname,
+        port: Number(url.port || 5432),
+        user: decodeURIComponent(url.username),
+        password: decodeURIComponent(url.password),
+        dbname: url.pathname.slice(1),
+        sslmode: "disable",
+      },
+    });
+    token = await createApiToken(services, membership.principal, { label: "wmill" });
+    const dev = await createUser(services, { email: "dev@wmill.example", password: "dev-password-1" });
+    await services.db.workspaceMember.create({
+      data: { workspaceId: WS, userId: dev.id, role: "developer" },
+    });
+    devToken = await createApiToken(services, principalOf(dev), { label: "wmill dev" });
+
+    api = await startTestApi(services.database.url, KEY);
+    worker = await startTestWorker(services.database.url, {
+      MILLRACE_SECRET_KEY: KEY,
+      BASE_INTERNAL_URL: api.url,
+      PIP_INDEX_URL: index.url,
+      DEPENDENCY_CACHE_DIR: path.join(scratch, "deps-cache"),
+    });
+  });
+  after(async () => {
+    await worker?.stop();
+    await api?.close();
+    await services?.close();
+    await index?.close();
+    if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it("workspace add refuses an unknown workspace without --create, adds the existing one; workspace whoami", async () => {
+    const home = path.join(scratch, "home-add");
+    fs.mkdirSync(home);
+    const remote = `${api.url}/`;
+    const refused = await wmill(["workspace", "add", "nope", "nope-ws", remote, "--token", token], {
+      flags: false,
+      home,
+    });
+    assert.notEqual(refused.code, 0, refused.output);
+    assert.match(refused.output, /Workspace at id nope-ws .* does not exist/);
+    // It lists the workspaces the token may use instead.
+    assert.match(refused.output, new RegExp(`- ${WS} \\(name: `));
+
+    const added = await ok(["workspace", "add", "main", WS, remote, "--token", token], {
+      flags: false,
+      home,
+    });
+    assert.match(added.output, new RegExp(`Added workspace main for ${WS}`));
+    const who = await ok(["workspace", "whoami"], { flags: false, home });
+    assert.match(who.output, new RegExp(`"username": "${membership.principal.username}"`));
+    assert.match(who.output, new RegExp(`"email": "${membership.principal.email}"`));
+    assert.match(who.output, /Active: main/);
+  });
+
+  it("workspace add --create makes the workspace (the caller its admin), also for a non-superadmin", async () => {
+    const remote = `${api.url}/`;
+    for (const [who, id, bearer] of [
+      ["admin", "wmill-made", token],
+      ["dev", "wmill-dev-made", devToken],
+    ] as const) {
+      const home = path.join(scratch, `home-create-${who}`);
+      fs.mkdirSync(home);
+      const run = await ok(["workspace", "add", id, id, remote, "--token", bearer, "--create"], {
+        flags: false,
+        home,
+      });
+      assert.match(run.output, new RegExp(`Workspace at id ${id} .* does not exist. Creating`));
+      const { rows } = await services.pool.query<{ role: string; email: string }>(
+        `SELECT m.role::text AS role, u.email FROM workspace_member m JOIN "user" u ON u.id = m.user_id
+          WHERE m.workspace_id = $1`,
+        [id],
+      );
+      assert.deepEqual(
+        rows.map((r) => r.role),
+        ["admin"],
+        `${who}: ${JSON.stringify(rows)}`,
+      );
+      // Added again (it exists now): nothing is created, the profile is kept.
+      const again = await ok(["workspace", "add", id, id, remote, "--token", bearer, "--create"], {
+        flags: false,
+        home,
+      });
+      assert.doesNotMatch(again.output, /Creating/);
+      assert.match(
+        (await ok(["workspace", "whoami"], { flags: false, home })).output,
+        new RegExp(`Active: ${id}`),
+      );
+    }
+  });
+
+  it("script push twice: the second push makes no version; script history", async () => {
+    write(dir, "f/demo/hello.sh", 'name="$1"\necho "hello $name"\n');
+    const first = await ok(["script", "push", "f/demo/hello.sh"]);
+    assert.match(first.output, /Script f\/demo\/hello.sh pushed/);
+    assert.equal(await versions("f/demo/hello"), 1);
+    const second = await ok(["script", "push", "f/demo/hello.sh"]);
+    assert.match(second.output, /Script f\/demo\/hello.sh pushed/);
+    assert.equal(await versions("f/demo/hello"), 1, second.output);
+    // An edit is a new version, whose parent is the first.
+    write(dir, "f/demo/hello.sh", 'name="$1"\necho "hello, $name"\n');
+    await ok(["script", "push", "f/demo/hello.sh"]);
+    assert.equal(await versions("f/demo/hello"), 2);
+    const history = JSON.parse((await ok(["script", "history", "f/demo/hello", "--json"])).stdout) as {
+      script_hash: string;
+    }[];
+    assert.equal(history.length, 2);
+    const { rows } = await services.pool.query<{ hash: string; parent_hash: string | null }>(
+      "SELECT hash, parent_hash FROM script WHERE workspace_id = $1 AND path = 'f/demo/hello' ORDER BY created_at",
+      [WS],
+    );
+    assert.deepEqual(
+      history.map((h) => h.script_hash),
+      [rows[1]!.hash, rows[0]!.hash],
+    );
+    assert.equal(rows[1]!.parent_hash, rows[0]!.hash);
+  });
+
+  it("script run in each of the five languages returns the script's result", async () => {
+    write(dir, "f/demo/add.py", "def main(a: int, b: int = 2):\n    return a + b\n");
+    write(
+      dir,
+      "f/demo/shout.bun.ts",
+      "export function main(s: string) {\n  return s.toUpperCase() + '!';\n}\n",
+    );
+    write(dir, "f/demo/twice.deno.ts", "export function main(n: number) {\n  return { twice: n * 2 };\n}\n");
+    write(dir, "f/demo/next.pg.sql", "-- $1 n\nSELECT $1::int + 1 AS next;\n");
+    for (const file of [
+      "f/demo/hello.sh",
+      "f/demo/add.py",
+      "f/demo/shout.bun.ts",
+      "f/demo/twice.deno.ts",
+      "f/demo/next.pg.sql",
+    ]) {
+      await ok(["script", "push", file]);
+    }
+    const run = async (scriptPath: string, args: unknown) =>
+      lastJson(await ok(["script", "run", scriptPath, "-d", JSON.stringify(args), "-s"]));
+    assert.equal(await run("f/demo/hello", { name: "wmill" }), "hello, wmill");
+    assert.equal(await run("f/demo/add", { a: 40 }), 42);
+    assert.equal(await run("f/demo/shout", { s: "up" }), "UP!");
+    assert.deepEqual(await run("f/demo/twice", { n: 21 }), { twice: 42 });
+    assert.deepEqual(await run("f/demo/next", { database: "$res:f/demo/db", n: 41 }), [{ next: 42 }]);
+    // Not silent: the job's logs stream, then its result.
+    const loud = await ok(["script", "run", "f/demo/add", "-d", '{"a": 1, "b": 1}']);
+    assert.match(loud.output, /Job Completed|2/);
+  });
+
+  it("script preview runs the local file without deploying it", async () => {
+    write(dir, "f/demo/draft.py", "def main(x: int):\n    return {'x': x, 'draft': True}\n");
+    const preview = await ok(["script", "preview", "f/demo/draft.py", "-d", '{"x": 7}', "-s"]);
+    assert.deepEqual(lastJson(preview), { x: 7, draft: true });
+    assert.equal(await versions("f/demo/draft"), 0);
+    // A failing preview exits non-zero with the error.
+    write(dir, "f/demo/broken.py", "def main():\n    raise ValueError('nope')\n");
+    const broken = await wmill(["script", "preview", "f/demo/broken.py", "-s"]);
+    assert.notEqual(broken.code, 0);
+    assert.match(broken.output, /nope/);
+  });
+
+  it("generate-metadata writes each script's schema and lock (a real lock from a dependency job)", async () => {
+    const repo = path.join(scratch, "meta");
+    fs.mkdirSync(repo);
+    write(
+      repo,
+      "f/demo/greet.py",
+      "# requirements:\n#millrace-greet==1.0.0\nimport millrace_greet\n\ndef main(name: str):\n    return millrace_greet.greet(name)\n",
+    );
+    write(
+      repo,
+      "f/demo/plain.bun.ts",
+      "export function main(count: number, label = 'x') {\n  return label.repeat(count);\n}\n",
+    );
+    const generated = await ok(["generate-metadata", "--yes"], { cwd: repo });
+    assert.match(generated.output, /f\/demo\/greet/);
+
+    const greetMeta = fs.readFileSync(path.join(repo, "f/demo/greet.script.yaml"), "utf8");
+    assert.match(greetMeta, /lock: '?!inline f\/demo\/greet\.script\.lock'?/);
+    assert.match(greetMeta, /name:\s*\n\s+type: string/m);
+    assert.equal(
+      fs.readFileSync(path.join(repo, "f/demo/greet.script.lock"), "utf8").trim(),
+      "millrace-greet==1.0.0",
+    );
+    const plainMeta = fs.readFileSync(path.join(repo, "f/demo/plain.script.yaml"), "utf8");
+    assert.match(plainMeta, /lock: ["']{2}/);
+    assert.match(plainMeta, /count:\s*\n\s+type: number/m);
+    assert.equal(fs.existsSync(path.join(repo, "f/demo/plain.script.lock")), false);
+    assert.match(fs.readFileSync(path.join(repo, "wmill-lock.yaml"), "utf8"), /f\/demo\/greet/);
+    // Nothing is deployed by it.
+    assert.equal(await versions("f/demo/greet"), 0);
+    // Up to date afterwards: a second run finds nothing to do.
+    const again = await ok(["generate-metadata", "--yes"], { cwd: repo });
+    assert.doesNotMatch(again.output, /Generating metadata for/);
+
+    // The pushed script runs with its locked package.
+    await ok(["script", "push", "f/demo/greet.py"], { cwd: repo });
+    assert.equal(
+      lastJson(await ok(["script", "run", "f/demo/greet", "-d", '{"name": "lock"}', "-s"], { cwd: repo })),
+      "hello lock",
+    );
+  });
+
+  it("user add creates an account, user remove deletes it", async () => {
+    const email = "newcomer@wmill.example";
+    const added = await ok(["user", "add", email, "newcomer-password-1"]);
+    assert.match(added.output, /New User Created/);
+    const { rows } = await services.pool.query<{ id: string; username: string }>(
+      `SELECT id, username FROM "user" WHERE email = $1`,
+      [email],
+    );
+    assert.equal(rows.length, 1);
+    // A member of the workspace, with a folder grant: both go with the account.
+    await services.db.workspaceMember.create({
+      data: { workspaceId: WS, userId: rows[0]!.id, role: "developer" },
+    });
+    await services.pool.query(
+      "INSERT INTO folder_permission (workspace_id, folder_name, principal, level) VALUES ($1, 'demo', $2, 'viewer')",
+      [WS, `u/${rows[0]!.username}`],
+    );
+    const removed = await ok(["user", "remove", email]);
+    assert.match(removed.output, new RegExp(`Deleted User ${email}`));
+    const left = await services.pool.query(
+      `SELECT 1 FROM "user" WHERE email = $1
+       UNION ALL SELECT 1 FROM folder_permission WHERE principal = $2`,
+      [email, `u/${rows[0]!.username}`],
+    );
+    assert.equal(left.rowCount, 0);
+    // Removing it again: wmill fails with the 404.
+    const missing = await wmill(["user", "remove", email]);
+    assert.notEqual(missing.code, 0);
+    assert.match(missing.output, /not found/);
+  });
+});
