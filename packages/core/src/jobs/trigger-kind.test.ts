@@ -48,7 +48,10 @@ describe("triggerKind: what started a job, for the runs list", () => {
 
   it("a schedule's tick, a flow's step and a deploy's dependency job are told by what enqueued them", () => {
     assert.equal(triggerKind(input({ schedulePath: "u/alice/nightly", ...by(alice) })), "schedule");
-    assert.equal(triggerKind(input({ parentJobId: "00000000-0000-0000-0000-000000000001" })), "flow");
+    const flow = "00000000-0000-0000-0000-000000000001";
+    assert.equal(triggerKind(input({ parentJobId: flow, flowStepId: "a" })), "flow");
+    // A job started by another job's client (windmill-client's parent_job) is its child, not a step.
+    assert.equal(triggerKind(input({ parentJobId: flow, ...by({ ...alice, tokenKind: "job" }) })), "job");
     assert.equal(triggerKind(input({ kind: "dependency" })), "deploy");
     assert.equal(triggerKind(input({})), null);
   });
