@@ -1,7 +1,10 @@
+import { SERVICE_RESOURCE_TYPES } from "./builtin-catalog.ts";
+
 /**
  * Resource types every workspace has, with the field names of Windmill's hub types so that
  * scripts written for Windmill read the same keys. Workspace-defined types live in the
- * `resource_type` table and may not reuse these names.
+ * `resource_type` table and may not reuse these names. The services' types (mssql, snowflake,
+ * slack, …) are in builtin-catalog.ts.
  */
 export interface BuiltinResourceType {
   name: string;
@@ -117,6 +120,7 @@ export const BUILTIN_RESOURCE_TYPES: readonly BuiltinResourceType[] = [
       additionalProperties: false,
     },
   },
+  ...SERVICE_RESOURCE_TYPES,
   {
     // The type Windmill's Python client gives set_resource by default.
     name: "any",
