@@ -11,14 +11,12 @@ import {
   resumeSuspendedJob,
   type Membership,
 } from "@millrace/core";
+import { z } from "zod";
 import { serverEnv } from "../../env.ts";
-import { json, readJson, text } from "../../http.ts";
+import { json, text } from "../../http.ts";
+import { defineRoute } from "../define.ts";
 import type { RestContext, Route } from "../router.ts";
-
-function approverParam(ctx: RestContext): string | null {
-  const approver = ctx.url.searchParams.get("approver");
-  return approver === null || approver === "" ? null : approver;
-}
+import { textAnswer } from "./params.ts";
 
 /**
  * The caller's membership when the request is signed in, else null (an anonymous approver). A
@@ -31,9 +29,8 @@ async function optionalMembership(ctx: RestContext): Promise<Membership | null> 
 }
 
 /** GET's `payload`: base64 (or base64url) JSON, as Windmill's approval links carry it. */
-function payloadParam(ctx: RestContext): unknown {
-  const raw = ctx.url.searchParams.get("payload");
-  if (raw === null || raw === "") return {};
+function decodePayload(raw: string | undefined): unknown {
+  if (raw === undefined) return {};
   try {
     return JSON.parse(Buffer.from(raw, "base64url").toString("utf8"));
   } catch {
@@ -41,80 +38,135 @@ function payloadParam(ctx: RestContext): unknown {
   }
 }
 
-async function postedPayload(ctx: RestContext): Promise<unknown> {
-  const body = await ctx.request.text();
-  if (body.trim() === "") return {};
-  return readJson(new Request(ctx.request.url, { method: "POST", body }));
-}
+const signedParams = z.object({
+  workspace: z.string(),
+  id: z.string(),
+  resume_id: z.string(),
+  signature: z.string(),
+});
+const approverQuery = z.object({ approver: z.string().optional() });
+const getQuery = approverQuery.extend({
+  /** base64 JSON, as Windmill's approval links carry it. */
+  payload: z.string().optional(),
+});
+/** The payload a POST carries: any JSON (empty: `{}`). */
+const postedPayload = z.unknown();
 
-function decide(cancel: boolean, method: "GET" | "POST"): Route["handler"] {
-  return async (ctx) => {
-    const message = await resumeSuspendedJob(ctx.services, {
-      workspaceId: ctx.params.workspace ?? "",
-      jobId: ctx.params.id ?? "",
-      resumeId: parseResumeId(ctx.params.resume_id ?? ""),
-      signature: ctx.params.signature ?? "",
-      approver: approverParam(ctx),
-      payload: method === "GET" ? payloadParam(ctx) : await postedPayload(ctx),
-      cancel,
-      membership: await optionalMembership(ctx),
-      instanceKey: serverEnv().MILLRACE_SECRET_KEY,
-    });
-    return text(message);
-  };
+type Decision = {
+  params: z.output<typeof signedParams>;
+  approver: string | undefined;
+  payload: unknown;
+};
+
+async function decide(ctx: RestContext, cancel: boolean, { params, approver, payload }: Decision) {
+  const message = await resumeSuspendedJob(ctx.services, {
+    workspaceId: params.workspace,
+    jobId: params.id,
+    resumeId: parseResumeId(params.resume_id),
+    signature: params.signature,
+    approver: approver ?? null,
+    payload,
+    cancel,
+    membership: await optionalMembership(ctx),
+    instanceKey: serverEnv().MILLRACE_SECRET_KEY,
+  });
+  return text(message);
 }
 
 const RESUME = "/api/w/:workspace/jobs_u/resume/:id/:resume_id/:signature";
 const CANCEL = "/api/w/:workspace/jobs_u/cancel/:id/:resume_id/:signature";
 
+/** The four signed decision routes: GET (payload in the query) and POST (in the body). */
+function decisionRoutes(pattern: string, cancel: boolean, names: [string, string]): Route[] {
+  const answer = textAnswer(cancel ? "the step was canceled" : "the step was approved");
+  return [
+    defineRoute({
+      method: "GET",
+      pattern,
+      summary: names[0],
+      tag: "job",
+      auth: "public",
+      params: signedParams,
+      query: getQuery,
+      response: answer,
+      handler: (ctx, { params, query }) =>
+        decide(ctx, cancel, { params, approver: query.approver, payload: decodePayload(query.payload) }),
+    }),
+    defineRoute({
+      method: "POST",
+      pattern,
+      summary: names[1],
+      tag: "job",
+      auth: "public",
+      params: signedParams,
+      query: approverQuery,
+      body: postedPayload,
+      response: answer,
+      handler: (ctx, { params, query, body }) =>
+        decide(ctx, cancel, { params, approver: query.approver, payload: body }),
+    }),
+  ];
+}
+
 export const flowApprovalRoutes: Route[] = [
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/jobs/resume_urls/:id/:resume_id",
-    handler: async (ctx) =>
+    summary: "getResumeUrls",
+    tag: "job",
+    params: z.object({ workspace: z.string(), id: z.string(), resume_id: z.string() }),
+    query: approverQuery,
+    response: z.object({
+      approvalPage: z.string(),
+      resume: z.string(),
+      cancel: z.string(),
+    }),
+    handler: async (ctx, { params, query }) =>
       json(
         await getResumeUrls(ctx.services, await ctx.membership(), {
-          jobId: ctx.params.id ?? "",
-          resumeId: parseResumeId(ctx.params.resume_id ?? ""),
-          approver: approverParam(ctx),
+          jobId: params.id,
+          resumeId: parseResumeId(params.resume_id),
+          approver: query.approver ?? null,
           baseUrl: serverEnv().BASE_URL,
           instanceKey: serverEnv().MILLRACE_SECRET_KEY,
         }),
       ),
-  },
-  { method: "GET", pattern: RESUME, handler: decide(false, "GET") },
-  { method: "POST", pattern: RESUME, handler: decide(false, "POST") },
-  { method: "GET", pattern: CANCEL, handler: decide(true, "GET") },
-  { method: "POST", pattern: CANCEL, handler: decide(true, "POST") },
-  {
+  }),
+  ...decisionRoutes(RESUME, false, ["resumeSuspendedJobGet", "resumeSuspendedJobPost"]),
+  ...decisionRoutes(CANCEL, true, ["cancelSuspendedJobGet", "cancelSuspendedJobPost"]),
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/jobs_u/get_flow/:id/:resume_id/:signature",
-    handler: async (ctx) => {
+    summary: "getSuspendedJobFlow",
+    tag: "job",
+    auth: "public",
+    params: signedParams,
+    query: approverQuery,
+    response: z.record(z.string(), z.unknown()),
+    handler: async (ctx, { params, query }) => {
       // Anyone with the link; a signed-in outsider gets the 404 of any workspace route.
       await optionalMembership(ctx);
       return json(
         await getSuspendedJobFlow(ctx.services, {
-          workspaceId: ctx.params.workspace ?? "",
-          jobId: ctx.params.id ?? "",
-          resumeId: parseResumeId(ctx.params.resume_id ?? ""),
-          signature: ctx.params.signature ?? "",
-          approver: approverParam(ctx),
+          workspaceId: params.workspace,
+          jobId: params.id,
+          resumeId: parseResumeId(params.resume_id),
+          signature: params.signature,
+          approver: query.approver ?? null,
           instanceKey: serverEnv().MILLRACE_SECRET_KEY,
         }),
       );
     },
-  },
-  {
+  }),
+  defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/jobs/flow/resume/:id",
-    handler: async (ctx) =>
-      text(
-        await resumeSuspendedFlowAsOwner(
-          ctx.services,
-          await ctx.membership(),
-          ctx.params.id ?? "",
-          await postedPayload(ctx),
-        ),
-      ),
-  },
+    summary: "resumeSuspendedFlowAsOwner",
+    tag: "job",
+    params: z.object({ workspace: z.string(), id: z.string() }),
+    body: postedPayload,
+    response: textAnswer("the step was approved"),
+    handler: async (ctx, { params, body }) =>
+      text(await resumeSuspendedFlowAsOwner(ctx.services, await ctx.membership(), params.id, body)),
+  }),
 ];

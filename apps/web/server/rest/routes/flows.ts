@@ -2,7 +2,6 @@
 // existsFlowByPath, archiveFlowByPath, deleteFlowByPath, getFlowHistory, runFlowByPath,
 // runWaitResultFlowByPath, runFlowPreview): thin adapters over packages/core/src/flows.
 import {
-  AppError,
   archiveFlow,
   createFlow,
   deleteFlowIfPresent,
@@ -17,18 +16,10 @@ import {
   waitForFlowResult,
 } from "@millrace/core";
 import { z } from "zod";
-import { json, readJson, text } from "../../http.ts";
+import { json, text } from "../../http.ts";
+import { defineRoute, queryBool, queryInt } from "../define.ts";
 import type { RestContext, Route } from "../router.ts";
-import { intParam, runArgs } from "./params.ts";
-
-/** Parses a JSON body with `schema`; the first problem becomes a 400 naming its field. */
-async function body<T>(ctx: RestContext, schema: z.ZodType<T>): Promise<T> {
-  const parsed = schema.safeParse(await readJson(ctx.request));
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  const field = issue.path.join(".") || "body";
-  throw new AppError("INVALID_INPUT", `${field}: ${issue.message}`, field);
-}
+import { runArgs, textAnswer, workspacePath } from "./params.ts";
 
 // OpenFlowWPath / EditFlow (plus deployment_message): the flow's value is checked by core, which
 // names the step and field at fault. Fields Millrace does not use yet pass through.
@@ -51,123 +42,198 @@ const previewBody = z.looseObject({
   path: z.string().nullable().optional(),
 });
 
-function boolParam(ctx: RestContext, name: string): boolean | undefined {
-  const value = ctx.url.searchParams.get(name);
-  return value === null ? undefined : value === "true";
-}
+/** windmill-client's Flow (OpenFlow with its path and who deployed it). */
+const windmillFlowShape = z.object({
+  workspace_id: z.string(),
+  path: z.string(),
+  summary: z.string(),
+  description: z.string(),
+  value: z.record(z.string(), z.unknown()),
+  schema: z.record(z.string(), z.unknown()).nullable(),
+  archived: z.boolean(),
+  edited_by: z.string(),
+  edited_at: z.string(),
+  version_id: z.number(),
+  extra_perms: z.record(z.string(), z.boolean()),
+});
 
-async function runByPath(ctx: RestContext): Promise<string> {
+/** A run's arguments: a JSON object, or any other body as `{ body }` (read from the request). */
+const runArgsBody = "the arguments: a JSON object, or any other body as { body }";
+
+async function runByPath(ctx: RestContext, path: string): Promise<string> {
   const args = runArgs(ctx);
   args.catch(() => {});
   const membership = await ctx.membership();
-  return runFlowByPath(ctx.services, membership, ctx.params.path ?? "", await args);
+  return runFlowByPath(ctx.services, membership, path, await args);
 }
 
 export const flowRoutes: Route[] = [
-  {
+  defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/flows/create",
-    handler: async (ctx) => {
-      const input = await body(ctx, flowBody);
-      const flow = await createFlow(ctx.services, await ctx.membership(), input);
+    summary: "createFlow",
+    tag: "flow",
+    body: flowBody,
+    response: textAnswer("the path of the new flow"),
+    handler: async (ctx, { body }) => {
+      const flow = await createFlow(ctx.services, await ctx.membership(), body);
       return text(flow.path, 201);
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/flows/update/*path",
-    handler: async (ctx) => {
-      const input = await body(ctx, flowBody);
-      const flow = await updateFlow(ctx.services, await ctx.membership(), ctx.params.path ?? "", input);
+    summary: "updateFlow",
+    tag: "flow",
+    params: workspacePath,
+    body: flowBody,
+    response: textAnswer("the path of the flow"),
+    handler: async (ctx, { params, body }) => {
+      const flow = await updateFlow(ctx.services, await ctx.membership(), params.path, body);
       return text(flow.path);
     },
-  },
+  }),
 
-  {
+  defineRoute({
     // Windmill's getFlowVersion (`wmill flow show-version`); before flows/get/*path, which would
     // take `v/<id>` for a path.
     method: "GET",
     pattern: "/api/w/:workspace/flows/get/v/:version",
-    handler: async (ctx) =>
-      json(await flowVersion(ctx.services, await ctx.membership(), ctx.params.version ?? "")),
-  },
+    summary: "getFlowVersion",
+    tag: "flow",
+    params: z.object({ workspace: z.string(), version: z.string() }),
+    response: windmillFlowShape.extend({ id: z.number(), deployment_msg: z.string().optional() }),
+    handler: async (ctx, { params }) =>
+      json(await flowVersion(ctx.services, await ctx.membership(), params.version)),
+  }),
 
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/flows/get/*path",
-    handler: async (ctx) => json(await getFlow(ctx.services, await ctx.membership(), ctx.params.path ?? "")),
-  },
+    summary: "getFlowByPath",
+    tag: "flow",
+    params: workspacePath,
+    response: windmillFlowShape,
+    handler: async (ctx, { params }) =>
+      json(await getFlow(ctx.services, await ctx.membership(), params.path)),
+  }),
 
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/flows/list",
-    handler: async (ctx) =>
+    summary: "listFlows",
+    tag: "flow",
+    query: z.object({
+      page: queryInt.optional(),
+      per_page: queryInt.optional(),
+      path_start: z.string().optional(),
+      path_exact: z.string().optional(),
+      created_by: z.string().optional(),
+      show_archived: queryBool.optional(),
+      order_desc: queryBool.optional(),
+    }),
+    response: z.array(windmillFlowShape),
+    handler: async (ctx, { query }) =>
       json(
         await listFlows(ctx.services, await ctx.membership(), {
-          page: intParam(ctx, "page"),
-          perPage: intParam(ctx, "per_page"),
-          pathStart: ctx.url.searchParams.get("path_start") ?? undefined,
-          pathExact: ctx.url.searchParams.get("path_exact") ?? undefined,
-          createdBy: ctx.url.searchParams.get("created_by") ?? undefined,
-          showArchived: boolParam(ctx, "show_archived"),
-          orderDesc: boolParam(ctx, "order_desc"),
+          page: query.page,
+          perPage: query.per_page,
+          pathStart: query.path_start,
+          pathExact: query.path_exact,
+          createdBy: query.created_by,
+          showArchived: query.show_archived,
+          orderDesc: query.order_desc,
         }),
       ),
-  },
+  }),
 
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/flows/exists/*path",
-    handler: async (ctx) =>
-      json(await flowExists(ctx.services, await ctx.membership(), ctx.params.path ?? "")),
-  },
+    summary: "existsFlowByPath",
+    tag: "flow",
+    params: workspacePath,
+    response: z.boolean(),
+    handler: async (ctx, { params }) =>
+      json(await flowExists(ctx.services, await ctx.membership(), params.path)),
+  }),
 
-  {
+  defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/flows/archive/*path",
-    handler: async (ctx) => {
-      const path = ctx.params.path ?? "";
-      const { archived } = await body(ctx, archiveBody);
-      await archiveFlow(ctx.services, await ctx.membership(), path, archived ?? true);
-      return text(`Flow ${path} ${archived === false ? "unarchived" : "archived"}`);
+    summary: "archiveFlowByPath",
+    tag: "flow",
+    params: workspacePath,
+    body: archiveBody,
+    response: textAnswer("Flow <path> archived|unarchived"),
+    handler: async (ctx, { params, body }) => {
+      await archiveFlow(ctx.services, await ctx.membership(), params.path, body.archived ?? true);
+      return text(`Flow ${params.path} ${body.archived === false ? "unarchived" : "archived"}`);
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "DELETE",
     pattern: "/api/w/:workspace/flows/delete/*path",
-    handler: async (ctx) => {
-      const path = ctx.params.path ?? "";
+    summary: "deleteFlowByPath",
+    tag: "flow",
+    params: workspacePath,
+    response: textAnswer("Flow <path> deleted"),
+    handler: async (ctx, { params }) => {
       // As Windmill: a flow that is not there is no error (wmill deletes a folder file by file).
-      await deleteFlowIfPresent(ctx.services, await ctx.membership(), path);
-      return text(`Flow ${path} deleted`);
+      await deleteFlowIfPresent(ctx.services, await ctx.membership(), params.path);
+      return text(`Flow ${params.path} deleted`);
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "GET",
     pattern: "/api/w/:workspace/flows/history/p/*path",
-    handler: async (ctx) =>
+    summary: "getFlowHistory",
+    tag: "flow",
+    params: workspacePath,
+    query: z.object({ page: queryInt.optional(), per_page: queryInt.optional() }),
+    response: z.array(
+      z.object({
+        id: z.number(),
+        created_at: z.string(),
+        created_by: z.string(),
+        deployment_msg: z.string().optional(),
+      }),
+    ),
+    handler: async (ctx, { params, query }) =>
       json(
-        await flowHistory(ctx.services, await ctx.membership(), ctx.params.path ?? "", {
-          page: intParam(ctx, "page"),
-          perPage: intParam(ctx, "per_page"),
+        await flowHistory(ctx.services, await ctx.membership(), params.path, {
+          page: query.page,
+          perPage: query.per_page,
         }),
       ),
-  },
+  }),
 
-  {
+  defineRoute({
+    // The body is the flow's arguments, JSON or not: read from the request (runArgs).
     method: "POST",
     pattern: "/api/w/:workspace/jobs/run/f/*path",
-    handler: async (ctx) => text(await runByPath(ctx), 201),
-  },
+    summary: "runFlowByPath",
+    tag: "job",
+    params: workspacePath,
+    response: textAnswer(`the new job's id (${runArgsBody})`),
+    handler: async (ctx, { params }) => text(await runByPath(ctx, params.path), 201),
+  }),
 
-  {
+  defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/jobs/run_wait_result/f/*path",
-    handler: async (ctx) => {
-      const id = await runByPath(ctx);
+    summary: "runWaitResultFlowByPath",
+    tag: "job",
+    params: workspacePath,
+    response: {
+      contentType: "application/json",
+      description: `the flow's result; 500 with the error when it failed (${runArgsBody})`,
+    },
+    handler: async (ctx, { params }) => {
+      const id = await runByPath(ctx, params.path);
       // A flow with early_return answers its named step's result as soon as that step is done.
       const job = await waitForFlowResult(
         ctx.services,
@@ -177,19 +243,22 @@ export const flowRoutes: Route[] = [
       );
       return json(job.result, job.status === "success" ? 200 : 500);
     },
-  },
+  }),
 
-  {
+  defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/jobs/run/preview_flow",
-    handler: async (ctx) => {
-      const input = await body(ctx, previewBody);
+    summary: "runFlowPreview",
+    tag: "job",
+    body: previewBody,
+    response: textAnswer("the new job's id"),
+    handler: async (ctx, { body }) => {
       const id = await runFlowPreview(ctx.services, await ctx.membership(), {
-        value: input.value,
-        args: input.args ?? {},
-        path: input.path ?? null,
+        value: body.value,
+        args: body.args ?? {},
+        path: body.path ?? null,
       });
       return text(id, 201);
     },
-  },
+  }),
 ];
