@@ -240,6 +240,111 @@ def main(hash: str):
     assert.doesNotMatch(job.logs, new RegExp(SECRET));
   });
 
+  it("bun: the rest of a job's API: cancel a scheduled job, progress, root job, resume URLs", async () => {
+    const content = `import * as wmill from "windmill-client";
+
+export async function main() {
+  const workspace = process.env.WM_WORKSPACE!;
+  const id = await wmill.runScriptByPathAsync("u/${me}/double", { x: 1 }, 3600);
+  const queued = await wmill.JobService.getJob({ workspace, id });
+  await wmill.cancelJob(id, "not needed");
+  const canceled = await wmill.waitJob(id).then(() => "ran", (e) => String(e.message));
+  await wmill.setProgress(40);
+  const urls = await wmill.getResumeUrls("someone");
+  return {
+    queued: [queued.type, queued.running],
+    canceled,
+    progress: await wmill.getProgress(),
+    root: await wmill.getRootJobId(),
+    urls: Object.keys(urls).sort(),
+    resume: urls.resume,
+  };
+}
+`;
+    const job = await run(`u/${me}/client_bun_more`, "bun", content);
+    assert.equal(job.status, "success", `${job.logs}\n${JSON.stringify(job.result)}`);
+    const result = job.result as Record<string, unknown>;
+    assert.deepEqual(result.queued, ["QueuedJob", false]);
+    assert.match(String(result.canceled), /was not successful.*not needed/);
+    assert.equal(result.progress, 40);
+    assert.equal(result.root, job.id);
+    assert.deepEqual(result.urls, ["approvalPage", "cancel", "resume"]);
+    assert.match(String(result.resume), new RegExp(`/api/w/${WORKSPACE}/jobs_u/resume/${job.id}/\\d+/`));
+  });
+
+  it("python3: wait_job's timeout cancels the job it waited for; cancel_running; progress; resume URLs", async () => {
+    await deployScript(services, membership, {
+      path: `u/${me}/sleepy`,
+      language: "bash",
+      content: "sleep 60\n",
+    });
+    const content = `import os
+import time
+
+import wmill
+
+
+def main(first: bool = True):
+    if not first:
+        time.sleep(60)
+        return "slept"
+    other = wmill.run_script_by_path_async(os.environ["WM_JOB_PATH"], args={"first": False})
+    while wmill.get_job_status(other) != "RUNNING":
+        time.sleep(0.2)
+    canceled = wmill.cancel_running()
+    try:
+        wmill.wait_job(other)
+        other_outcome = "ran"
+    except Exception as error:
+        other_outcome = str(error)
+    sleepy = wmill.run_script_by_path_async("u/${me}/sleepy")
+    try:
+        wmill.run_script_by_path("u/${me}/sleepy", timeout=1)
+        timed = "no"
+    except TimeoutError:
+        timed = "timeout"
+    wmill.cancel_job(sleepy)
+    queued = wmill.run_script_by_path_async("u/${me}/double", args={"x": 1}, scheduled_in_secs=3600)
+    status = wmill.get_job_status(queued)
+    wmill.cancel_job(queued, "not needed")
+    wmill.set_progress(25)
+    return {
+        "canceled": list(canceled) == [other],
+        "other": other_outcome,
+        "timed": timed,
+        "status": status,
+        "after_cancel": wmill.get_job_status(queued),
+        "progress": wmill.get_progress(),
+        "urls": sorted(wmill.get_resume_urls("someone")),
+    }
+`;
+    const job = await run(`u/${me}/client_py_more`, "python3", content);
+    assert.equal(job.status, "success", `${job.logs}\n${JSON.stringify(job.result)}`);
+    const result = job.result as Record<string, unknown>;
+    assert.match(String(result.other), /was not successful/);
+    assert.deepEqual(
+      { ...result, other: undefined },
+      {
+        canceled: true,
+        other: undefined,
+        timed: "timeout",
+        status: "WAITING",
+        after_cancel: "COMPLETED",
+        progress: 25,
+        urls: ["approvalPage", "cancel", "resume"],
+      },
+    );
+    // The job wait_job gave up on was canceled (cleanup=True).
+    const { rows } = await services.pool.query<{ status: string }>(
+      "SELECT status FROM job WHERE script_path = $1 AND workspace_id = $2",
+      [`u/${me}/sleepy`, WORKSPACE],
+    );
+    assert.deepEqual(
+      rows.map((row) => row.status),
+      ["canceled", "canceled"],
+    );
+  });
+
   it("$var:/$res: arguments are resolved with the job's user's rights: a user without access is refused", async () => {
     const { principal } = await createTestMember(services, WORKSPACE);
     await services.db.workspaceMember.update({

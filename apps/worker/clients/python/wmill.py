@@ -446,12 +446,16 @@ class Windmill:
         """Cancels the other running jobs of this script; {job id: answer} for each."""
         if not self.path:
             raise MillraceError(0, "the script path is not set (WM_JOB_PATH)")
-        jobs = self.get(
-            self._w("jobs/queue/list"), params={"script_path_exact": self.path, "running": "true"}
-        ).json()
+        jobs = []
+        # Both those started on their own and those started by another job (a parent).
+        for has_null_parent in ("true", "false"):
+            jobs += self.get(
+                self._w("jobs/queue/list"),
+                params={"script_path_exact": self.path, "running": "true", "has_null_parent": has_null_parent},
+            ).json() or []
         own = _env("WM_JOB_ID")
         canceled = {}
-        for job in jobs or []:
+        for job in jobs:
             if job.get("id") and job["id"] != own:
                 canceled[job["id"]] = self.cancel_job(job["id"], reason="canceled by cancel_running")
         return canceled
