@@ -122,4 +122,13 @@ export const workspaceRoutes: Route[] = [
     handler: async (ctx, { body }) =>
       json(await workspaceExists(ctx.services, await ctx.principal(), body.id)),
   }),
+
+  defineRoute({
+    method: "GET",
+    pattern: "/api/w/:workspace/workspaces/get_workspace_name",
+    summary: "getWorkspaceName",
+    tag: "workspace",
+    response: { contentType: "text/plain", description: "the workspace's name" },
+    handler: async (ctx) => text((await ctx.membership()).workspace.name),
+  }),
 ];
