@@ -162,5 +162,9 @@ export function denoModules(
   if (!importsBundledClient(content, clients.nodeClientVersion)) return null;
   if (!installed && npmSchemeImports(content).some((name) => name !== "windmill-client")) return null;
   const nodeModulesDir = modulesWithClient(cacheRoot, clients.nodeClient, installed);
-  return { nodeModulesDir, readOnlyPaths: [path.dirname(nodeModulesDir)] };
+  // The links' targets must be visible in the sandbox too.
+  return {
+    nodeModulesDir,
+    readOnlyPaths: [path.dirname(nodeModulesDir), clients.nodeClient, ...(installed ? [installed] : [])],
+  };
 }

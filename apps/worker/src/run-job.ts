@@ -118,7 +118,9 @@ async function runScript(
     args: callback.args,
     argOrder: job.argOrder,
     env: { ...callback.env, ...dependencies.env, ...searchPaths(dependencies.env, callback.env) },
-    readOnlyPaths: [...dependencies.readOnlyPaths, ...callback.readOnlyPaths, ...(deno?.readOnlyPaths ?? [])],
+    readOnlyPaths: [
+      ...new Set([...dependencies.readOnlyPaths, ...callback.readOnlyPaths, ...(deno?.readOnlyPaths ?? [])]),
+    ],
     nodeModulesDir: deno?.nodeModulesDir ?? dependencies.nodeModulesDir,
     workRoot: deps.jobDir,
     timeoutMs: job.timeoutSecs * 1000,
