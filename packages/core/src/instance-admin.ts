@@ -114,3 +114,18 @@ export async function setGlobalSetting(
   if (key === CUSTOM_TAGS_SETTING) invalidateCustomTagsCache(ctx.pool);
   return stored;
 }
+
+/**
+ * Every instance setting a superadmin may read over the API (windmill-client's GlobalSetting list,
+ * `wmill instance pull`): instance secrets (whose key names a secret) never leave.
+ */
+export async function listGlobalSettings(
+  ctx: CoreContext,
+  principal: Principal,
+): Promise<{ name: string; value: unknown }[]> {
+  requireSuperadmin(principal, "read instance settings");
+  const { rows } = await ctx.pool.query<{ name: string; value: unknown }>(
+    `SELECT key AS name, value FROM instance_setting WHERE key NOT LIKE '%secret%' ORDER BY key`,
+  );
+  return rows.filter((row) => SETTING_KEY.test(row.name));
+}

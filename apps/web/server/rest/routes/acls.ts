@@ -1,9 +1,9 @@
 // Windmill's granular ACLs (`acls/add|remove/<kind>/<path>`), as `wmill sync push` sends them:
 // for a group's members (`group_`) and a folder's grants (`folder`). Millrace grants access per
 // folder, so any other kind (a variable's or a resource's own extra_perms) is refused naming it.
-import { checkGroupAcl, invalidInput, setFolderPermission } from "@millrace/core";
+import { checkGroupAcl, getGranularAcls, invalidInput, setFolderPermission } from "@millrace/core";
 import { z } from "zod";
-import { text } from "../../http.ts";
+import { json, text } from "../../http.ts";
 import { defineRoute } from "../define.ts";
 import type { RestContext, Route } from "../router.ts";
 import { textAnswer } from "./params.ts";
@@ -58,5 +58,15 @@ export const aclRoutes: Route[] = [
     body: z.object({ owner: z.string() }),
     response: textAnswer("removed <owner> on <kind>/<path>"),
     handler: (ctx, { params, body }) => change(ctx, params, body.owner, false, false),
+  }),
+  defineRoute({
+    method: "GET",
+    pattern: "/api/w/:workspace/acls/get/:kind/*path",
+    summary: "getGranularAcls",
+    tag: "granular_acl",
+    params: aclParams,
+    response: z.record(z.string(), z.boolean()),
+    handler: async (ctx, { params }) =>
+      json(await getGranularAcls(ctx.services, await ctx.membership(), params.kind, params.path)),
   }),
 ];

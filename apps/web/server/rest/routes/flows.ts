@@ -9,9 +9,11 @@ import {
   flowHistory,
   flowVersion,
   getFlow,
+  getFlowUserState,
   listFlows,
   runFlowByPath,
   runFlowPreview,
+  setFlowUserState,
   updateFlow,
   waitForFlowResult,
 } from "@millrace/core";
@@ -66,6 +68,8 @@ async function runByPath(ctx: RestContext, path: string): Promise<string> {
   const membership = await ctx.membership();
   return runFlowByPath(ctx.services, membership, path, await args);
 }
+
+const userStateParams = z.object({ workspace: z.string(), id: z.string(), key: z.string() });
 
 export const flowRoutes: Route[] = [
   defineRoute({
@@ -259,6 +263,32 @@ export const flowRoutes: Route[] = [
         path: body.path ?? null,
       });
       return text(id, 201);
+    },
+  }),
+
+  defineRoute({
+    method: "GET",
+    pattern: "/api/w/:workspace/jobs/flow/user_states/:id/:key",
+    summary: "getFlowUserState",
+    tag: "job",
+    params: userStateParams,
+    response: z.unknown(),
+    handler: async (ctx, { params }) =>
+      json(await getFlowUserState(ctx.services, await ctx.membership(), params.id, params.key)),
+  }),
+
+  defineRoute({
+    method: "POST",
+    pattern: "/api/w/:workspace/jobs/flow/user_states/:id/:key",
+    summary: "setFlowUserState",
+    tag: "job",
+    params: userStateParams,
+    // The new value: any JSON.
+    body: z.unknown(),
+    response: textAnswer("flow user state <key> set"),
+    handler: async (ctx, { params, body }) => {
+      await setFlowUserState(ctx.services, await ctx.membership(), params.id, params.key, body);
+      return text(`flow user state ${params.key} set`);
     },
   }),
 ];
