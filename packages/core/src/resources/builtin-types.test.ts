@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { BUILTIN_RESOURCE_TYPES, builtinResourceType } from "./builtin-types.ts";
 import { SERVICE_RESOURCE_TYPES } from "./builtin-catalog.ts";
@@ -98,5 +99,16 @@ describe("built-in resource types", () => {
     assert.deepEqual(fields("supabase"), ["url", "key"]);
     assert.ok(fields("gcp_service_account").includes("client_email"));
     assert.deepEqual(fields("mssql"), fields("ms_sql_server"));
+  });
+
+  it("docs/resource-types.md lists every type with its required fields in bold", () => {
+    const doc = readFileSync(new URL("../../../../docs/resource-types.md", import.meta.url), "utf8");
+    for (const type of BUILTIN_RESOURCE_TYPES) {
+      const row = doc.split("\n").find((line) => line.startsWith(`| \`${type.name}\` `));
+      assert.ok(row, `no row for ${type.name}`);
+      for (const key of (type.schema as Schema | null)?.required ?? []) {
+        assert.ok(row.includes(`**${key}**`), `${type.name}: ${key} is not marked required`);
+      }
+    }
   });
 });
