@@ -12,7 +12,8 @@ const MODULE_DIR = fileURLToPath(new URL("../clients/python", import.meta.url));
 
 function python(code: string, env: Record<string, string> = {}) {
   const result = spawnSync("/usr/bin/python3", ["-c", code], {
-    env: { PATH: "/usr/bin:/bin", PYTHONPATH: MODULE_DIR, ...env },
+    // No __pycache__ in the repository.
+    env: { PATH: "/usr/bin:/bin", PYTHONPATH: MODULE_DIR, PYTHONDONTWRITEBYTECODE: "1", ...env },
     encoding: "utf8",
   });
   assert.equal(result.status, 0, result.stderr);
@@ -96,6 +97,7 @@ print(json.dumps([
         env: {
           PATH: "/usr/bin:/bin",
           PYTHONPATH: MODULE_DIR,
+          PYTHONDONTWRITEBYTECODE: "1",
           BASE_INTERNAL_URL: base,
           WM_TOKEN: "tok",
           WM_WORKSPACE: "acme",
