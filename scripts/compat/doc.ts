@@ -36,6 +36,29 @@ function callers(endpoint: ClientEndpoint): string {
     .join("; ");
 }
 
+/** What a "works" does not say by itself: where Millrace answers as Windmill but differs behind it. */
+const CAVEATS: Record<string, string> = {
+  getSettings: "Millrace has none of Windmill's workspace integrations: all read as unset",
+  editWebhook: "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
+  editErrorHandler: "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
+  editSuccessHandler: "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
+  editAutoInvite: "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
+  editCopilotConfig: "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
+  editInstanceGroups: "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
+  editLargeFileStorageConfig:
+    "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
+  editSlackCommand: "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
+  editDefaultScripts: "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
+  workspaceMuteCriticalAlertsUi:
+    "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
+  deleteWorkspaceSlackOauthConfig: "Millrace has no Slack integration: nothing to delete",
+  disconnectSlack: "Millrace has no Slack integration: nothing to disconnect",
+  exportInstanceGroups: "Millrace has no instance groups: an empty list",
+  overwriteInstanceGroups: "Millrace has no instance groups: only an empty list is accepted",
+  addGranularAcls: "Millrace grants per folder and group: kinds folder and group_, others 400 naming kind",
+  removeGranularAcls: "Millrace grants per folder and group: kinds folder and group_, others 400 naming kind",
+};
+
 const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\s+/g, " ").trim();
 
 export function renderDoc(
@@ -50,7 +73,7 @@ export function renderDoc(
       ? endpoint.outOfScope
       : state === "pending"
         ? (result?.problem ?? "not probed")
-        : "";
+        : (CAVEATS[endpoint.operationId] ?? "");
     return {
       method: endpoint.method,
       path: endpoint.path,

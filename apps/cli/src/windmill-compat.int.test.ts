@@ -219,6 +219,28 @@ describe("Windmill's clients against Millrace (docs/compatibility.md)", () => {
     assert.deepEqual(disagreements, [], "docs/compatibility.md and reality disagree: run npm run compat");
   });
 
+  it("Windmill settings Millrace lacks: leaving them unset is accepted, setting one is refused naming it", async () => {
+    const post = (name: string, body: unknown) =>
+      fetch(`${api.url}/api/w/${world.ws}/workspaces/${name}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    assert.equal((await post("edit_webhook", { webhook: "" })).status, 200);
+    const refused = await post("edit_webhook", { webhook: "https://example.com/hook" });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.headers.get("x-error-field"), "webhook");
+    assert.match(await refused.text(), /no workspace webhook/);
+    const handler = await post("edit_error_handler", { path: "script/f/demo/hello" });
+    assert.equal(handler.status, 400);
+    const groups = await fetch(`${api.url}/api/groups/overwrite`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify([{ name: "admins" }]),
+    });
+    assert.equal(groups.status, 400);
+  });
+
   it("at least 95 % of the in-scope endpoints work, as the document says", () => {
     const rows = parseDoc(fs.readFileSync(DOC_PATH, "utf8")).filter((r) => r.state !== "out of scope");
     const works = rows.filter((r) => r.state === "works").length;

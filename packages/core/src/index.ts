@@ -110,6 +110,7 @@ export {
 export { workspaceExists } from "./workspaces.ts";
 export { scriptExists } from "./scripts.ts";
 export { runRawDependencies, type RawDependenciesInput, type RawScript } from "./raw-dependencies.ts";
+export * from "./windmill-settings.ts";
 export { listGlobalSettings } from "./instance-admin.ts";
 export { getGranularAcls } from "./people/granular-acls.ts";
 export { getFlowUserState, setFlowUserState } from "./flows/user-states.ts";

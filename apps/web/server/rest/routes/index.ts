@@ -25,6 +25,7 @@ import { aclRoutes } from "./acls.ts";
 import { flowRoutes } from "./flows.ts";
 import { flowApprovalRoutes } from "./flow-approvals.ts";
 import { dependencyRoutes } from "./dependencies.ts";
+import { windmillSettingRoutes } from "./windmill-settings.ts";
 
 export const routes: Route[] = [
   ...authRoutes,
@@ -49,6 +50,7 @@ export const routes: Route[] = [
   ...flowRoutes,
   ...flowApprovalRoutes,
   ...dependencyRoutes,
+  ...windmillSettingRoutes,
 ];
 
 // The document describes the table it is part of, itself included.
