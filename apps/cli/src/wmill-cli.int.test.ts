@@ -184,6 +184,17 @@ describe("the real wmill CLI: workspaces, users and scripts", () => {
     assert.match(who.output, new RegExp(`"username": "${membership.principal.username}"`));
     assert.match(who.output, new RegExp(`"email": "${membership.principal.email}"`));
     assert.match(who.output, /Active: main/);
+
+    // The workspaces the token may use (workspaces/users), and every one for a superadmin.
+    const remoteList = await ok(["workspace", "list-remote"], { flags: false, home });
+    assert.match(remoteList.output, new RegExp(`${WS}\\s.*${membership.principal.username}`));
+    assert.match(remoteList.output, new RegExp(`Logged in as: ${membership.principal.email}`));
+    const all = await ok(
+      ["workspace", "list-remote", "--as-superadmin", "--base-url", remote, "--token", token],
+      { flags: false, home },
+    );
+    assert.match(all.output, /\(superadmin\)/);
+    assert.match(all.output, new RegExp(WS));
   });
 
   it("workspace add --create makes the workspace (the caller its admin), also for a non-superadmin", async () => {
@@ -230,6 +241,31 @@ describe("the real wmill CLI: workspaces, users and scripts", () => {
     const second = await ok(["script", "push", "f/demo/hello.sh"]);
     assert.match(second.output, /Script f\/demo\/hello.sh pushed/);
     assert.equal(await versions("f/demo/hello"), 1, second.output);
+    // What wmill sends when its own comparison finds a difference: skip_if_noop answers the
+    // latest version's hash when nothing would change, and makes no version.
+    const latest = JSON.parse((await ok(["script", "get", "f/demo/hello", "--json"])).stdout) as {
+      hash: string;
+      content: string;
+      schema: unknown;
+    };
+    const create = (skip: boolean) =>
+      fetch(`${api.url}/api/w/${WS}/scripts/create${skip ? "?skip_if_noop=true" : ""}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          path: "f/demo/hello",
+          content: latest.content,
+          language: "bash",
+          summary: "",
+          description: "",
+          parent_hash: latest.hash,
+          schema: latest.schema,
+        }),
+      });
+    const skipped = await create(true);
+    assert.equal(skipped.status, 201);
+    assert.equal(await skipped.text(), latest.hash);
+    assert.equal(await versions("f/demo/hello"), 1);
     // An edit is a new version, whose parent is the first.
     write(dir, "f/demo/hello.sh", 'name="$1"\necho "hello, $name"\n');
     await ok(["script", "push", "f/demo/hello.sh"]);
@@ -331,6 +367,43 @@ describe("the real wmill CLI: workspaces, users and scripts", () => {
       lastJson(await ok(["script", "run", "f/demo/greet", "-d", '{"name": "lock"}', "-s"], { cwd: repo })),
       "hello lock",
     );
+  });
+
+  it("the lookups windmill-client makes: workspaces/users, username_to_email, scripts/exists/p", async () => {
+    const get = async (route: string, bearer = devToken) => {
+      const response = await fetch(`${api.url}/api${route}`, {
+        headers: { authorization: `Bearer ${bearer}` },
+      });
+      return { status: response.status, body: await response.text() };
+    };
+    const mine = JSON.parse((await get("/workspaces/users")).body) as {
+      email: string;
+      workspaces: { id: string; username: string }[];
+    };
+    assert.equal(mine.email, "dev@wmill.example");
+    assert.ok(
+      mine.workspaces.some((w) => w.id === WS && w.username === "dev"),
+      JSON.stringify(mine),
+    );
+    assert.deepEqual(await get(`/w/${WS}/users/username_to_email/${membership.principal.username}`), {
+      status: 200,
+      body: membership.principal.email,
+    });
+    assert.equal((await get(`/w/${WS}/users/username_to_email/nobody`)).status, 404);
+    assert.deepEqual(await get(`/w/${WS}/scripts/exists/p/f/demo/hello`, token), {
+      status: 200,
+      body: "true",
+    });
+    assert.deepEqual(await get(`/w/${WS}/scripts/exists/p/f/demo/nothing`, token), {
+      status: 200,
+      body: "false",
+    });
+    // A script in a folder the caller may not read does not exist for them.
+    assert.deepEqual(await get(`/w/${WS}/scripts/exists/p/f/demo/hello`), { status: 200, body: "false" });
+    // Not a member: the workspace does not exist for them.
+    assert.equal((await get(`/w/wmill-made/scripts/exists/p/f/demo/hello`)).status, 404);
+    assert.equal((await get(`/w/${WS}/scripts/history/p/f/demo/nothing`, token)).status, 404);
+    assert.equal((await get(`/w/${WS}/scripts/history/p/f/demo/hello`)).status, 404);
   });
 
   it("user add creates an account, user remove deletes it", async () => {
