@@ -387,5 +387,20 @@ export function windmillClientEndpoints(): ClientEndpoint[] {
       for (const c of endpoint.callers) if (!seen.callers.includes(c)) seen.callers.push(c);
     }
   }
+  // An endpoint only out-of-scope functions call is out of scope with them.
+  for (const endpoint of all.values()) {
+    if (endpoint.outOfScope) continue;
+    const reasons = endpoint.callers.map((caller) => OUT_OF_SCOPE_CALLERS[caller] ?? null);
+    if (reasons.every((reason) => reason !== null)) endpoint.outOfScope = reasons[0]!;
+  }
   return [...all.values()].sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
 }
+
+/** windmill-client functions of the out-of-scope domains (its data table and ducklake helpers). */
+const OUT_OF_SCOPE_CALLERS: Record<string, string> = {
+  "windmill-client datatable": "datatables",
+  "windmill-client ducklake": "datatables",
+  "windmill-client appendPartition": "datatables",
+  "windmill-client upsertPartition": "datatables",
+  "windmill-client commitKafkaOffsets": "triggers",
+};

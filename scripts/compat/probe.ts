@@ -149,14 +149,6 @@ export const FIXTURES: [string, (w: World) => Call][] = [
   ["runScriptByHash", (w) => ({ path: { hash: w.scriptHash }, body: { name: "hash" } })],
   ["runFlowByPath", () => ({ path: { path: "f/demo/flow" }, body: {} })],
   ["runScriptPreview", () => ({ body: { content: PY, language: "python3", args: { name: "preview" } } })],
-  [
-    "runScriptPreviewAndWaitResult",
-    () => ({ body: { content: PY, language: "python3", args: { name: "wait" } } }),
-  ],
-  [
-    "runScriptPreviewInline",
-    () => ({ body: { content: PY, language: "python3", args: { name: "inline" } } }),
-  ],
   ["runFlowPreview", () => ({ body: { value: flowValue("preview"), args: {} } })],
   [
     "runRawScriptDependenciesAsync",

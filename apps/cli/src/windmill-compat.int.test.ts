@@ -84,8 +84,6 @@ describe("Windmill's clients against Millrace (docs/compatibility.md)", () => {
         description: "",
         content: PY,
         language: "python3",
-        retry: null, // TEMP
-        schema: null, // TEMP
       }),
     );
     await rest("POST", `/w/${ws}/variables/create`, {
