@@ -118,9 +118,10 @@ export const flowRoutes: Route[] = [
     summary: "getFlowByPath",
     tag: "flow",
     params: workspacePath,
-    response: windmillFlowShape,
+    // windmill-client's GetFlowByPathResponse: Flow & UserDraftOverlay (no drafts here).
+    response: windmillFlowShape.extend({ is_draft: z.literal(false) }),
     handler: async (ctx, { params }) =>
-      json(await getFlow(ctx.services, await ctx.membership(), params.path)),
+      json({ ...(await getFlow(ctx.services, await ctx.membership(), params.path)), is_draft: false }),
   }),
 
   defineRoute({

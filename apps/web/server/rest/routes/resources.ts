@@ -112,9 +112,13 @@ export const resourceRoutes: Route[] = [
     summary: "getResource",
     tag: "resource",
     params: workspacePath,
-    response: windmillResourceShape,
+    // windmill-client's GetResourceResponse: ListableResource & UserDraftOverlay (no drafts here).
+    response: windmillResourceShape.extend({ is_draft: z.literal(false) }),
     handler: async (ctx, { params }) =>
-      json(windmillResource(await getResource(ctx.services, await ctx.membership(), params.path))),
+      json({
+        ...windmillResource(await getResource(ctx.services, await ctx.membership(), params.path)),
+        is_draft: false,
+      }),
   }),
   defineRoute({
     method: "GET",

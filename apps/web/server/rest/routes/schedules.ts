@@ -180,9 +180,13 @@ export const scheduleRoutes: Route[] = [
     summary: "getSchedule",
     tag: "schedule",
     params: workspacePath,
-    response: windmillScheduleShape,
+    // windmill-client's GetScheduleResponse: Schedule & UserDraftOverlay (no drafts here).
+    response: windmillScheduleShape.extend({ is_draft: z.literal(false) }),
     handler: async (ctx, { params }) =>
-      json(windmillSchedule(await getSchedule(ctx.services, await ctx.membership(), params.path))),
+      json({
+        ...windmillSchedule(await getSchedule(ctx.services, await ctx.membership(), params.path)),
+        is_draft: false,
+      }),
   }),
 
   defineRoute({

@@ -79,14 +79,15 @@ export const variableRoutes: Route[] = [
     tag: "variable",
     params: workspacePath,
     query: z.object({ decrypt_secret: queryFlag.optional(), include_encrypted: queryFlag.optional() }),
-    response: windmillVariableShape,
+    // windmill-client's GetVariableResponse: ListableVariable & UserDraftOverlay (no drafts here).
+    response: windmillVariableShape.extend({ is_draft: z.literal(false) }),
     handler: async (ctx, { params, query }) => {
       const variable = await getVariable(ctx.services, await ctx.membership(), params.path, {
         decryptSecret: query.decrypt_secret,
         includeEncrypted: query.include_encrypted,
         ...callMeta(ctx),
       });
-      return json(windmillVariable(variable));
+      return json({ ...windmillVariable(variable), is_draft: false });
     },
   }),
   defineRoute({
