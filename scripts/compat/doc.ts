@@ -53,8 +53,6 @@ const CAVEATS: Record<string, string> = {
     "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
   deleteWorkspaceSlackOauthConfig: "Millrace has no Slack integration: nothing to delete",
   disconnectSlack: "Millrace has no Slack integration: nothing to disconnect",
-  exportInstanceGroups: "Millrace has no instance groups: an empty list",
-  overwriteInstanceGroups: "Millrace has no instance groups: only an empty list is accepted",
   addGranularAcls: "Millrace grants per folder and group: kinds folder and group_, others 400 naming kind",
   removeGranularAcls: "Millrace grants per folder and group: kinds folder and group_, others 400 naming kind",
 };

@@ -294,7 +294,10 @@ function cliEndpoints(ops: Map<string, ServiceOperation & { service: string }>):
     if (!endpoint.callers.includes(caller)) endpoint.callers.push(caller);
     endpoints.set(key, endpoint);
   };
-  for (const [command, roots] of cliCommandRoots(source)) {
+  for (const [command, declared] of cliCommandRoots(source)) {
+    // The commands themselves (`new Command()…action(fn)`): helpers of a section that no command
+    // reaches (say `wmill instance`'s, declared beside `wmill user`'s) are not the command's calls.
+    const roots = [...declared].filter((name) => graph.text.get(name)?.includes("new Command("));
     for (const name of reachable(graph, roots)) {
       const service = services.get(name);
       if (service) note(service.method, service.path, name, `wmill ${command}`);

@@ -16,7 +16,7 @@ export interface World {
   job: string;
   flowJob: string;
   flowVersion: number;
-  /** Filled in as the probes run: a queued job, a made token. */
+  /** Filled in as the seed and the probes run: a queued job, a made token. */
   later: Record<string, string>;
 }
 
@@ -74,8 +74,6 @@ export const FIXTURES: [string, (w: World) => Call][] = [
   ["getGlobal", () => ({ path: { key: "base_url" } })],
   ["listWorkers", () => ({})],
   ["listUsersAsSuperAdmin", () => ({ query: { page: "1", per_page: "100" } })],
-  ["globalUsersExport", () => ({})],
-  ["exportInstanceGroups", () => ({})],
   ["listWsSpecific", () => ({})],
   ["login", (w) => ({ body: { email: w.adminEmail, password: "compat-password-1" } })],
   // Users of the workspace.
@@ -353,9 +351,6 @@ export const FIXTURES: [string, (w: World) => Call][] = [
   ["deleteVariable", () => ({ path: { path: "f/demo/made_var" } })],
   ["deleteFlowByPath", () => ({ path: { path: "f/demo/made_flow" } })],
   ["deleteWorkspace", () => ({ path: { workspace: "compatmade" } })],
-  // Instance-wide overwrites last, with what the exports gave (they replace the whole list).
-  ["overwriteInstanceGroups", (w) => ({ body: JSON.parse(w.later.instanceGroups ?? "[]") as unknown })],
-  ["globalUsersOverwrite", (w) => ({ body: JSON.parse(w.later.instanceUsers ?? "null") as unknown })],
 ];
 
 /** `/w/{workspace}/scripts/get/p/{path}` with the call's parameters (`path` keeps its slashes). */

@@ -187,11 +187,6 @@ describe("Windmill's clients against Millrace (docs/compatibility.md)", () => {
       if (operationId === "createToken" && typeof result.body === "string") {
         world.later.tokenPrefix = result.body.trim().slice(0, 10);
       }
-      if (operationId === "exportInstanceGroups" && result.ok) {
-        world.later.instanceGroups = JSON.stringify(result.body);
-      }
-      if (operationId === "globalUsersExport" && result.ok)
-        world.later.instanceUsers = JSON.stringify(result.body);
     }
 
     const rendered = renderDoc(endpoints, results);
