@@ -166,6 +166,9 @@ test("typescript schema: errors", () => {
   assert.throws(() => inferSchema("deno", "async function main() {}\n"), {
     message: "deno: `main` must be exported",
   });
+  assert.throws(() => inferSchema("bun", "export default async function main(x: string) {}\n"), {
+    message: "bun: `main` must be a named export (export async function main), not the default export",
+  });
   assert.throws(
     () => inferSchema("bun", "export function main(a: string) {\n  const x = ;\n}\n"),
     (e: unknown) => e instanceof SignatureError && /^bun: syntax error at line 2: /.test(e.message),

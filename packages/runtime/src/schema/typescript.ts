@@ -28,10 +28,23 @@ function isExported(node: ts.Node): boolean {
   );
 }
 
+/** `export default function main`: the job imports `main` by name, which a default export is not. */
+function isDefaultExport(node: ts.Node): boolean {
+  return (
+    ts.canHaveModifiers(node) &&
+    (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.DefaultKeyword)
+  );
+}
+
 function findMain(file: ts.SourceFile, language: TsLanguage): ts.SignatureDeclarationBase {
   let unexported = false;
   for (const statement of file.statements) {
     if (ts.isFunctionDeclaration(statement) && statement.name?.text === "main") {
+      if (isDefaultExport(statement)) {
+        throw new SignatureError(
+          `${language}: \`main\` must be a named export (export async function main), not the default export`,
+        );
+      }
       if (isExported(statement)) return statement;
       unexported = true;
     }
