@@ -406,6 +406,57 @@ describe("the real wmill CLI: workspaces, users and scripts", () => {
     assert.equal((await get(`/w/${WS}/scripts/history/p/f/demo/hello`)).status, 404);
   });
 
+  it("jobs/run/dependencies (waited for), deployment_status, raw/h, list_search, is_owner", async () => {
+    const call = async (method: string, route: string, bearer: string, body?: unknown) => {
+      const response = await fetch(`${api.url}/api/w/${WS}/${route}`, {
+        method,
+        headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: response.status, body: await response.text() };
+    };
+    const lock = (code: string) =>
+      call("POST", "jobs/run/dependencies", devToken, {
+        raw_scripts: [{ raw_code: code, language: "python3", script_path: "u/dev/deps" }],
+        entrypoint: "u/dev/deps",
+      });
+    assert.deepEqual(await lock("def main():\n    return 1\n"), { status: 201, body: '{"lock":""}' });
+    assert.deepEqual(await lock("# requirements:\n#millrace-greet==1.0.0\n\ndef main():\n    return 1\n"), {
+      status: 201,
+      body: '{"lock":"millrace-greet==1.0.0"}',
+    });
+    const unknown = await lock("# requirements:\n#millrace-absent==9.9.9\n\ndef main():\n    return 1\n");
+    assert.equal(unknown.status, 400, unknown.body);
+    assert.match(unknown.body, /raw_scripts: the dependencies could not be resolved/);
+
+    const greet = JSON.parse((await call("GET", "scripts/get/p/f/demo/greet", token)).body) as {
+      hash: string;
+      content: string;
+    };
+    assert.deepEqual(
+      JSON.parse((await call("GET", `scripts/deployment_status/h/${greet.hash}`, token)).body),
+      {
+        lock: "millrace-greet==1.0.0",
+      },
+    );
+    assert.deepEqual(await call("GET", `scripts/raw/h/${greet.hash}`, token), {
+      status: 200,
+      body: greet.content,
+    });
+    const found = JSON.parse((await call("GET", "scripts/list_search", token)).body) as { path: string }[];
+    assert.ok(found.some((f) => f.path === "f/demo/greet"));
+    // The developer reads no script of the demo folder.
+    assert.deepEqual(await call("GET", "scripts/list_search", devToken), { status: 200, body: "[]" });
+
+    assert.equal((await call("GET", "users/is_owner/f/demo/greet", token)).body, "true");
+    assert.equal((await call("GET", "users/is_owner/f/demo/greet", devToken)).body, "false");
+    assert.equal((await call("GET", "users/is_owner/u/dev/thing", devToken)).body, "true");
+    assert.equal(
+      (await call("GET", `users/is_owner/u/${membership.principal.username}/x`, devToken)).body,
+      "false",
+    );
+  });
+
   it("user add creates an account, user remove deletes it", async () => {
     const email = "newcomer@wmill.example";
     const added = await ok(["user", "add", email, "newcomer-password-1"]);

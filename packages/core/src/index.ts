@@ -108,8 +108,13 @@ export {
   type GitSyncStatus,
 } from "./sync/git-sync.ts";
 export { workspaceExists } from "./workspaces.ts";
-export { scriptExists } from "./scripts.ts";
-export { runRawDependencies, type RawDependenciesInput, type RawScript } from "./raw-dependencies.ts";
+export { isOwnerOfPath, scriptExists } from "./scripts.ts";
+export {
+  lockRawDependencies,
+  runRawDependencies,
+  type RawDependenciesInput,
+  type RawScript,
+} from "./raw-dependencies.ts";
 export * from "./windmill-settings.ts";
 export { listGlobalSettings } from "./instance-admin.ts";
 export { getGranularAcls } from "./people/granular-acls.ts";

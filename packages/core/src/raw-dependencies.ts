@@ -2,6 +2,7 @@ import { isLanguage } from "@millrace/runtime";
 import { checkRequirements, DEPENDENCY_TAG } from "./dependencies/index.ts";
 import { invalidInput } from "./errors.ts";
 import { enqueueJob, type EnqueueInput } from "./jobs/enqueue.ts";
+import { waitForJob } from "./jobs/queries.ts";
 import { jobBounds, type JobsContext } from "./jobs/run.ts";
 import { parsePath } from "./paths.ts";
 import { requirePermission } from "./permissions.ts";
@@ -88,4 +89,23 @@ export async function runRawDependencies(
     },
   };
   return enqueueJob(ctx.pool, ctx.boss, job);
+}
+
+/**
+ * The lock of code that is not deployed, waited for (Windmill's `jobs/run/dependencies`): the
+ * job of runRawDependencies, awaited as long as it may run. A requirement that cannot be resolved
+ * is refused naming the script, with the resolver's reason.
+ */
+export async function lockRawDependencies(
+  ctx: JobsContext,
+  membership: Membership,
+  input: RawDependenciesInput,
+): Promise<string> {
+  const id = await runRawDependencies(ctx, membership, input);
+  const timeoutSecs = Math.min(ctx.limits.defaultTimeoutSecs, ctx.limits.maxTimeoutSecs);
+  const job = await waitForJob(ctx, membership, id, (timeoutSecs + 30) * 1000);
+  const result = job.result as { lock?: unknown; error?: { message?: unknown } } | null;
+  if (job.status === "success" && typeof result?.lock === "string") return result.lock;
+  const reason = String(result?.error?.message ?? `the dependency job ${id} ended as ${job.status}`);
+  throw invalidInput("raw_scripts", `the dependencies could not be resolved: ${reason}`);
 }

@@ -3,7 +3,14 @@ import { prepared, type Prisma, type Script } from "@millrace/db";
 import { inferSchema, isLanguage, SignatureError, type ArgSchema, type Language } from "@millrace/runtime";
 import type { CoreContext } from "./context.ts";
 import { AppError, invalidInput, notFound } from "./errors.ts";
-import { authorizePath, eachMembership, folderLevels, likePrefix, readablePrefixes } from "./access.ts";
+import {
+  authorizePath,
+  eachMembership,
+  folderLevel,
+  folderLevels,
+  likePrefix,
+  readablePrefixes,
+} from "./access.ts";
 import { recordAudit } from "./audit/index.ts";
 import { refuseWhenBounded } from "./auth/principal.ts";
 import { parsePath } from "./paths.ts";
@@ -603,4 +610,23 @@ export async function scriptExists(ctx: CoreContext, membership: Membership, pat
     if (error instanceof AppError && (error.code === "NOT_FOUND" || error.code === "FORBIDDEN")) return false;
     throw error;
   }
+}
+
+/**
+ * Whether the caller owns `path` (Windmill's `users/is_owner`): their own `u/<username>/…`, or
+ * a folder they own (admins own every folder).
+ */
+export async function isOwnerOfPath(
+  ctx: CoreContext,
+  membership: Membership,
+  path: string,
+): Promise<boolean> {
+  const parsed = parsePath(path);
+  // A bounded caller owns the path only if every user bounding them does.
+  const everyone = eachMembership(membership);
+  if (parsed.kind === "u") return everyone.every((each) => each.principal.username === parsed.owner);
+  for (const each of everyone) {
+    if ((await folderLevel(ctx, each, parsed.owner)) !== "owner") return false;
+  }
+  return true;
 }

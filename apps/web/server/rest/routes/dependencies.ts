@@ -1,23 +1,25 @@
-import { runRawDependencies } from "@millrace/core";
+import { lockRawDependencies, runRawDependencies } from "@millrace/core";
 import { z } from "zod";
-import { text } from "../../http.ts";
+import { json, text } from "../../http.ts";
 import { defineRoute } from "../define.ts";
 import type { Route } from "../router.ts";
 
 // What `wmill generate-metadata` calls to lock a script's dependencies before it writes its
 // `.script.lock`: it then polls the job (jobs_u/completed/get_result_maybe) for `{ lock }`.
+const dependenciesBody = z.object({
+  raw_scripts: z.array(z.object({ raw_code: z.string(), language: z.string(), script_path: z.string() })),
+  entrypoint: z.string().nullish(),
+  raw_workspace_dependencies: z.record(z.string(), z.string()).nullish(),
+  temp_script_refs: z.record(z.string(), z.unknown()).nullish(),
+});
+
 export const dependencyRoutes: Route[] = [
   defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/jobs/run/dependencies_async",
     summary: "runRawScriptDependenciesAsync",
     tag: "job",
-    body: z.object({
-      raw_scripts: z.array(z.object({ raw_code: z.string(), language: z.string(), script_path: z.string() })),
-      entrypoint: z.string().nullish(),
-      raw_workspace_dependencies: z.record(z.string(), z.string()).nullish(),
-      temp_script_refs: z.record(z.string(), z.unknown()).nullish(),
-    }),
+    body: dependenciesBody,
     response: { contentType: "text/plain", description: "the id of the job that computes the lock" },
     handler: async (ctx, { body }) => {
       const id = await runRawDependencies(ctx.services, await ctx.membership(), {
@@ -25,6 +27,22 @@ export const dependencyRoutes: Route[] = [
         entrypoint: body.entrypoint,
       });
       return text(id, 201);
+    },
+  }),
+
+  defineRoute({
+    method: "POST",
+    pattern: "/api/w/:workspace/jobs/run/dependencies",
+    summary: "runRawScriptDependencies",
+    tag: "job",
+    body: dependenciesBody,
+    response: z.object({ lock: z.string() }),
+    handler: async (ctx, { body }) => {
+      const lock = await lockRawDependencies(ctx.services, await ctx.membership(), {
+        raw_scripts: body.raw_scripts,
+        entrypoint: body.entrypoint,
+      });
+      return json({ lock }, 201);
     },
   }),
 ];

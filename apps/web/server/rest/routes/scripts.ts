@@ -260,4 +260,46 @@ export const scriptRoutes: Route[] = [
       }
     },
   }),
+
+  defineRoute({
+    method: "GET",
+    pattern: "/api/w/:workspace/scripts/list_search",
+    summary: "listSearchScript",
+    tag: "script",
+    response: z.array(z.object({ path: z.string(), content: z.string() })),
+    handler: async (ctx) => {
+      const membership = await ctx.membership();
+      const found: { path: string; content: string }[] = [];
+      for (let page = 1; ; page++) {
+        const scripts = await listScripts(ctx.services, membership, { page, perPage: 1000 });
+        found.push(...scripts.map((script) => ({ path: script.path, content: script.content })));
+        if (scripts.length < 1000) return json(found);
+      }
+    },
+  }),
+
+  defineRoute({
+    method: "GET",
+    pattern: "/api/w/:workspace/scripts/raw/h/:hash",
+    summary: "rawScriptByHash",
+    tag: "script",
+    params: z.object({ workspace: z.string(), hash: z.string() }),
+    response: { contentType: "text/plain", description: "the code of that version" },
+    handler: async (ctx, { params }) =>
+      text((await getScriptByHash(ctx.services, await ctx.membership(), params.hash)).content),
+  }),
+
+  defineRoute({
+    method: "GET",
+    pattern: "/api/w/:workspace/scripts/deployment_status/h/:hash",
+    summary: "getScriptDeploymentStatus",
+    tag: "script",
+    params: z.object({ workspace: z.string(), hash: z.string() }),
+    response: z.object({ lock: z.string().optional(), lock_error_logs: z.string().optional() }),
+    handler: async (ctx, { params }) => {
+      const script = await getScriptByHash(ctx.services, await ctx.membership(), params.hash);
+      // No lock and no error yet: the version's dependency job is still running.
+      return json({ lock: script.lock ?? undefined, lock_error_logs: script.lockError ?? undefined });
+    },
+  }),
 ];

@@ -5,6 +5,7 @@ import {
   deleteToken,
   getAccount,
   getMember,
+  isOwnerOfPath,
   listAccounts,
   listMembers,
   listTokens,
@@ -436,5 +437,16 @@ export const userRoutes: Route[] = [
       await removeMember(ctx.services, await ctx.membership(), params.username);
       return text(`Removed ${params.username} from the workspace`);
     },
+  }),
+
+  defineRoute({
+    method: "GET",
+    pattern: "/api/w/:workspace/users/is_owner/*path",
+    summary: "isOwnerOfPath",
+    tag: "user",
+    params: z.object({ workspace: z.string(), path: z.string() }),
+    response: z.boolean(),
+    handler: async (ctx, { params }) =>
+      json(await isOwnerOfPath(ctx.services, await ctx.membership(), params.path)),
   }),
 ];
