@@ -146,6 +146,18 @@ const cases: [string, string, ArgSchema][] = [
     expectSchema({ a: { type: "integer" }, b: { type: "string", default: "qr" } }, ["a"]),
   ],
   [
+    "Enum classes: string values are an enum (a member default gives its value), not their methods' locals",
+    'from enum import Enum\nclass Mode(str, Enum):\n    """Modes."""\n    FAST = "fast"\n    SLOW = "slow"\n\n    def label(self):\n        x = "nope"\n        return x\n\nclass Level(Enum):\n    LOW = 1\n    HIGH = 2\n\ndef main(mode: Mode = Mode.SLOW, level: Level = Level.HIGH, other: "Mode" = None):\n    pass\n',
+    expectSchema(
+      {
+        mode: { type: "string", enum: ["fast", "slow"], default: "slow" },
+        level: { type: "integer", default: 2 },
+        other: { type: "string", enum: ["fast", "slow"], nullable: true },
+      },
+      [],
+    ),
+  ],
+  [
     "string forward references and Annotated",
     "def main(a: 'int', b: Annotated[str, 'meta'] = 'x'):\n    pass\n",
     expectSchema({ a: { type: "integer" }, b: { type: "string", default: "x" } }, ["a"]),

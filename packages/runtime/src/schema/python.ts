@@ -133,9 +133,11 @@ function findEnums(tokens: Token[]): Map<string, EnumClass> {
     bases.push(base);
     if (!bases.some((b) => ENUM_BASES.has(b))) continue;
     const members: EnumClass = new Map();
+    // Members are the assignments at the body's own indentation (not those inside its methods).
+    const bodyIndent = tokens[j + 2]?.indent ?? -1;
     for (j += 2; j < tokens.length && (tokens[j] as Token).indent !== 0; j++) {
       const m = tokens[j] as Token;
-      if (m.indent <= 0 || m.kind !== "name" || tokens[j + 1]?.value !== "=") continue;
+      if (m.indent !== bodyIndent || m.kind !== "name" || tokens[j + 1]?.value !== "=") continue;
       const value = tokens[j + 2];
       const next = tokens[j + 3];
       if (!value || (next && next.indent === -1)) continue;
