@@ -46,6 +46,7 @@ export const REASONS = {
   "exported-const-main": "Windmill finds no parameters in `export const main = ...`",
   "ts-enum": "Windmill reads a TypeScript enum as a resource type named after it",
   "alias-in-array": "Windmill puts a local object type's resource format on the array that holds it",
+  "mixed-union": "Windmill types a union of unrelated types by its default's type (int | str = 1 → integer)",
 } as const;
 type Reason = keyof typeof REASONS;
 
@@ -88,6 +89,7 @@ const PYTHON_DISAGREEMENTS: Record<string, Record<string, Reason>> = {
   "float parameter with an integer default": { ratio: "negative-default" },
   "comprehension and conditional defaults": { squares: "runtime-default", mode: "runtime-default" },
   "Literal union spread over two Literals with None": { color: "literal-union" },
+  "a union of unrelated types has no type": { value: "mixed-union" },
 };
 
 const TYPESCRIPT_DISAGREEMENTS: Record<string, Record<string, Reason>> = {
@@ -110,6 +112,7 @@ const TYPESCRIPT_DISAGREEMENTS: Record<string, Record<string, Reason>> = {
   "bigint and tuple": { point: "tuple" },
   "a local object alias inside an array is inlined": { items: "alias-in-array" },
   "readonly array and numeric literal union": { ids: "generic-containers" },
+  "a union of unrelated types has no type": { value: "mixed-union" },
 };
 
 type OracleLanguage = "python3" | "bun" | "deno";
