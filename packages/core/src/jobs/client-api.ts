@@ -123,8 +123,7 @@ const FLOW_KINDS = new Set(["flow", "flowpreview"]);
 
 /**
  * Windmill's setProgress: a percentage from 0 to 99 that never goes back (100 is the job's
- * success). Kept on the job row (in `flow_status`, which only flow runs use otherwise), so every
- * web process answers the same.
+ * success). Kept on the job row, so every web process answers the same.
  */
 export async function setJobProgress(
   ctx: JobsContext,
@@ -139,9 +138,7 @@ export async function setJobProgress(
   }
   const clamped = Math.max(0, Math.min(99, Math.floor(percent)));
   await ctx.pool.query(
-    `UPDATE job SET flow_status = jsonb_build_object('progress',
-        GREATEST(coalesce((flow_status->>'progress')::int, 0), $3::int))
-      WHERE id = $1 AND workspace_id = $2`,
+    `UPDATE job SET progress = GREATEST(coalesce(progress, 0), $3::int) WHERE id = $1 AND workspace_id = $2`,
     [id, membership.workspace.id, clamped],
   );
 }
@@ -156,7 +153,7 @@ export async function getJobProgress(
     ctx,
     membership,
     id,
-    `kind, CASE WHEN kind IN ('flow', 'flowpreview') THEN NULL ELSE (flow_status->>'progress')::int END AS progress`,
+    "kind, progress",
   );
   if (row.status === "success") return 100;
   return row.progress;

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "job" ADD COLUMN     "progress" SMALLINT;
+
