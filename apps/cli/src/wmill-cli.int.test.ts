@@ -5,6 +5,7 @@
 // lock from a dependency job against a local package index), `user add` and `user remove`.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -342,6 +343,8 @@ describe("the real wmill CLI: workspaces, users and scripts", () => {
     );
     const generated = await ok(["generate-metadata", "--yes"], { cwd: repo });
     assert.match(generated.output, /f\/demo\/greet/);
+    // Its upload of the local scripts (scripts/raw_temp/diff and store) is answered.
+    assert.doesNotMatch(generated.output, /Failed to upload scripts/);
 
     const greetMeta = fs.readFileSync(path.join(repo, "f/demo/greet.script.yaml"), "utf8");
     assert.match(greetMeta, /lock: '?!inline f\/demo\/greet\.script\.lock'?/);
@@ -447,6 +450,30 @@ describe("the real wmill CLI: workspaces, users and scripts", () => {
     assert.ok(found.some((f) => f.path === "f/demo/greet"));
     // The developer reads no script of the demo folder.
     assert.deepEqual(await call("GET", "scripts/list_search", devToken), { status: 200, body: "[]" });
+
+    // generate-metadata's upload of local scripts: which differ from the deployed ones.
+    const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+    const diff = (bearer: string) =>
+      call("POST", "scripts/raw_temp/diff", bearer, {
+        scripts: { "f/demo/greet": sha(greet.content), "f/demo/hello": "0", "f/demo/none": "0" },
+        workspace_deps: [{ path: "dependencies/requirements.in", language: "python3", hash: "0" }],
+      });
+    assert.deepEqual(JSON.parse((await diff(token)).body), [
+      "f/demo/hello",
+      "f/demo/none",
+      "dependencies/requirements.in",
+    ]);
+    // What the caller may not read counts as differing (nothing of it is revealed).
+    assert.deepEqual(JSON.parse((await diff(devToken)).body), [
+      "f/demo/greet",
+      "f/demo/hello",
+      "f/demo/none",
+      "dependencies/requirements.in",
+    ]);
+    assert.deepEqual(await call("POST", "scripts/raw_temp/store", devToken, "print(1)"), {
+      status: 200,
+      body: sha("print(1)"),
+    });
 
     assert.equal((await call("GET", "users/is_owner/f/demo/greet", token)).body, "true");
     assert.equal((await call("GET", "users/is_owner/f/demo/greet", devToken)).body, "false");

@@ -108,7 +108,7 @@ export {
   type GitSyncStatus,
 } from "./sync/git-sync.ts";
 export { workspaceExists } from "./workspaces.ts";
-export { isOwnerOfPath, scriptExists } from "./scripts.ts";
+export { diffScriptsWithDeployed, isOwnerOfPath, scriptExists } from "./scripts.ts";
 export {
   lockRawDependencies,
   runRawDependencies,

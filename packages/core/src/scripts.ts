@@ -630,3 +630,35 @@ export async function isOwnerOfPath(
   }
   return true;
 }
+
+/**
+ * Which of the caller's local scripts differ from what is deployed (Windmill's
+ * `scripts/raw_temp/diff`, asked by `wmill generate-metadata`): `scripts` maps a path to the
+ * SHA-256 (hex) of its local code; a path differs when its deployed code hashes otherwise, when
+ * nothing is deployed there, or when the caller may not read it. Millrace has no workspace
+ * dependency files, so every one named differs.
+ */
+export async function diffScriptsWithDeployed(
+  ctx: CoreContext,
+  membership: Membership,
+  scripts: Record<string, string>,
+  workspaceDeps: string[],
+): Promise<string[]> {
+  requirePermission(membership, "script.read");
+  const paths = Object.keys(scripts);
+  const readable = await readablePrefixes(ctx, membership);
+  const deployed = paths.length
+    ? await ctx.db.script.findMany({
+        where: { workspaceId: membership.workspace.id, path: { in: paths }, archived: false },
+        distinct: ["path"],
+        orderBy: [{ path: "asc" }, { createdAt: "desc" }],
+        select: { path: true, content: true },
+      })
+    : [];
+  const hashes = new Map(
+    deployed
+      .filter((script) => !readable || readable.some((prefix) => script.path.startsWith(prefix)))
+      .map((script) => [script.path, createHash("sha256").update(script.content).digest("hex")]),
+  );
+  return [...paths.filter((path) => hashes.get(path) !== scripts[path]), ...workspaceDeps];
+}

@@ -2,14 +2,17 @@ import {
   archiveScriptByPath,
   deleteScriptByPath,
   deployScript,
+  diffScriptsWithDeployed,
   getScriptByHash,
   getScriptByPath,
   listScripts,
   listScriptVersions,
+  requirePermission,
   scriptExists,
   type ScriptVersion,
 } from "@millrace/core";
 import { z } from "zod";
+import { createHash } from "node:crypto";
 import { json, text } from "../../http.ts";
 import { defineRoute, queryBool, queryInt } from "../define.ts";
 import type { Route } from "../router.ts";
@@ -300,6 +303,43 @@ export const scriptRoutes: Route[] = [
       const script = await getScriptByHash(ctx.services, await ctx.membership(), params.hash);
       // No lock and no error yet: the version's dependency job is still running.
       return json({ lock: script.lock ?? undefined, lock_error_logs: script.lockError ?? undefined });
+    },
+  }),
+
+  defineRoute({
+    method: "POST",
+    pattern: "/api/w/:workspace/scripts/raw_temp/diff",
+    summary: "diffRawScriptsWithDeployed",
+    tag: "script",
+    body: z.object({
+      scripts: z.record(z.string(), z.string()),
+      workspace_deps: z.array(z.object({ path: z.string() })).nullish(),
+    }),
+    response: z.array(z.string()),
+    handler: async (ctx, { body }) =>
+      json(
+        await diffScriptsWithDeployed(
+          ctx.services,
+          await ctx.membership(),
+          body.scripts,
+          (body.workspace_deps ?? []).map((dep) => dep.path),
+        ),
+      ),
+  }),
+
+  defineRoute({
+    method: "POST",
+    pattern: "/api/w/:workspace/scripts/raw_temp/store",
+    summary: "storeRawScriptTemp",
+    tag: "script",
+    body: z.string(),
+    response: { contentType: "text/plain", description: "the SHA-256 of the content" },
+    handler: async (ctx, { body }) => {
+      // wmill hands the hash back as `temp_script_refs` of previews and lock jobs, for relative
+      // imports of scripts not yet deployed; Millrace resolves no such references, so nothing
+      // is kept: the answer is the content's hash, as the client expects.
+      requirePermission(await ctx.membership(), "job.preview");
+      return text(createHash("sha256").update(body).digest("hex"));
     },
   }),
 ];
