@@ -6,7 +6,13 @@ import { after, before, describe, it } from "node:test";
 import { createKeyring } from "../secrets/index.ts";
 import { restoreWorkspaceFiles, type RestoreContext } from "../sync/restore.ts";
 import { createTestMember, createTestServices, type TestServices } from "../testing.ts";
-import { getResource } from "./resources.ts";
+import {
+  deleteResourceType,
+  getResourceType,
+  listResourceTypes,
+  updateResourceType,
+} from "./resource-types.ts";
+import { createResource, getResource } from "./resources.ts";
 
 const KEY = "builtin-types-test-instance-key-0123456789";
 
@@ -167,5 +173,57 @@ describe("sync push of a Windmill repository naming built-in resource types", ()
       "f/data/events.resource.yaml#value.security_protocol",
       "f/data/snow.resource.yaml#value.account_identifier",
     ]);
+  });
+
+  it("a repository's own type named like a built-in one shadows it in that workspace, and wmill's update of a built-in makes it the workspace's own", async () => {
+    const ctx: RestoreContext = { ...services, secrets: createKeyring(KEY) };
+    const { membership } = await createTestMember(services, "own_github");
+    const files = new Map([
+      ["f/data/folder.meta.yaml", "summary: Data\nowners: []\nextra_perms: {}\n"],
+      [
+        "github.resource-type.yaml",
+        "schema:\n  type: object\n  properties:\n    app_id:\n      type: string\n  required:\n    - app_id\ndescription: Our GitHub app\n",
+      ],
+      // Valid for the repository's type, not for the built-in one (no token).
+      ["f/data/gh_app.resource.yaml", "value:\n  app_id: '1234'\ndescription: ''\nresource_type: github\n"],
+    ]);
+    const report = await restoreWorkspaceFiles(ctx, membership.principal, files, {
+      scope: "workspace",
+      workspaceId: "own_github",
+      membership,
+    });
+    assert.deepEqual(report.errors, []);
+    assert.equal(report.applied, true);
+    const github = (await listResourceTypes(ctx, membership)).filter((type) => type.name === "github");
+    assert.equal(github.length, 1, "listed once");
+    assert.equal(github[0]!.builtin, false);
+    assert.equal(github[0]!.description, "Our GitHub app");
+    await assert.rejects(
+      createResource(ctx, membership, {
+        path: "f/data/other",
+        resourceType: "github",
+        value: { token: "x" },
+      }),
+      /app_id/,
+      "checked against the workspace's type",
+    );
+
+    // Elsewhere the built-in still rules; an update of it (what wmill pushes for a type it finds
+    // existing) creates the workspace's own, and deleting that brings the built-in back.
+    const { membership: other } = await createTestMember(services, "edits_slack");
+    const edited = await updateResourceType(ctx, other, "slack", { description: "Our Slack" });
+    assert.equal(edited.builtin, false);
+    assert.equal((await getResourceType(ctx, other, "slack")).description, "Our Slack");
+    assert.equal(
+      (await getResourceType(ctx, membership, "slack")).builtin,
+      true,
+      "other workspaces unchanged",
+    );
+    await deleteResourceType(ctx, other, "slack");
+    assert.equal((await getResourceType(ctx, other, "slack")).builtin, true);
+    await assert.rejects(
+      deleteResourceType(ctx, other, "slack"),
+      /built-in resource type and cannot be deleted/,
+    );
   });
 });

@@ -44,7 +44,12 @@ function checkName(name: unknown): string {
   return name;
 }
 
-/** Built-in types first, then the workspace's own. */
+/**
+ * Built-in types first, then the workspace's own. A workspace type named like a built-in one
+ * replaces it in that workspace (as a Windmill workspace's own type shadows the hub's): a
+ * repository made on Windmill may carry its own `github.resource-type.yaml`, and a workspace may
+ * have defined a type before Millrace shipped one of that name.
+ */
 export async function listResourceTypes(
   ctx: CoreContext,
   membership: Membership,
@@ -54,7 +59,8 @@ export async function listResourceTypes(
     "SELECT * FROM resource_type WHERE workspace_id = $1 ORDER BY name",
     [membership.workspace.id],
   );
-  const builtins = BUILTIN_RESOURCE_TYPES.map((type) => ({
+  const own = new Set(rows.map((row) => row.name));
+  const builtins = BUILTIN_RESOURCE_TYPES.filter((type) => !own.has(type.name)).map((type) => ({
     workspaceId: membership.workspace.id,
     name: type.name,
     schema: type.schema,
@@ -73,13 +79,14 @@ export async function findResourceType(
   /** Inside a transaction that stores a resource of this type: keeps the type from being deleted. */
   forShare = false,
 ): Promise<ResourceTypeView | null> {
-  const builtin = builtinResourceType(name);
-  if (builtin) return { workspaceId, ...builtin, builtin: true, createdAt: null };
+  // The workspace's own type first: it shadows a built-in of the same name (see listResourceTypes).
   const { rows } = await client.query<ResourceTypeRow>(
     `SELECT * FROM resource_type WHERE workspace_id = $1 AND name = $2${forShare ? " FOR SHARE" : ""}`,
     [workspaceId, name],
   );
-  return rows[0] ? rowView(rows[0]) : null;
+  if (rows[0]) return rowView(rows[0]);
+  const builtin = builtinResourceType(name);
+  return builtin ? { workspaceId, ...builtin, builtin: true, createdAt: null } : null;
 }
 
 export async function getResourceType(
@@ -112,8 +119,6 @@ export async function createResourceType(
 ): Promise<ResourceTypeView> {
   requirePermission(membership, "resource.write");
   const name = checkName(input.name);
-  if (builtinResourceType(name))
-    throw new AppError("CONFLICT", `name: ${name} is a built-in resource type`, "name");
   const schema = checkTypeSchema(input.schema);
   const description = input.description ?? "";
   if (typeof description !== "string" || description.length > 10_000)
@@ -142,6 +147,13 @@ export async function createResourceType(
   }
 }
 
+/** A name the workspace has no type of: a built-in one may not be deleted, others do not exist. */
+function builtinOrNotFound(name: string): AppError {
+  return builtinResourceType(name)
+    ? new AppError("FORBIDDEN", `${name} is a built-in resource type and cannot be deleted`)
+    : notFound(`resource type ${name}`);
+}
+
 export async function updateResourceType(
   ctx: CoreContext,
   membership: Membership,
@@ -150,18 +162,32 @@ export async function updateResourceType(
   meta: CallMeta = {},
 ): Promise<ResourceTypeView> {
   requirePermission(membership, "resource.write");
-  if (builtinResourceType(name))
-    throw new AppError("FORBIDDEN", `${name} is a built-in resource type and cannot be changed`);
   const schema = input.schema === undefined ? undefined : checkTypeSchema(input.schema);
   if (input.description !== undefined && input.description !== null && typeof input.description !== "string")
     throw invalidInput("description", "must be a string");
   const workspaceId = membership.workspace.id;
+  const builtin = builtinResourceType(name);
   return withTransaction(ctx.pool, async (client) => {
     const { rows } = await client.query<ResourceTypeRow>(
       `UPDATE resource_type SET schema = COALESCE($3::jsonb, schema), description = COALESCE($4, description)
         WHERE workspace_id = $1 AND name = $2 RETURNING *`,
       [workspaceId, name, schema === undefined ? null : JSON.stringify(schema), input.description ?? null],
     );
+    // A built-in type edited in a workspace (wmill pushes a type file it finds existing as an
+    // update) becomes the workspace's own, which shadows the built-in there.
+    if (!rows[0] && builtin) {
+      const made = await client.query<ResourceTypeRow>(
+        `INSERT INTO resource_type (workspace_id, name, schema, description, created_at)
+         VALUES ($1, $2, $3::jsonb, $4, now()) ON CONFLICT DO NOTHING RETURNING *`,
+        [
+          workspaceId,
+          name,
+          JSON.stringify(schema ?? builtin.schema),
+          input.description ?? builtin.description,
+        ],
+      );
+      rows.push(...made.rows);
+    }
     if (!rows[0]) throw notFound(`resource type ${name}`);
     await recordAudit(client, membership.principal, {
       workspaceId,
@@ -180,8 +206,6 @@ export async function deleteResourceType(
   meta: CallMeta = {},
 ): Promise<void> {
   requirePermission(membership, "resource.write");
-  if (builtinResourceType(name))
-    throw new AppError("FORBIDDEN", `${name} is a built-in resource type and cannot be deleted`);
   const workspaceId = membership.workspace.id;
   await withTransaction(ctx.pool, async (client) => {
     // Locks the type against resources created meanwhile (they read it FOR SHARE).
@@ -189,11 +213,14 @@ export async function deleteResourceType(
       "SELECT 1 FROM resource_type WHERE workspace_id = $1 AND name = $2 FOR UPDATE",
       [workspaceId, name],
     );
-    if (!locked.rowCount) throw notFound(`resource type ${name}`);
-    const used = await client.query<{ path: string }>(
-      "SELECT path FROM resource WHERE workspace_id = $1 AND resource_type = $2 LIMIT 1",
-      [workspaceId, name],
-    );
+    if (!locked.rowCount) throw builtinOrNotFound(name);
+    // A type shadowing a built-in one leaves its resources typed: the built-in takes over.
+    const used = builtinResourceType(name)
+      ? { rows: [] }
+      : await client.query<{ path: string }>(
+          "SELECT path FROM resource WHERE workspace_id = $1 AND resource_type = $2 LIMIT 1",
+          [workspaceId, name],
+        );
     if (used.rows[0])
       throw new AppError(
         "CONFLICT",

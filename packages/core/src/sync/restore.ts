@@ -196,8 +196,6 @@ async function planRestore(
         field: "name",
         message: "must be a-z, 0-9 and _, starting with a letter (at most 50)",
       });
-    if (builtinResourceType(type.name))
-      errors.push({ file, field: "name", message: `${type.name} is a built-in resource type` });
     try {
       types.set(type.name, checkTypeSchema(type.schema));
     } catch (error) {
@@ -206,7 +204,10 @@ async function planRestore(
   }
   for (const resource of snapshot.resources) {
     const file = fileOf("resource", resource.path);
-    const builtin = builtinResourceType(resource.resource_type);
+    // The repository's own type shadows a built-in one of the same name (see listResourceTypes).
+    const builtin = types.has(resource.resource_type)
+      ? undefined
+      : builtinResourceType(resource.resource_type);
     const schema = builtin ? builtin.schema : types.get(resource.resource_type);
     if (!builtin && !types.has(resource.resource_type)) {
       errors.push({
