@@ -304,6 +304,22 @@ describe("the real wmill CLI: workspaces, users and scripts", () => {
     ]) {
       await ok(["script", "push", file]);
     }
+    const listed = JSON.parse((await ok(["script", "list", "--json"])).stdout) as {
+      path: string;
+      language: string;
+      content: string;
+    }[];
+    assert.deepEqual(
+      listed.map((script) => [script.path, script.language]),
+      [
+        ["f/demo/add", "python3"],
+        ["f/demo/hello", "bash"],
+        ["f/demo/next", "postgresql"],
+        ["f/demo/shout", "bun"],
+        ["f/demo/twice", "deno"],
+      ],
+    );
+    assert.match(listed[0]!.content, /return a \+ b/);
     const run = async (scriptPath: string, args: unknown) =>
       lastJson(await ok(["script", "run", scriptPath, "-d", JSON.stringify(args), "-s"]));
     assert.equal(await run("f/demo/hello", { name: "wmill" }), "hello, wmill");

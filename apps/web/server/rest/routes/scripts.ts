@@ -129,9 +129,13 @@ export const scriptRoutes: Route[] = [
     summary: "getScriptByPath",
     tag: "script",
     params: scriptPath,
-    response: windmillScriptShape,
+    // windmill-client's Script & UserDraftOverlay: the deployed version, never a draft.
+    response: windmillScriptShape.extend({ is_draft: z.literal(false) }),
     handler: async (ctx, { params }) =>
-      json(windmillScript(await getScriptByPath(ctx.services, await ctx.membership(), params.path))),
+      json({
+        ...windmillScript(await getScriptByPath(ctx.services, await ctx.membership(), params.path)),
+        is_draft: false,
+      }),
   }),
 
   defineRoute({
@@ -243,7 +247,8 @@ export const scriptRoutes: Route[] = [
         perPage: query.per_page,
         pathStart: query.path_start,
       });
-      return json(scripts.map((script) => windmillScript(script, { withContent: false })));
+      // With their code: windmill-client's Script requires it in lists too.
+      return json(scripts.map((script) => windmillScript(script)));
     },
   }),
 
