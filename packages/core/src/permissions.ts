@@ -14,6 +14,9 @@ export const PERMISSIONS = {
   "job.run": ["admin", "developer", "operator"],
   // Running code that is not deployed (editor previews) is authoring, not operating.
   "job.preview": ["admin", "developer"],
+  // Moving a workspace's jobs between instances (wmill jobs pull/push): every user's arguments,
+  // results and logs.
+  "job.transfer": ["admin"],
   // Operators read variables and resources (their jobs need them) but do not change them.
   "variable.read": ["admin", "developer", "operator"],
   "variable.write": ["admin", "developer"],

@@ -76,3 +76,4 @@ export {
   type ResultMaybe,
   type RerunOptions,
 } from "./client-api.ts";
+export * from "./transfer.ts";

@@ -25,6 +25,7 @@ import { aclRoutes } from "./acls.ts";
 import { flowRoutes } from "./flows.ts";
 import { flowApprovalRoutes } from "./flow-approvals.ts";
 import { dependencyRoutes } from "./dependencies.ts";
+import { jobTransferRoutes } from "./jobs-transfer.ts";
 import { windmillSettingRoutes } from "./windmill-settings.ts";
 
 export const routes: Route[] = [
@@ -51,6 +52,7 @@ export const routes: Route[] = [
   ...flowApprovalRoutes,
   ...dependencyRoutes,
   ...windmillSettingRoutes,
+  ...jobTransferRoutes,
 ];
 
 // The document describes the table it is part of, itself included.
