@@ -78,16 +78,33 @@ function parseOrRefuse<T extends z.ZodType>(
   throw invalidInput(issueField(where, issue), issueMessage(issue));
 }
 
+/** Whether a query field takes a list (`z.array`, possibly optional, defaulted or transformed). */
+function takesList(schema: z.ZodType | undefined): boolean {
+  let current: unknown = schema;
+  for (let depth = 0; depth < 10 && current instanceof z.ZodType; depth++) {
+    const def = (current as { def: { type: string; innerType?: unknown; in?: unknown; options?: unknown[] } })
+      .def;
+    if (def.type === "array") return true;
+    if (def.type === "union") return (def.options ?? []).some((option) => takesList(option as z.ZodType));
+    current = def.innerType ?? def.in;
+  }
+  return false;
+}
+
 /**
- * Query strings as an object: a name given twice becomes a list (`?tag=a&tag=b`). An empty value
- * (`?page=`) is no value, as the hand-written parsers before the table took it.
+ * Query strings as an object. A name given twice becomes a list (`?tag=a&tag=b`) for a field that
+ * takes one; any other field gets the first value, as `URLSearchParams.get` gave the hand-written
+ * parsers before the table. An empty value (`?page=`) is no value, as those parsers took it.
  */
-function queryObject(url: URL): Record<string, string | string[]> {
+function queryObject(url: URL, schema: z.ZodType): Record<string, string | string[]> {
+  const shape = schema instanceof z.ZodObject ? (schema.shape as Record<string, z.ZodType>) : null;
   const query: Record<string, string | string[]> = {};
   for (const [name, value] of url.searchParams) {
     if (value === "") continue;
     const seen = query[name];
-    query[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
+    if (seen === undefined) query[name] = value;
+    else if (!shape || takesList(shape[name]))
+      query[name] = Array.isArray(seen) ? [...seen, value] : [seen, value];
   }
   return query;
 }
@@ -101,19 +118,29 @@ export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends 
     spec: spec as unknown as RouteSpec,
     handler: async (ctx) => {
       const params = spec.params ? parseOrRefuse(spec.params, ctx.params, "path") : ctx.params;
-      const query = spec.query ? parseOrRefuse(spec.query, queryObject(ctx.url), "query") : {};
+      const query = spec.query ? parseOrRefuse(spec.query, queryObject(ctx.url, spec.query), "query") : {};
       const body = spec.body ? parseOrRefuse(spec.body, await readJson(ctx.request), "body") : undefined;
       return spec.handler(ctx, { params, query, body } as never);
     },
   };
 }
 
-/** Query numbers arrive as text: a whole number, refused (naming the field) otherwise. */
-export const queryInt = z
-  .string()
-  .regex(/^-?\d+$/, "must be a whole number")
-  .transform(Number)
-  .refine(Number.isSafeInteger, "is out of range");
+/**
+ * Query numbers arrive as text: a whole number (`1e3` too, as `Number` reads it), refused naming
+ * the field otherwise, and one past 2^53 (`1e308`) as out of range.
+ */
+export const queryInt = z.string().transform((raw, ctx) => {
+  const value = Number(raw);
+  if (raw.trim() === "" || !Number.isInteger(value)) {
+    ctx.issues.push({ code: "custom", message: "must be a whole number", input: raw });
+    return z.NEVER;
+  }
+  if (!Number.isSafeInteger(value)) {
+    ctx.issues.push({ code: "custom", message: "is out of range", input: raw });
+    return z.NEVER;
+  }
+  return value;
+});
 
 /** `true`/`false` in a query string, as Windmill's clients send them. */
 export const queryBool = z

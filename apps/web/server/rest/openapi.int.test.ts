@@ -322,6 +322,14 @@ describe("the declarative route table", () => {
       "action_kind",
       /^action_kind: must be one of Created, Updated, Delete, Execute$/,
     );
+    await assertRefused(
+      await call("GET", `${w}/variables/list?per_page=1e308`),
+      "per_page",
+      /^per_page: is out of range$/,
+    );
+    // A name given twice: the first value for a field that takes one (as URLSearchParams.get).
+    const twice = await call("GET", `${w}/variables/list?per_page=1000&per_page=oops`);
+    assert.equal(twice.status, 200, await twice.clone().text());
     // An empty query value is no value, as before the table.
     const listed = await call("GET", `${w}/variables/list?page=&path_start=`);
     assert.equal(listed.status, 200, await listed.clone().text());
