@@ -517,6 +517,15 @@ describe("the real wmill CLI: workspaces, users and scripts", () => {
       "INSERT INTO folder_permission (workspace_id, folder_name, principal, level) VALUES ($1, 'demo', $2, 'viewer')",
       [WS, `u/${rows[0]!.username}`],
     );
+    // Only a superadmin deletes accounts, and never their own.
+    const del = (who: string, bearer: string) =>
+      fetch(`${api.url}/api/users/delete/${encodeURIComponent(who)}`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${bearer}` },
+      });
+    assert.equal((await del(email, devToken)).status, 403);
+    const self = await del(membership.principal.email, token);
+    assert.equal(self.status, 409, await self.text());
     const removed = await ok(["user", "remove", email]);
     assert.match(removed.output, new RegExp(`Deleted User ${email}`));
     const left = await services.pool.query(
