@@ -89,8 +89,10 @@ export function renderDoc(
     "Every REST endpoint that Windmill's own clients call, and whether Millrace serves it: the",
     "functions of `windmill-client` 1.818 (scripts' `import * as wmill`) and the `wmill` CLI 1.819's",
     "workspace, script, flow, variable, resource, resource-type, schedule, folder, group, user, token,",
-    "job, sync and generate-metadata commands. The list is read from the installed clients, not written",
-    "by hand (`scripts/compat/endpoints.ts` follows each client's calls to its generated services).",
+    "job (`wmill job` and `wmill jobs`), sync and generate-metadata commands. The list is read from the",
+    "installed clients, not written by hand: `scripts/compat/endpoints.ts` follows each client's call",
+    "graph from its exported functions and command objects to its generated services (and the few URLs",
+    "it builds by hand), and the answers are checked against windmill-client's generated types.",
     "",
     "- **works**: called well-formed against a live Millrace (seeded with a workspace, a script, a",
     "  job, a flow, a variable, a resource, a schedule, a folder and a group), it answers 2xx and the",
@@ -104,6 +106,8 @@ export function renderDoc(
     `**${works} of ${inScope.length} in-scope endpoints work (${percent} %)**; ${inScope.length - works} pending,`,
     `${rows.length - inScope.length} out of scope.`,
     "",
+    ...pendingByArea(inScope),
+
     "| Method | Path | operationId | State | Note |",
     "| --- | --- | --- | --- | --- |",
     ...rows.map(
@@ -112,6 +116,22 @@ export function renderDoc(
     "",
   ];
   return { text: lines.join("\n"), rows };
+}
+
+/** `- jobs: restartFlowAtStep, …` for each area (the path's noun) with pending endpoints. */
+function pendingByArea(rows: Row[]): string[] {
+  const areas = new Map<string, string[]>();
+  for (const row of rows.filter((r) => r.state === "pending")) {
+    const area = row.path.replace(/^\/w\/\{workspace\}/, "").split("/")[1] ?? "";
+    areas.set(area, [...(areas.get(area) ?? []), row.operationId]);
+  }
+  if (areas.size === 0) return [];
+  return [
+    "Pending, by area:",
+    "",
+    ...[...areas].sort(([a], [b]) => a.localeCompare(b)).map(([area, ops]) => `- ${area}: ${ops.join(", ")}`),
+    "",
+  ];
 }
 
 export function parseDoc(text: string): Row[] {
