@@ -51,6 +51,11 @@ const CAVEATS: Record<string, string> = {
   editDefaultScripts: "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
   workspaceMuteCriticalAlertsUi:
     "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
+  connectSlack: "Millrace has no Slack integration: only leaving it unset is accepted, else 400 naming it",
+  setWorkspaceSlackOauthConfig:
+    "Millrace has no Slack integration: only leaving it unset is accepted, else 400 naming it",
+  changeWorkspaceColor:
+    "Millrace has no workspace color: only leaving it unset is accepted, else 400 naming it",
   deleteWorkspaceSlackOauthConfig: "Millrace has no Slack integration: nothing to delete",
   disconnectSlack: "Millrace has no Slack integration: nothing to disconnect",
   addGranularAcls: "Millrace grants per folder and group: kinds folder and group_, others 400 naming kind",

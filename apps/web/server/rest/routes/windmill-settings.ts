@@ -45,6 +45,19 @@ const unsupported: { pattern: string; summary: string; what: string; field: stri
     field: "slack_command_script",
   },
   { pattern: "default_scripts", summary: "editDefaultScripts", what: "default scripts", field: "body" },
+  { pattern: "connect_slack", summary: "connectSlack", what: "Slack integration", field: "bot_token" },
+  {
+    pattern: "slack_oauth_config",
+    summary: "setWorkspaceSlackOauthConfig",
+    what: "Slack integration",
+    field: "slack_oauth_client_id",
+  },
+  {
+    pattern: "change_workspace_color",
+    summary: "changeWorkspaceColor",
+    what: "workspace color",
+    field: "color",
+  },
   {
     pattern: "critical_alerts/mute",
     summary: "workspaceMuteCriticalAlertsUi",
