@@ -6,27 +6,7 @@ import type { RestContext } from "../router.ts";
 
 export const MILLRACE_VERSION = "0.1.0";
 
-export function optionalString(body: Record<string, unknown>, field: string): string | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") throw invalidInput(field, "must be a string");
-  return value;
-}
-
-export function requiredString(body: Record<string, unknown>, field: string): string {
-  const value = optionalString(body, field);
-  if (value === undefined) throw invalidInput(field, "is required");
-  return value;
-}
-
-export function optionalNumber(body: Record<string, unknown>, field: string): number | undefined {
-  const value = body[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "number") throw invalidInput(field, "must be a number");
-  return value;
-}
-
-export function intParam(ctx: RestContext, name: string): number | undefined {
+function intParam(ctx: RestContext, name: string): number | undefined {
   const raw = ctx.url.searchParams.get(name);
   if (raw === null || raw === "") return undefined;
   const value = Number(raw);
