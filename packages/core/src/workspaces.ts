@@ -55,13 +55,14 @@ export interface Membership {
 const ROLE_RANK: Record<WorkspaceRole, number> = { operator: 1, developer: 2, admin: 3 };
 
 const MEMBERSHIP_COLUMNS = `w.id AS workspace_id, w.name AS workspace_name, w.created_by AS workspace_created_by,
-       w.created_at AS workspace_created_at, m.role`;
+       w.created_at AS workspace_created_at, w.parent_workspace_id AS workspace_parent_id, m.role`;
 
 interface MembershipRow {
   workspace_id: string | null;
   workspace_name: string;
   workspace_created_by: string | null;
   workspace_created_at: Date;
+  workspace_parent_id: string | null;
   role: WorkspaceRole | null;
 }
 
@@ -87,6 +88,7 @@ function membershipOfRow(
     createdBy: row.workspace_created_by,
     createdAt: row.workspace_created_at,
     deleted: false,
+    parentWorkspaceId: row.workspace_parent_id,
   };
   if (superAdmin) return { workspace, role: "admin", principal };
   if (!row.role) throw missing;
