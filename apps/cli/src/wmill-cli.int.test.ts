@@ -500,6 +500,33 @@ describe("the real wmill CLI: workspaces, users and scripts", () => {
     );
   });
 
+  it("dependencies push stores the workspace's requirements; the same content again stores nothing", async () => {
+    write(dir, "dependencies/requirements.in", "requests==2.31.0\n");
+    write(dir, "dependencies/etl.requirements.in", "pyyaml==6.0.1\n");
+    await ok(["dependencies", "push", "dependencies/requirements.in"]);
+    await ok(["dependencies", "push", "dependencies/etl.requirements.in"]);
+    const again = await ok(["dependencies", "push", "dependencies/requirements.in"]);
+    assert.match(again.output, /up-to-date, skipping push/);
+    const latest = (name?: string) =>
+      fetch(
+        `${api.url}/api/w/${WS}/workspace_dependencies/get_latest/python3${name ? `?name=${name}` : ""}`,
+        { headers: { authorization: `Bearer ${token}` } },
+      );
+    const named = (await (await latest("etl")).json()) as {
+      content: string;
+      name?: string;
+      language: string;
+    };
+    assert.deepEqual([named.content, named.name, named.language], ["pyyaml==6.0.1\n", "etl", "python3"]);
+    assert.equal(((await (await latest()).json()) as { content: string }).content, "requests==2.31.0\n");
+    const { rows } = await services.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM workspace_dependencies WHERE workspace_id = $1",
+      [WS],
+    );
+    assert.equal(rows[0]!.n, 2, "one version each: the unchanged push stored nothing");
+    assert.equal((await latest("nothing")).status, 404);
+  });
+
   it("user add creates an account, user remove deletes it", async () => {
     const email = "newcomer@wmill.example";
     const added = await ok(["user", "add", email, "newcomer-password-1"]);

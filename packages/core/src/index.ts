@@ -119,3 +119,4 @@ export * from "./windmill-settings.ts";
 export { listGlobalSettings } from "./instance-admin.ts";
 export { getGranularAcls } from "./people/granular-acls.ts";
 export { getFlowUserState, setFlowUserState } from "./flows/user-states.ts";
+export * from "./workspace-dependencies.ts";

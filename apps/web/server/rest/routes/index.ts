@@ -25,6 +25,7 @@ import { aclRoutes } from "./acls.ts";
 import { flowRoutes } from "./flows.ts";
 import { flowApprovalRoutes } from "./flow-approvals.ts";
 import { dependencyRoutes } from "./dependencies.ts";
+import { workspaceDependencyRoutes } from "./workspace-dependencies.ts";
 import { jobTransferRoutes } from "./jobs-transfer.ts";
 import { windmillSettingRoutes } from "./windmill-settings.ts";
 
@@ -53,6 +54,7 @@ export const routes: Route[] = [
   ...dependencyRoutes,
   ...windmillSettingRoutes,
   ...jobTransferRoutes,
+  ...workspaceDependencyRoutes,
 ];
 
 // The document describes the table it is part of, itself included.
