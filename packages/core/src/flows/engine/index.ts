@@ -24,3 +24,4 @@ export {
   type ResumeRequest,
   type ResumeUrls,
 } from "./approvals.ts";
+export { restartFlowAtStep, type RestartFlowInput } from "./restart.ts";

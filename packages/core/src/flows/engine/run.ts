@@ -373,6 +373,8 @@ export interface StartFlowInput {
   schema?: Record<string, unknown> | null;
   args: unknown;
   audit: { operation: string; parameters?: Record<string, unknown> };
+  /** The run's flow_status when it does not start at the first step (a restart, restart.ts). */
+  state?: FlowState;
 }
 
 function checkedFlowArgs(
@@ -475,7 +477,7 @@ export async function startDueQueuedFlows(pool: Pool, boss: Boss): Promise<strin
  * `transaction` when given (a schedule's tick, so the run commits with the tick), else in one of
  * its own.
  */
-async function startFlow(
+export async function startFlow(
   ctx: JobsContext,
   membership: Membership,
   input: StartFlowInput,
@@ -486,7 +488,7 @@ async function startFlow(
   const workspaceId = membership.workspace.id;
   const id = randomUUID();
   const timeout = Math.min(ctx.limits.defaultTimeoutSecs, ctx.limits.maxTimeoutSecs);
-  const state = initialState(input.value, args);
+  const state = input.state ?? initialState(input.value, args);
   const concurrency = flowConcurrency(input.value, input.path, workspaceId, args);
   const write = async (client: PoolClient) => {
     // Over its concurrency limit, the run waits `queued` (no step starts) until a run of the same
