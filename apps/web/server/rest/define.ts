@@ -117,10 +117,20 @@ export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends 
     pattern: spec.pattern,
     spec: spec as unknown as RouteSpec,
     handler: async (ctx) => {
-      const params = spec.params ? parseOrRefuse(spec.params, ctx.params, "path") : ctx.params;
-      const query = spec.query ? parseOrRefuse(spec.query, queryObject(ctx.url, spec.query), "query") : {};
-      const body = spec.body ? parseOrRefuse(spec.body, await readJson(ctx.request), "body") : undefined;
-      return spec.handler(ctx, { params, query, body } as never);
+      let input: { params: unknown; query: unknown; body: unknown };
+      try {
+        input = {
+          params: spec.params ? parseOrRefuse(spec.params, ctx.params, "path") : ctx.params,
+          query: spec.query ? parseOrRefuse(spec.query, queryObject(ctx.url, spec.query), "query") : {},
+          body: spec.body ? parseOrRefuse(spec.body, await readJson(ctx.request), "body") : undefined,
+        };
+      } catch (error) {
+        // A caller without a valid credential learns that first (401), not what the input lacks.
+        // Only on this error path: the handler asks for the caller once, with its membership.
+        if (spec.auth !== "public") await ctx.principal();
+        throw error;
+      }
+      return spec.handler(ctx, input as never);
     },
   };
 }

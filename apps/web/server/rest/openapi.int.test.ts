@@ -286,6 +286,14 @@ describe("the declarative route table", () => {
       "value",
       /^value: is required$/,
     );
+    // Without a valid credential the answer is 401, whatever the input lacks.
+    const stranger = await call(
+      "POST",
+      `${w}/variables/create`,
+      { path: 3 },
+      { authorization: "Bearer not-a-token" },
+    );
+    assert.equal(stranger.status, 401, await stranger.text());
     await assertRefused(
       await call("POST", `${w}/groups/create`, [1, 2]),
       "body",
