@@ -120,3 +120,4 @@ export { listGlobalSettings } from "./instance-admin.ts";
 export { getGranularAcls } from "./people/granular-acls.ts";
 export { getFlowUserState, setFlowUserState } from "./flows/user-states.ts";
 export * from "./workspace-dependencies.ts";
+export * from "./workspace-forks.ts";

@@ -28,6 +28,7 @@ import { dependencyRoutes } from "./dependencies.ts";
 import { workspaceDependencyRoutes } from "./workspace-dependencies.ts";
 import { jobTransferRoutes } from "./jobs-transfer.ts";
 import { windmillSettingRoutes } from "./windmill-settings.ts";
+import { workspaceForkRoutes } from "./workspace-forks.ts";
 import { flowRestartRoutes } from "./flow-restart.ts";
 
 export const routes: Route[] = [
@@ -55,6 +56,7 @@ export const routes: Route[] = [
   ...dependencyRoutes,
   ...windmillSettingRoutes,
   ...jobTransferRoutes,
+  ...workspaceForkRoutes,
   ...workspaceDependencyRoutes,
   ...flowRestartRoutes,
 ];
