@@ -115,6 +115,10 @@ describe("Windmill's workspace forks and workspace delete", () => {
       [FORK],
     );
     assert.equal(forkRow[0]?.parent_workspace_id, PARENT);
+    // `wmill workspace merge` finds the parent in the caller's workspace list.
+    const listed = await WorkspaceService.listUserWorkspaces();
+    assert.equal(listed.workspaces.find((w) => w.id === FORK)?.parent_workspace_id, PARENT);
+    assert.equal(listed.workspaces.find((w) => w.id === PARENT)?.parent_workspace_id, null);
     const { rows: roles } = await services.pool.query(
       "SELECT role FROM workspace_member WHERE workspace_id = $1",
       [FORK],

@@ -254,6 +254,8 @@ export interface WorkspaceSummary {
   id: string;
   name: string;
   role: WorkspaceRole;
+  /** Set on a fork: the workspace it was copied from. */
+  parentWorkspaceId: string | null;
 }
 
 /** Workspaces the caller belongs to; a superadmin sees every workspace. */
@@ -264,7 +266,12 @@ export async function listWorkspaces(ctx: CoreContext, principal: Principal): Pr
       where: { deleted: false, ...(principal.workspaceScope ? { id: principal.workspaceScope } : {}) },
       orderBy: { id: "asc" },
     });
-    return all.map((w) => ({ id: w.id, name: w.name, role: "admin" as const }));
+    return all.map((w) => ({
+      id: w.id,
+      name: w.name,
+      role: "admin" as const,
+      parentWorkspaceId: w.parentWorkspaceId,
+    }));
   }
   const memberships = await ctx.db.workspaceMember.findMany({
     where: {
@@ -276,7 +283,12 @@ export async function listWorkspaces(ctx: CoreContext, principal: Principal): Pr
     include: { workspace: true },
     orderBy: { workspaceId: "asc" },
   });
-  return memberships.map((m) => ({ id: m.workspace.id, name: m.workspace.name, role: m.role }));
+  return memberships.map((m) => ({
+    id: m.workspace.id,
+    name: m.workspace.name,
+    role: m.role,
+    parentWorkspaceId: m.workspace.parentWorkspaceId,
+  }));
 }
 
 /**

@@ -34,6 +34,7 @@ const userWorkspaceListShape = z.object({
       is_dev_workspace: z.boolean(),
       disabled: z.boolean(),
       operator_settings: z.null().optional(),
+      parent_workspace_id: z.string().nullable(),
     }),
   ),
 });
@@ -107,6 +108,8 @@ export const workspaceRoutes: Route[] = [
           color: "",
           is_dev_workspace: false,
           disabled: false,
+          // `wmill workspace merge` finds a fork's parent here.
+          parent_workspace_id: workspace.parentWorkspaceId,
         })),
       });
     },
