@@ -42,7 +42,7 @@ function settingsOf(deps: { jobDir: string; dependencies?: DependencySettings })
   return deps.dependencies ?? { cacheRoot: defaultCacheRoot(deps.jobDir), installerEnv: {} };
 }
 
-function installOptions(
+export function installOptions(
   deps: { jobDir: string; dependencies?: DependencySettings },
   timeoutSecs: number,
   onLog: (chunk: string) => void,

@@ -16,6 +16,7 @@ import {
 import { denoModules, prepareCallback } from "./job-callback.ts";
 import { watchJobSecrets, type JobSecrets } from "./job-secrets.ts";
 import type { DedicatedRunner } from "./dedicated.ts";
+import { runFlowDependencyJob } from "./job-flow-dependencies.ts";
 import {
   defaultCacheRoot,
   prepareDependencies,
@@ -190,9 +191,11 @@ export async function runClaimedJob(
         ? await runNoop(job, signal)
         : job.kind === "dependency"
           ? await runDependencyJob(deps, job, signal, onLog)
-          : deps.dedicated?.serves(job)
-            ? await deps.dedicated.run(job, signal, onLog)
-            : await runScript(deps, job, signal, onLog);
+          : job.kind === "flowdependencies"
+            ? await runFlowDependencyJob(deps, job, signal, onLog)
+            : deps.dedicated?.serves(job)
+              ? await deps.dedicated.run(job, signal, onLog)
+              : await runScript(deps, job, signal, onLog);
   } catch (error) {
     // A failure of the runtime itself (cannot write the job dir, interpreter missing, …).
     const message = error instanceof Error ? error.message : String(error);

@@ -43,3 +43,4 @@ export {
   type FlowRunStepJob,
   type TestStepInput,
 } from "./editor.ts";
+export { FLOW_DEPENDENCIES_KIND, inlineSteps, runFlowDependencies, type InlineStep } from "./dependencies.ts";

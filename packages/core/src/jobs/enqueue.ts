@@ -21,7 +21,9 @@ export type JobKind =
   | "flow"
   | "flowpreview"
   // An inline (rawscript) step of a flow.
-  | "flowscript";
+  | "flowscript"
+  // The locks of a flow's inline steps (flows/dependencies.ts).
+  | "flowdependencies";
 
 /** A noop job's input: created by `createdBy` (as them), on `tag`, returning `args`. */
 export function noopJob(

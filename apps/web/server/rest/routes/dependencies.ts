@@ -1,4 +1,4 @@
-import { lockRawDependencies, runRawDependencies } from "@millrace/core";
+import { lockRawDependencies, runFlowDependencies, runRawDependencies } from "@millrace/core";
 import { z } from "zod";
 import { json, text } from "../../http.ts";
 import { defineRoute } from "../define.ts";
@@ -43,6 +43,30 @@ export const dependencyRoutes: Route[] = [
         entrypoint: body.entrypoint,
       });
       return json({ lock }, 201);
+    },
+  }),
+
+  // What `wmill generate-metadata` and `wmill flow generate-locks` call for a flow folder: the job's
+  // result is `{ updated_flow_value }`, each inline step's `lock` filled (flows/dependencies.ts).
+  defineRoute({
+    method: "POST",
+    pattern: "/api/w/:workspace/jobs/run/flow_dependencies_async",
+    summary: "runFlowDependenciesAsync",
+    tag: "job",
+    body: z.object({
+      flow_value: z.unknown(),
+      path: z.string(),
+      use_local_lockfiles: z.boolean().nullish(),
+      raw_workspace_dependencies: z.record(z.string(), z.string()).nullish(),
+      temp_script_refs: z.record(z.string(), z.unknown()).nullish(),
+    }),
+    response: { contentType: "text/plain", description: "the id of the job that computes the locks" },
+    handler: async (ctx, { body }) => {
+      const id = await runFlowDependencies(ctx.services, await ctx.membership(), {
+        flow_value: body.flow_value,
+        path: body.path,
+      });
+      return text(id, 201);
     },
   }),
 ];
