@@ -89,7 +89,31 @@ describe("Windmill's workspace forks and workspace delete", () => {
   });
 
   it("forks, compares, resets and deletes the fork with nothing left behind", async () => {
-    const { WorkspaceService, ScriptService, VariableService, JobService } = wmillClient;
+    const { WorkspaceService, ScriptService, VariableService, JobService, FlowService, ResourceService } =
+      wmillClient;
+    // More of the parent's content, through Windmill's own calls: a resource type, a resource, a flow.
+    await ResourceService.createResourceType({
+      workspace: PARENT,
+      requestBody: {
+        name: "acme",
+        schema: { type: "object", properties: { host: { type: "string" } }, required: ["host"] },
+        description: "Acme API",
+      },
+    });
+    await ResourceService.createResource({
+      workspace: PARENT,
+      requestBody: { path: "f/ops/acme", resource_type: "acme", value: { host: "a.example" } },
+    });
+    await FlowService.createFlow({
+      workspace: PARENT,
+      requestBody: {
+        path: "f/ops/pipeline",
+        summary: "pipeline",
+        value: {
+          modules: [{ id: "a", value: { type: "script", path: "f/ops/greet", input_transforms: {} } }],
+        },
+      },
+    });
     const otherBefore = await rowsOf(OTHER);
 
     // A developer cannot fork (the fork copies every item and secret of the parent).
@@ -145,6 +169,13 @@ describe("Windmill's workspace forks and workspace delete", () => {
         [FORK, false],
       ],
     );
+    assert.equal(
+      (await FlowService.getFlowByPath({ workspace: FORK, path: "f/ops/pipeline" })).summary,
+      "pipeline",
+    );
+    assert.deepEqual((await ResourceService.getResource({ workspace: FORK, path: "f/ops/acme" })).value, {
+      host: "a.example",
+    });
     const { rows: groups } = await services.pool.query(`SELECT name FROM "group" WHERE workspace_id = $1`, [
       FORK,
     ]);
@@ -198,7 +229,18 @@ describe("Windmill's workspace forks and workspace delete", () => {
     // A job in the fork (queued: no worker here) is part of what the delete removes.
     await JobService.runScriptByPath({ workspace: FORK, path: "f/ops/greet", requestBody: {} });
     const forkRows = await rowsOf(FORK);
-    for (const table of ["script", "folder", "variable", "schedule", "group", "workspace_member", "job"])
+    for (const table of [
+      "script",
+      "flow",
+      "resource",
+      "resource_type",
+      "folder",
+      "variable",
+      "schedule",
+      "group",
+      "workspace_member",
+      "job",
+    ])
       assert.ok(forkRows[table]! > 0, `the fork has ${table} rows: ${JSON.stringify(forkRows)}`);
     const parentBefore = await rowsOf(PARENT);
 
