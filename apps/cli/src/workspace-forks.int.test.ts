@@ -4,7 +4,13 @@
 // in the fork shows in the comparison, and deleting the fork leaves no row carrying its id while
 // the other workspaces keep every row.
 import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { stripVTControlCharacters } from "node:util";
 import {
   createApiToken,
   createFolder,
@@ -26,12 +32,14 @@ const KEY = "workspace-forks-instance-key-0123456789ab";
 const PARENT = "forkparent";
 const OTHER = "bystander";
 const FORK = "wm-fork-try";
+const wmillCli = fileURLToPath(new URL("../../../node_modules/windmill-cli/esm/main.js", import.meta.url));
 
 describe("Windmill's workspace forks and workspace delete", () => {
   let services: TestServices;
   let api: TestApi;
   let admin: Membership;
   let developerToken: string;
+  let token: string;
   const keyring = createKeyring(KEY);
 
   /** Rows per table carrying `workspace_id = id` (every table that has the column). */
@@ -78,7 +86,7 @@ describe("Windmill's workspace forks and workspace delete", () => {
       data: { workspaceId: PARENT, userId: dev.id, role: "developer" },
     });
     developerToken = await createApiToken(services, principalOf(dev), { label: "dev" });
-    const token = await createApiToken(services, principal, { label: "forks" });
+    token = await createApiToken(services, principal, { label: "forks" });
     api = await startTestApi(services.database.url, KEY);
     delete process.env.WM_JOB_ID;
     wmillClient.setClient(token, api.url);
@@ -276,5 +284,87 @@ describe("Windmill's workspace forks and workspace delete", () => {
       WorkspaceService.deleteWorkspace({ workspace: FORK }),
       (error: { status?: number }) => error.status === 404,
     );
+  });
+
+  it("the real wmill: workspace fork, merge (fork → parent) and delete-fork", async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "millrace-wmill-fork-"));
+    const repo = path.join(home, "repo");
+    fs.mkdirSync(repo);
+    const env = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: home,
+      WMILL_CONFIG_DIR: path.join(home, ".config"),
+      NO_COLOR: "1",
+      GIT_AUTHOR_NAME: "t",
+      GIT_AUTHOR_EMAIL: "t@example.com",
+      GIT_COMMITTER_NAME: "t",
+      GIT_COMMITTER_EMAIL: "t@example.com",
+    };
+    const git = (...args: string[]) => {
+      const run = spawnSync("git", args, { cwd: repo, env, encoding: "utf8" });
+      assert.equal(run.status, 0, `git ${args.join(" ")}: ${run.stderr}`);
+    };
+    const wmill = (args: string[]) =>
+      new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [wmillCli, ...args], {
+          cwd: repo,
+          env,
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let output = "";
+        child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+        child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+        child.on("error", reject);
+        child.on("close", (code) => resolve({ code, output: stripVTControlCharacters(output) }));
+      });
+    const ok = async (args: string[]) => {
+      const run = await wmill(args);
+      assert.equal(run.code, 0, `wmill ${args.join(" ")}:\n${run.output}`);
+      return run.output;
+    };
+    try {
+      git("init", "-q", "-b", "main");
+      fs.writeFileSync(
+        path.join(repo, "wmill.yaml"),
+        `defaultTs: bun\nworkspaces:\n  main:\n    baseUrl: ${api.url}/\n    workspaceId: ${PARENT}\n`,
+      );
+      git("add", "wmill.yaml");
+      git("commit", "-q", "-m", "init");
+      await ok(["workspace", "add", "parent", PARENT, `${api.url}/`, "--token", token]);
+
+      const forked = await ok(["workspace", "fork", "CLI fork", "cli", "--yes"]);
+      assert.match(forked, /Created forked workspace wm-fork-cli/);
+      const { rows } = await services.pool.query("SELECT parent_workspace_id FROM workspace WHERE id = $1", [
+        "wm-fork-cli",
+      ]);
+      assert.equal(rows[0]?.parent_workspace_id, PARENT);
+
+      // A change in the fork, merged into the parent by wmill.
+      const { ScriptService } = wmillClient;
+      const current = await ScriptService.getScriptByPath({ workspace: "wm-fork-cli", path: "f/ops/greet" });
+      await ScriptService.createScript({
+        workspace: "wm-fork-cli",
+        requestBody: {
+          path: "f/ops/greet",
+          summary: "",
+          description: "",
+          content: 'echo "merged from the fork $1"\n',
+          language: "bash",
+          parent_hash: current.hash,
+        },
+      });
+      git("checkout", "-q", "-b", "wm-fork/main/cli");
+      const merged = await ok(["workspace", "merge", "--yes", "--direction", "to-parent"]);
+      assert.match(merged, /script:f\/ops\/greet/);
+      const parentScript = await ScriptService.getScriptByPath({ workspace: PARENT, path: "f/ops/greet" });
+      assert.equal(parentScript.content, 'echo "merged from the fork $1"\n');
+      // The merge reset the tally and the two agree again.
+      assert.match(await ok(["workspace", "merge", "--yes"]), /Everything is up to date/);
+
+      await ok(["workspace", "delete-fork", "cli", "--yes"]);
+      assert.deepEqual(await rowsOf("wm-fork-cli"), {});
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
+    }
   });
 });
