@@ -367,4 +367,36 @@ describe("Windmill's workspace forks and workspace delete", () => {
       fs.rmSync(home, { recursive: true, force: true });
     }
   });
+
+  it("a superadmin deletes any workspace but admins; the others keep their rows", async () => {
+    const boss = await createUser(services, {
+      email: "boss@example.com",
+      password: "password123",
+      superAdmin: true,
+    });
+    const bossToken = await createApiToken(services, principalOf(boss), { label: "boss" });
+    const del = (id: string, query = "") =>
+      fetch(`${api.url}/api/workspaces/delete/${id}${query}`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${bossToken}` },
+      });
+    const parentBefore = await rowsOf(PARENT);
+    assert.ok(Object.keys(await rowsOf(OTHER)).length > 0);
+    // only_delete_forks refuses a workspace that is no fork, even to a superadmin.
+    const refused = await del(OTHER, "?only_delete_forks=true");
+    assert.equal(refused.status, 400, await refused.text());
+    const admins = await del("admins");
+    assert.equal(admins.status, 403, await admins.text());
+    const deleted = await del(OTHER);
+    assert.deepEqual([deleted.status, await deleted.text()], [200, `Deleted workspace ${OTHER}`]);
+    assert.deepEqual(await rowsOf(OTHER), {});
+    assert.deepEqual(await rowsOf(PARENT), parentBefore);
+    // The delete is audited at the instance level (no workspace left to hold it).
+    const { rows } = await services.pool.query(
+      "SELECT workspace_id FROM audit_log WHERE operation = 'workspaces.delete' AND resource = $1",
+      [OTHER],
+    );
+    assert.deepEqual(rows, [{ workspace_id: null }]);
+    assert.equal((await del(OTHER)).status, 404);
+  });
 });
