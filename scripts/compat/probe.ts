@@ -3,7 +3,7 @@
 // answer whose body has the fields windmill-client's generated types require.
 import { checkShape, type Shape } from "./shapes.ts";
 
-/** What the seeded world holds (see `seedWorld`). */
+/** What the seeded world holds (made by the before() of apps/cli/src/windmill-compat.int.test.ts). */
 export interface World {
   ws: string;
   admin: string;
