@@ -399,4 +399,53 @@ describe("Windmill's workspace forks and workspace delete", () => {
     assert.deepEqual(rows, [{ workspace_id: null }]);
     assert.equal((await del(OTHER)).status, 404);
   });
+
+  it("a schedule whose script was archived is left out of the fork, which is still made", async () => {
+    const { ScriptService, ScheduleService, WorkspaceService } = wmillClient;
+    await ScriptService.createScript({
+      workspace: PARENT,
+      requestBody: {
+        path: "f/ops/gone",
+        summary: "",
+        description: "",
+        content: "echo gone\n",
+        language: "bash",
+      },
+    });
+    await ScheduleService.createSchedule({
+      workspace: PARENT,
+      requestBody: {
+        path: "f/ops/dangling",
+        schedule: "0 0 4 * * *",
+        timezone: "UTC",
+        script_path: "f/ops/gone",
+        is_flow: false,
+        args: {},
+      },
+    });
+    await ScriptService.archiveScriptByPath({ workspace: PARENT, path: "f/ops/gone" });
+    const id = "wm-fork-dangling";
+    assert.equal(
+      await WorkspaceService.createWorkspaceFork({
+        workspace: PARENT,
+        requestBody: { id, name: "dangling" },
+      }),
+      `Created forked workspace ${id}`,
+    );
+    const { rows } = await services.pool.query(
+      "SELECT path FROM schedule WHERE workspace_id = $1 ORDER BY path",
+      [id],
+    );
+    assert.deepEqual(
+      rows.map((r) => r.path),
+      ["f/ops/nightly"],
+    );
+    const { rows: audit } = await services.pool.query(
+      "SELECT parameters->'left_out' AS left_out FROM audit_log WHERE operation = 'workspaces.fork' AND resource = $1",
+      [id],
+    );
+    assert.deepEqual(audit, [{ left_out: ["schedule:f/ops/dangling"] }]);
+    assert.equal(await WorkspaceService.deleteWorkspace({ workspace: id }), `Deleted workspace ${id}`);
+    assert.deepEqual(await rowsOf(id), {});
+  });
 });

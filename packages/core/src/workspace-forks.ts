@@ -158,9 +158,16 @@ export async function createWorkspaceFork(
   try {
     await ctx.pool.query("UPDATE workspace SET parent_workspace_id = $2 WHERE id = $1", [fork.id, parentId]);
     const members = await forkMembers(ctx, fork.id);
+    // A schedule whose script or flow was archived since could never run: it is left out (a
+    // repository with it would be refused), and named in the audit entry.
+    const scriptPaths = new Set(snapshot.scripts.map((x) => x.path));
+    const flowPaths = new Set(snapshot.flows.map((x) => x.path));
+    const runnable = (s: WorkspaceSnapshot["schedules"][number]) =>
+      (s.is_flow ? flowPaths : scriptPaths).has(s.script_path);
+    const leftOut = snapshot.schedules.filter((s) => !runnable(s)).map((s) => `schedule:${s.path}`);
     const copy: WorkspaceSnapshot = {
       ...snapshot,
-      schedules: snapshot.schedules.map((s) => ({ ...s, enabled: false })),
+      schedules: snapshot.schedules.filter(runnable).map((s) => ({ ...s, enabled: false })),
       groups: snapshot.groups.map((g) => ({
         ...g,
         members: g.members.filter((m) => members.has(m)),
@@ -199,7 +206,7 @@ export async function createWorkspaceFork(
       workspaceId: parentId,
       operation: "workspaces.fork",
       resource: fork.id,
-      parameters: { name: input.name, counts: report.counts, baseline },
+      parameters: { name: input.name, counts: report.counts, left_out: leftOut, baseline },
     });
     return fork.id;
   } catch (error) {
