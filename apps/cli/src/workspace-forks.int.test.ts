@@ -400,7 +400,7 @@ describe("Windmill's workspace forks and workspace delete", () => {
     assert.equal((await del(OTHER)).status, 404);
   });
 
-  it("a schedule whose script was archived is left out of the fork, which is still made", async () => {
+  it("a flow and a schedule whose script was archived are left out of the fork, which is still made", async () => {
     const { ScriptService, ScheduleService, WorkspaceService } = wmillClient;
     await ScriptService.createScript({
       workspace: PARENT,
@@ -421,6 +421,16 @@ describe("Windmill's workspace forks and workspace delete", () => {
         script_path: "f/ops/gone",
         is_flow: false,
         args: {},
+      },
+    });
+    await wmillClient.FlowService.createFlow({
+      workspace: PARENT,
+      requestBody: {
+        path: "f/ops/uses_gone",
+        summary: "",
+        value: {
+          modules: [{ id: "a", value: { type: "script", path: "f/ops/gone", input_transforms: {} } }],
+        },
       },
     });
     await ScriptService.archiveScriptByPath({ workspace: PARENT, path: "f/ops/gone" });
@@ -444,7 +454,12 @@ describe("Windmill's workspace forks and workspace delete", () => {
       "SELECT parameters->'left_out' AS left_out FROM audit_log WHERE operation = 'workspaces.fork' AND resource = $1",
       [id],
     );
-    assert.deepEqual(audit, [{ left_out: ["schedule:f/ops/dangling"] }]);
+    assert.deepEqual(audit, [{ left_out: ["flow:f/ops/uses_gone", "schedule:f/ops/dangling"] }]);
+    const { rows: flows } = await services.pool.query("SELECT path FROM flow WHERE workspace_id = $1", [id]);
+    assert.deepEqual(
+      flows.map((f) => f.path),
+      ["f/ops/pipeline"],
+    );
     assert.equal(await WorkspaceService.deleteWorkspace({ workspace: id }), `Deleted workspace ${id}`);
     assert.deepEqual(await rowsOf(id), {});
   });

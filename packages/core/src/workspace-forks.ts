@@ -26,6 +26,7 @@ import { recordAudit } from "./audit/index.ts";
 import { refuseJobCredential, type Principal } from "./auth/principal.ts";
 import type { CoreContext } from "./context.ts";
 import { AppError, invalidInput, notFound } from "./errors.ts";
+import { validateFlow } from "./flows/validate.ts";
 import { requirePermission } from "./permissions.ts";
 import type { SecretsContext } from "./secrets/context.ts";
 import { readWorkspaceSnapshot } from "./sync/export.ts";
@@ -121,6 +122,36 @@ function hashes(snapshot: WorkspaceSnapshot): Record<string, string> {
   );
 }
 
+/** The flows that validate against the scripts and flows copied with them (to a fixed point). */
+async function runnableFlows(
+  snapshot: WorkspaceSnapshot,
+  scriptPaths: Set<string>,
+): Promise<WorkspaceSnapshot["flows"]> {
+  let kept = snapshot.flows;
+  for (;;) {
+    const flowPaths = new Set(kept.map((f) => f.path));
+    const next: WorkspaceSnapshot["flows"] = [];
+    for (const flow of kept) {
+      try {
+        await validateFlow(
+          {
+            summary: flow.summary,
+            description: flow.description,
+            value: flow.value,
+            ...(flow.schema ? { schema: flow.schema } : {}),
+          },
+          { scriptExists: (path) => scriptPaths.has(path), flowExists: (path) => flowPaths.has(path) },
+        );
+        next.push(flow);
+      } catch {
+        // Left out (see createWorkspaceFork).
+      }
+    }
+    if (next.length === kept.length) return next;
+    kept = next;
+  }
+}
+
 async function forkMembers(ctx: CoreContext, forkId: string): Promise<Set<string>> {
   const { rows } = await ctx.pool.query<{ username: string }>(
     `SELECT u.username FROM workspace_member m JOIN "user" u ON u.id = m.user_id WHERE m.workspace_id = $1`,
@@ -158,15 +189,21 @@ export async function createWorkspaceFork(
   try {
     await ctx.pool.query("UPDATE workspace SET parent_workspace_id = $2 WHERE id = $1", [fork.id, parentId]);
     const members = await forkMembers(ctx, fork.id);
-    // A schedule whose script or flow was archived since could never run: it is left out (a
-    // repository with it would be refused), and named in the audit entry.
+    // What could never run in the parent either is left out (a repository with it would be
+    // refused), and named in the audit entry: a flow that no longer validates (a step names a
+    // script or flow archived since), then a schedule whose script or flow is not copied.
     const scriptPaths = new Set(snapshot.scripts.map((x) => x.path));
-    const flowPaths = new Set(snapshot.flows.map((x) => x.path));
+    const flows = await runnableFlows(snapshot, scriptPaths);
+    const flowPaths = new Set(flows.map((x) => x.path));
     const runnable = (s: WorkspaceSnapshot["schedules"][number]) =>
       (s.is_flow ? flowPaths : scriptPaths).has(s.script_path);
-    const leftOut = snapshot.schedules.filter((s) => !runnable(s)).map((s) => `schedule:${s.path}`);
+    const leftOut = [
+      ...snapshot.flows.filter((f) => !flowPaths.has(f.path)).map((f) => `flow:${f.path}`),
+      ...snapshot.schedules.filter((s) => !runnable(s)).map((s) => `schedule:${s.path}`),
+    ];
     const copy: WorkspaceSnapshot = {
       ...snapshot,
+      flows,
       schedules: snapshot.schedules.filter(runnable).map((s) => ({ ...s, enabled: false })),
       groups: snapshot.groups.map((g) => ({
         ...g,
