@@ -149,18 +149,18 @@ describe("restartFlowAtStep", () => {
     );
   });
 
-  it("refuses steps inside loops and branches, unknown steps, runs still going and non-flow jobs", async () => {
+  it("reuses a sequential loop's kept result; refuses steps inside loops and branches, unknown steps, runs still going and non-flow jobs", async () => {
     const loop = {
       id: "loop",
       value: {
         type: "forloopflow",
         iterator: { type: "javascript", expr: "[1, 2]" },
         skip_failures: false,
-        modules: [bash("inner", "echo in")],
+        modules: [bash("inner", 'echo "in-$1-$RANDOM$RANDOM"', { v: "flow_input.iter.value" })],
       },
     };
     const previewId = await runFlowPreview(services, membership, {
-      value: { modules: [stepA, loop, bash("last", "echo last")] },
+      value: { modules: [stepA, loop, bash("last", 'echo "last-$1"', { r: "results.loop.join(',')" })] },
       args: { name: "p" },
     });
     const preview = await waitForJob(services, membership, previewId, 30_000);
@@ -182,7 +182,26 @@ describe("restartFlowAtStep", () => {
       "INVALID_INPUT",
       "branch_or_iteration_n",
     );
-    // A sequential loop's result is not kept by a run that succeeded: said, naming the step.
+    assert.match(String(preview.result), /^last-in-1-\d+,in-2-\d+$/);
+    // A sequential loop has no job of its own: the finished run kept its result for a restart.
+    const afterLoop = await waitForJob(
+      services,
+      membership,
+      await restartFlowAtStep(services, membership, previewId, { step_id: "last" }),
+      30_000,
+    );
+    assert.equal(afterLoop.status, "success", JSON.stringify(afterLoop.result));
+    assert.equal(afterLoop.result, preview.result);
+    assert.deepEqual(
+      (await stepJobs(afterLoop.id)).map((step) => step.flow_step_id),
+      ["last"],
+      "neither a nor the loop ran again",
+    );
+    // A run that did not keep it (recorded before runs kept them): refused, naming the step.
+    await services.pool.query(
+      "UPDATE job SET flow_status = flow_status #- '{_engine,results}' WHERE id = $1",
+      [previewId],
+    );
     await rejectsWith(
       restartFlowAtStep(services, membership, previewId, { step_id: "last" }),
       "INVALID_INPUT",
@@ -198,7 +217,8 @@ describe("restartFlowAtStep", () => {
     );
     assert.equal(again.status, "success", JSON.stringify(again.result));
     assert.equal(again.kind, "flowpreview");
-    assert.equal(again.result, "last");
+    assert.match(String(again.result), /^last-in-1-\d+,in-2-\d+$/);
+    assert.notEqual(again.result, preview.result, "the loop ran again");
     // A step job is no flow run.
     const aJob = (await stepJobs(previewId)).find((step) => step.flow_step_id === "a")!;
     await rejectsWith(

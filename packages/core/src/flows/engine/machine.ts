@@ -98,6 +98,11 @@ export interface FlowState {
     in_failure: boolean;
     /** The error that sent the flow to its failure step. */
     error?: unknown;
+    /**
+     * Once the run is over: the results of its top-level steps that have no job of their own
+     * (sequential loops and branches), which a restart (restart.ts) cannot read from a job.
+     */
+    results?: Record<string, unknown>;
     /** A step's `sleep`: the next step job (or child flow) starts no earlier (ISO time). */
     sleep_until?: string;
     /** A step with `suspend` ended: the flow waits for its approvals (approvals.ts). */
@@ -426,6 +431,17 @@ export class FlowMachine {
     this.stack.pop();
     const parent = this.stack[this.stack.length - 1];
     if (!parent) {
+      const kept = this.value.modules.filter(
+        (module) =>
+          module.id in frame.results &&
+          (module.value.type === "whileloopflow" ||
+            module.value.type === "branchone" ||
+            ((module.value.type === "forloopflow" || module.value.type === "branchall") &&
+              !module.value.parallel)),
+      );
+      if (kept.length > 0) {
+        engine.results = Object.fromEntries(kept.map((module) => [module.id, frame.results[module.id]]));
+      }
       if (engine.in_failure) {
         this.state.failure_module.type = "Success";
         return { kind: "finish", outcome: { status: "failure", result } };

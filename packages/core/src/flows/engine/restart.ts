@@ -32,10 +32,11 @@ function errorOf(result: unknown): unknown {
 
 /**
  * The result each top-level step before `index` had in the original run, by step id: from the
- * engine's frames when the run kept them (a failed run), else from the step's job(s) (a step
- * job's result, a sub-flow's or parallel loop's child flow jobs), or from the step itself
- * (skipped: null, mocked: its mock, identity: the result before it). A step whose result the
- * run did not keep (a sequential loop or branch of a run that succeeded) is refused, naming it.
+ * engine's frames when the run kept them (a failed run) or the results a finished run keeps of
+ * its sequential loops and branches, else from the step's job(s) (a step job's result, a
+ * sub-flow's or parallel loop's child flow jobs), or from the step itself (skipped: null, mocked:
+ * its mock, identity: the result before it). A step whose result the run did not keep (a
+ * sequential loop or branch of a run recorded before runs kept them) is refused, naming it.
  */
 async function originalResults(
   ctx: JobsContext,
@@ -48,6 +49,7 @@ async function originalResults(
 ): Promise<{ results: Record<string, unknown>; statuses: StepStatus[] }> {
   const kept: Record<string, unknown> = {};
   for (const frame of state?._engine?.stack ?? []) Object.assign(kept, frame.results ?? {});
+  Object.assign(kept, state?._engine?.results ?? {});
   const statusById = new Map((state?.modules ?? []).map((status) => [status.id, status]));
   const wanted = modules.slice(0, index);
   const jobIds = wanted.flatMap((module) => {
