@@ -121,3 +121,4 @@ export { getGranularAcls } from "./people/granular-acls.ts";
 export { getFlowUserState, setFlowUserState } from "./flows/user-states.ts";
 export * from "./workspace-dependencies.ts";
 export * from "./workspace-forks.ts";
+export * from "./oidc.ts";

@@ -25,6 +25,7 @@ import { aclRoutes } from "./acls.ts";
 import { flowRoutes } from "./flows.ts";
 import { flowApprovalRoutes } from "./flow-approvals.ts";
 import { dependencyRoutes } from "./dependencies.ts";
+import { oidcRoutes } from "./oidc.ts";
 import { workspaceDependencyRoutes } from "./workspace-dependencies.ts";
 import { jobTransferRoutes } from "./jobs-transfer.ts";
 import { windmillSettingRoutes } from "./windmill-settings.ts";
@@ -58,6 +59,7 @@ export const routes: Route[] = [
   ...jobTransferRoutes,
   ...workspaceForkRoutes,
   ...workspaceDependencyRoutes,
+  ...oidcRoutes,
   ...flowRestartRoutes,
 ];
 
