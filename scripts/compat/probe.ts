@@ -24,6 +24,8 @@ export interface Call {
   path?: Record<string, string>;
   query?: Record<string, string>;
   body?: unknown;
+  /** Made from inside a job, with its own token (WM_TOKEN), as windmill-client in a job makes it. */
+  fromJob?: boolean;
   /** A body sent as is (text/plain unless `contentType` says otherwise). */
   rawBody?: string;
   contentType?: string;
@@ -321,7 +323,8 @@ export const FIXTURES: [string, (w: World) => Call][] = [
   ["deleteWorkspaceSlackOauthConfig", () => ({})],
   ["connectSlack", () => ({ body: { bot_token: "xoxb-compat", team_id: "T1", team_name: "Team" } })],
   ["disconnectSlack", () => ({})],
-  ["getOidcToken", () => ({ path: { audience: "compat" } })],
+  // An OIDC token is for a job: asked from inside one, as windmill-client's getIdToken asks it.
+  ["getOidcToken", () => ({ path: { audience: "compat" }, fromJob: true })],
   ["createWorkspaceFork", () => ({ body: { id: "compatfork", name: "Compat fork" } })],
   ["createWorkspaceForkGitBranch", () => ({ body: { id: "compatfork", name: "Compat fork" } })],
   ["compareWorkspaces", () => ({ path: { target_workspace_id: "compatfork" } })],
@@ -363,6 +366,60 @@ export function fillPath(template: string, ws: string, params: Record<string, st
   });
 }
 
+// A python job that makes one call with its WM_TOKEN and answers what came back.
+const CALL_FROM_JOB = `import os, urllib.request, urllib.error
+
+def main(method: str, path: str):
+    request = urllib.request.Request(
+        os.environ["BASE_INTERNAL_URL"] + path,
+        method=method,
+        headers={"Authorization": "Bearer " + os.environ["WM_TOKEN"]},
+    )
+    try:
+        with urllib.request.urlopen(request) as answer:
+            return {"status": answer.status, "type": answer.headers.get("content-type") or "", "body": answer.read().decode()}
+    except urllib.error.HTTPError as error:
+        return {"status": error.code, "type": error.headers.get("content-type") or "", "body": error.read().decode()}
+`;
+
+/** The answer to `method path` made by a preview job with its own token. */
+async function fromJob(
+  baseUrl: string,
+  token: string,
+  ws: string,
+  method: string,
+  path: string,
+): Promise<Response> {
+  const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+  const started = await fetch(`${baseUrl}/api/w/${ws}/jobs/run/preview`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ content: CALL_FROM_JOB, language: "python3", args: { method, path } }),
+  });
+  if (!started.ok)
+    throw new Error(`the calling job did not start: ${started.status} ${await started.text()}`);
+  const id = (await started.text()).trim();
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const maybe = (await (
+      await fetch(`${baseUrl}/api/w/${ws}/jobs_u/completed/get_result_maybe/${id}`, { headers })
+    ).json()) as {
+      completed: boolean;
+      success?: boolean;
+      result?: { status: number; type: string; body: string };
+    };
+    if (maybe.completed) {
+      if (!maybe.result?.status) throw new Error(`the calling job failed: ${JSON.stringify(maybe.result)}`);
+      return new Response(maybe.result.body, {
+        status: maybe.result.status,
+        headers: { "content-type": maybe.result.type },
+      });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error("the calling job did not finish");
+}
+
 /** Calls one endpoint and judges the answer against its generated type. */
 export async function probe(
   baseUrl: string,
@@ -383,7 +440,9 @@ export async function probe(
     body = JSON.stringify(call.body);
     headers["content-type"] = "application/json";
   }
-  const response = await fetch(url, { method: endpoint.method, headers, body });
+  const response = call.fromJob
+    ? await fromJob(baseUrl, token, world.ws, endpoint.method, url.pathname + url.search)
+    : await fetch(url, { method: endpoint.method, headers, body });
   const text = await response.text();
   const isJson = /json/.test(response.headers.get("content-type") ?? "");
   let parsed: unknown = text;
