@@ -4,7 +4,9 @@
 // critical alerts): `wmill sync push` of a workspace's settings, and the clients' calls that set
 // them, are answered as Windmill answers them when what they ask for is what Millrace does
 // (nothing set); anything else is refused with a 400 naming the setting, never silently dropped.
+import { recordAudit } from "./audit/index.ts";
 import type { Principal } from "./auth/principal.ts";
+import type { CoreContext } from "./context.ts";
 import { invalidInput } from "./errors.ts";
 import { requireSuperadmin } from "./instance-admin.ts";
 import { requirePermission } from "./permissions.ts";
@@ -18,13 +20,78 @@ export function isUnsetSetting(value: unknown): boolean {
   return false;
 }
 
+/**
+ * What operators may see and do in a Millrace workspace, in the terms of Windmill's
+ * OperatorSettings. Millrace's roles are fixed (packages/core/src/permissions.ts): operators see
+ * runs, schedules, resources, variables, their own audit rows, groups, folders, workers and
+ * webhooks, and change no schedule.
+ */
+export const OPERATOR_SETTINGS = {
+  runs: true,
+  schedules: true,
+  resources: true,
+  variables: true,
+  assets: true,
+  audit_logs: true,
+  triggers: true,
+  groups: true,
+  folders: true,
+  workers: true,
+  manage_schedules: false,
+  manage_triggers: false,
+} as const;
+
 /** Windmill's WorkspaceSettings of a Millrace workspace: none of its integrations is set. */
 export function windmillWorkspaceSettings(membership: Membership): {
   workspace_id: string;
   mute_critical_alerts: boolean;
+  color?: string;
+  operator_settings: typeof OPERATOR_SETTINGS;
 } {
   requirePermission(membership, "workspace.read");
-  return { workspace_id: membership.workspace.id, mute_critical_alerts: false };
+  return {
+    workspace_id: membership.workspace.id,
+    mute_critical_alerts: false,
+    ...(membership.workspace.color ? { color: membership.workspace.color } : {}),
+    operator_settings: OPERATOR_SETTINGS,
+  };
+}
+
+/**
+ * Windmill's updateOperatorSettings: accepted when it asks for what Millrace's operators have;
+ * a different choice is refused naming the setting (Millrace's roles are not configurable).
+ */
+export function updateOperatorSettings(membership: Membership, settings: Record<string, unknown>): void {
+  requirePermission(membership, "workspace.manage");
+  for (const [name, value] of Object.entries(settings)) {
+    if (value === undefined || value === null) continue;
+    const fixed = (OPERATOR_SETTINGS as Record<string, boolean>)[name];
+    if (fixed === undefined) throw invalidInput(name, "is not an operator setting");
+    if (value !== fixed)
+      throw invalidInput(
+        name,
+        `Millrace's operator role is fixed: ${name} is ${fixed} (see the README's roles), not configurable`,
+      );
+  }
+}
+
+/** Windmill's changeWorkspaceColor: a #rrggbb color shown beside the workspace's name, or none. */
+export async function changeWorkspaceColor(
+  ctx: CoreContext,
+  membership: Membership,
+  color: string | null | undefined,
+): Promise<void> {
+  requirePermission(membership, "workspace.manage");
+  const value = color || null;
+  if (value !== null && !/^#[0-9a-fA-F]{6}$/.test(value))
+    throw invalidInput("color", "must be #rrggbb, e.g. #336699");
+  await ctx.db.workspace.update({ where: { id: membership.workspace.id }, data: { color: value } });
+  await recordAudit(ctx.pool, membership.principal, {
+    workspaceId: membership.workspace.id,
+    operation: "workspaces.change_color",
+    resource: membership.workspace.id,
+    parameters: { color: value },
+  });
 }
 
 /**

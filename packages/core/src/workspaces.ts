@@ -55,7 +55,7 @@ export interface Membership {
 const ROLE_RANK: Record<WorkspaceRole, number> = { operator: 1, developer: 2, admin: 3 };
 
 const MEMBERSHIP_COLUMNS = `w.id AS workspace_id, w.name AS workspace_name, w.created_by AS workspace_created_by,
-       w.created_at AS workspace_created_at, w.parent_workspace_id AS workspace_parent_id, m.role`;
+       w.created_at AS workspace_created_at, w.parent_workspace_id AS workspace_parent_id, w.color AS workspace_color, m.role`;
 
 interface MembershipRow {
   workspace_id: string | null;
@@ -63,6 +63,7 @@ interface MembershipRow {
   workspace_created_by: string | null;
   workspace_created_at: Date;
   workspace_parent_id: string | null;
+  workspace_color: string | null;
   role: WorkspaceRole | null;
 }
 
@@ -89,6 +90,7 @@ function membershipOfRow(
     createdAt: row.workspace_created_at,
     deleted: false,
     parentWorkspaceId: row.workspace_parent_id,
+    color: row.workspace_color,
   };
   if (superAdmin) return { workspace, role: "admin", principal };
   if (!row.role) throw missing;
@@ -256,6 +258,8 @@ export interface WorkspaceSummary {
   role: WorkspaceRole;
   /** Set on a fork: the workspace it was copied from. */
   parentWorkspaceId: string | null;
+  /** Windmill's workspace color (#rrggbb), if set. */
+  color: string | null;
 }
 
 /** Workspaces the caller belongs to; a superadmin sees every workspace. */
@@ -271,6 +275,7 @@ export async function listWorkspaces(ctx: CoreContext, principal: Principal): Pr
       name: w.name,
       role: "admin" as const,
       parentWorkspaceId: w.parentWorkspaceId,
+      color: w.color,
     }));
   }
   const memberships = await ctx.db.workspaceMember.findMany({
@@ -288,6 +293,7 @@ export async function listWorkspaces(ctx: CoreContext, principal: Principal): Pr
     name: m.workspace.name,
     role: m.role,
     parentWorkspaceId: m.workspace.parentWorkspaceId,
+    color: m.workspace.color,
   }));
 }
 

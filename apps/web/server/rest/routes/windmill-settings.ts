@@ -1,5 +1,7 @@
 import {
+  changeWorkspaceColor,
   editUnsupportedSetting,
+  updateOperatorSettings,
   exportInstanceGroups,
   overwriteInstanceGroups,
   windmillWorkspaceSettings,
@@ -53,12 +55,6 @@ const unsupported: { pattern: string; summary: string; what: string; field: stri
     field: "slack_oauth_client_id",
   },
   {
-    pattern: "change_workspace_color",
-    summary: "changeWorkspaceColor",
-    what: "workspace color",
-    field: "color",
-  },
-  {
     pattern: "critical_alerts/mute",
     summary: "workspaceMuteCriticalAlertsUi",
     what: "critical alerts to mute",
@@ -72,8 +68,41 @@ export const windmillSettingRoutes: Route[] = [
     pattern: "/api/w/:workspace/workspaces/get_settings",
     summary: "getSettings",
     tag: "workspace",
-    response: z.object({ workspace_id: z.string(), mute_critical_alerts: z.boolean() }),
+    response: z.object({
+      workspace_id: z.string(),
+      mute_critical_alerts: z.boolean(),
+      color: z.string().optional(),
+      operator_settings: z.record(z.string(), z.boolean()),
+    }),
     handler: async (ctx) => json(windmillWorkspaceSettings(await ctx.membership())),
+  }),
+
+  defineRoute({
+    method: "POST",
+    pattern: "/api/w/:workspace/workspaces/change_workspace_color",
+    summary: "changeWorkspaceColor",
+    tag: "workspace",
+    body: z.object({ color: z.string().nullish() }),
+    response: textAnswer("Changed the color of <workspace>"),
+    handler: async (ctx, { body }) => {
+      const membership = await ctx.membership();
+      await changeWorkspaceColor(ctx.services, membership, body.color);
+      return text(`Changed the color of ${membership.workspace.id}`);
+    },
+  }),
+
+  defineRoute({
+    method: "POST",
+    pattern: "/api/w/:workspace/workspaces/operator_settings",
+    summary: "updateOperatorSettings",
+    tag: "workspace",
+    body: z.record(z.string(), z.boolean().nullish()),
+    response: textAnswer("Operator settings of <workspace> (Millrace's fixed operator role)"),
+    handler: async (ctx, { body }) => {
+      const membership = await ctx.membership();
+      updateOperatorSettings(membership, body);
+      return text(`Operator settings of ${membership.workspace.id} are Millrace's fixed operator role`);
+    },
   }),
 
   ...unsupported.map((setting) =>

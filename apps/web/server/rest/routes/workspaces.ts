@@ -16,10 +16,17 @@ const windmillWorkspaceShape = z.object({
   name: z.string(),
   owner: z.string(),
   role: z.string().optional(),
+  color: z.string().optional(),
 });
 
 function windmillWorkspace(workspace: WorkspaceSummary): z.infer<typeof windmillWorkspaceShape> {
-  return { id: workspace.id, name: workspace.name, owner: "", role: workspace.role };
+  return {
+    id: workspace.id,
+    name: workspace.name,
+    owner: "",
+    role: workspace.role,
+    ...(workspace.color ? { color: workspace.color } : {}),
+  };
 }
 
 /** windmill-client's UserWorkspaceList (what `workspaces/users` answers). */
@@ -105,7 +112,7 @@ export const workspaceRoutes: Route[] = [
           name: workspace.name,
           // Millrace usernames are instance-wide: the same in every workspace.
           username: principal.username,
-          color: "",
+          color: workspace.color ?? "",
           is_dev_workspace: false,
           disabled: false,
           // `wmill workspace merge` finds a fork's parent here.
