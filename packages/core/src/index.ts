@@ -122,3 +122,4 @@ export { getFlowUserState, setFlowUserState } from "./flows/user-states.ts";
 export * from "./workspace-dependencies.ts";
 export * from "./workspace-forks.ts";
 export * from "./oidc.ts";
+export { applyWindmillGitSyncSettings } from "./sync/git-sync-windmill.ts";

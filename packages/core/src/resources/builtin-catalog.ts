@@ -274,6 +274,20 @@ export const SERVICE_RESOURCE_TYPES: readonly BuiltinResourceType[] = [
     ),
   },
   {
+    // What Windmill's git sync settings name (git_repo_resource_path); Millrace's git sync reads
+    // its url (a token in it is stored apart, encrypted) and branch.
+    name: "git_repository",
+    description: "A git repository over HTTPS (git sync)",
+    schema: object(
+      {
+        url: secret("Repository URL, https://<user>:<token>@host/org/repo.git"),
+        branch: str("Branch", { default: "main" }),
+        folder: str("Folder of the repository to sync into"),
+      },
+      ["url"],
+    ),
+  },
+  {
     name: "sftp",
     description: "An SFTP server (SSH file transfer)",
     schema: object(

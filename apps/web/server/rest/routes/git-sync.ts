@@ -3,6 +3,7 @@
 // restore (superadmins; from files or straight from a git remote).
 import {
   AppError,
+  applyWindmillGitSyncSettings,
   deleteGitSyncSettings,
   getGitSyncStatus,
   readRepositoryFiles,
@@ -13,7 +14,8 @@ import {
   type RestoreReport,
 } from "@millrace/core";
 import { z } from "zod";
-import { errorResponse, json } from "../../http.ts";
+import { textAnswer } from "./params.ts";
+import { errorResponse, json, text } from "../../http.ts";
 import {
   restoreSourceFiles,
   gitRestoreSourceSchema,
@@ -127,6 +129,52 @@ export const gitSyncRoutes: Route[] = [
     response: gitSyncStatusShape,
     handler: async (ctx, { body }) =>
       json(await setGitSyncSettings(ctx.services, await ctx.membership(), body)),
+  }),
+  defineRoute({
+    method: "POST",
+    pattern: "/api/w/:workspace/workspaces/edit_git_sync_config",
+    summary: "editWorkspaceGitSyncConfig",
+    tag: "git_sync",
+    // Windmill's WorkspaceGitSyncSettings: its first repository becomes the workspace's link.
+    body: z.object({
+      git_sync_settings: z
+        .object({
+          repositories: z
+            .array(
+              z.looseObject({
+                git_repo_resource_path: z.string(),
+                settings: z
+                  .looseObject({
+                    include_path: z.array(z.string()).nullish(),
+                    include_type: z.array(z.string()).nullish(),
+                    exclude_path: z.array(z.string()).nullish(),
+                  })
+                  .nullish(),
+              }),
+            )
+            .nullish(),
+        })
+        .loose()
+        .nullish(),
+    }),
+    response: textAnswer("Edited the git sync settings of <workspace>"),
+    handler: async (ctx, { body }) => {
+      const membership = await ctx.membership();
+      const settings = body.git_sync_settings;
+      await applyWindmillGitSyncSettings(ctx.services, membership, {
+        repositories: settings?.repositories?.map((repository) => ({
+          git_repo_resource_path: repository.git_repo_resource_path,
+          settings: repository.settings
+            ? {
+                include_path: repository.settings.include_path ?? undefined,
+                include_type: repository.settings.include_type ?? undefined,
+                exclude_path: repository.settings.exclude_path ?? undefined,
+              }
+            : null,
+        })),
+      });
+      return text(`Edited the git sync settings of ${membership.workspace.id}`);
+    },
   }),
   defineRoute({
     method: "DELETE",
