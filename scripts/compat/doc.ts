@@ -38,7 +38,7 @@ function callers(endpoint: ClientEndpoint): string {
 
 /** What a "works" does not say by itself: where Millrace answers as Windmill but differs behind it. */
 const CAVEATS: Record<string, string> = {
-  getSettings: "Millrace has none of Windmill's workspace integrations: all read as unset",
+  getSettings: "the integrations Millrace lacks (Slack, webhook, handlers, AI, storage…) read as unset",
   editWebhook: "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
   editErrorHandler: "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
   editSuccessHandler: "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
@@ -54,8 +54,6 @@ const CAVEATS: Record<string, string> = {
   connectSlack: "Millrace has no Slack integration: only leaving it unset is accepted, else 400 naming it",
   setWorkspaceSlackOauthConfig:
     "Millrace has no Slack integration: only leaving it unset is accepted, else 400 naming it",
-  changeWorkspaceColor:
-    "Millrace has no workspace color: only leaving it unset is accepted, else 400 naming it",
   deleteWorkspaceSlackOauthConfig: "Millrace has no Slack integration: nothing to delete",
   disconnectSlack: "Millrace has no Slack integration: nothing to disconnect",
   addGranularAcls: "Millrace grants per folder and group: kinds folder and group_, others 400 naming kind",
