@@ -4,14 +4,11 @@
 // `script run` in each of the five languages, `script preview`, `generate-metadata` (a real
 // lock from a dependency job against a local package index), `user add` and `user remove`.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { stripVTControlCharacters } from "node:util";
 import {
   createApiToken,
   createFolder,
@@ -24,16 +21,12 @@ import {
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
 import { startTestApi, startTestWorker, type TestApi, type TestWorker } from "@millrace/worker/testing";
 import { buildWheel, serveIndex } from "../../../packages/runtime/src/deps/testing.ts";
+import { runWmill, type WmillRun } from "./testing.ts";
 
 const KEY = "wmill-cli-instance-key-0123456789abcdefghij";
 const WS = "wmillcli";
-const wmillCli = fileURLToPath(new URL("../../../node_modules/windmill-cli/esm/main.js", import.meta.url));
 
-interface Run {
-  code: number | null;
-  output: string;
-  stdout: string;
-}
+type Run = WmillRun;
 
 describe("the real wmill CLI: workspaces, users and scripts", () => {
   let services: TestServices;
@@ -47,39 +40,17 @@ describe("the real wmill CLI: workspaces, users and scripts", () => {
   let dir: string;
 
   /**
-   * Runs wmill in `cwd` (asynchronously: the REST router answers in this process). With `flags`
-   * (the default) it is given the instance, token and workspace; without, it uses its profiles.
+   * Runs wmill in `cwd`. With `flags` (the default) it is given the instance, token and
+   * workspace; without, it uses its profiles.
    */
   function wmill(
     args: string[],
     options: { cwd?: string; flags?: boolean; home?: string } = {},
   ): Promise<Run> {
-    const cwd = options.cwd ?? dir;
-    const home = options.home ?? scratch;
-    const flags =
-      options.flags === false ? [] : ["--base-url", `${api.url}/`, "--token", token, "--workspace", WS];
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [wmillCli, ...args, ...flags], {
-        cwd,
-        env: {
-          PATH: process.env.PATH ?? "/usr/bin:/bin",
-          HOME: home,
-          WMILL_CONFIG_DIR: path.join(home, ".config"),
-          NO_COLOR: "1",
-        },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let output = "";
-      let stdout = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        output += chunk.toString();
-        stdout += chunk.toString();
-      });
-      child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-      child.on("error", reject);
-      child.on("close", (code) =>
-        resolve({ code, output: stripVTControlCharacters(output), stdout: stripVTControlCharacters(stdout) }),
-      );
+    return runWmill(args, {
+      cwd: options.cwd ?? dir,
+      home: options.home ?? scratch,
+      ...(options.flags === false ? {} : { instance: { url: api.url, token, workspace: WS } }),
     });
   }
   async function ok(args: string[], options: { cwd?: string; flags?: boolean; home?: string } = {}) {

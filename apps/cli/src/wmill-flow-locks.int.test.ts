@@ -4,21 +4,18 @@
 // apps/worker/src/job-flow-dependencies.ts). The python step's requirements come from a local
 // package index, as in apps/worker/src/dependencies.int.test.ts.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { stripVTControlCharacters } from "node:util";
 import { createApiToken, createFolder, createKeyring, type Membership } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
 import { startTestApi, startTestWorker, type TestApi, type TestWorker } from "@millrace/worker/testing";
 import { buildWheel, serveIndex } from "../../../packages/runtime/src/deps/testing.ts";
+import { runWmill, type WmillRun } from "./testing.ts";
 
 const KEY = "wmill-flow-locks-instance-key-0123456789abc";
 const WS = "wmillflowlocks";
-const wmillCli = fileURLToPath(new URL("../../../node_modules/windmill-cli/esm/main.js", import.meta.url));
 
 const FLOW_YAML = `summary: Locks
 description: ''
@@ -59,28 +56,8 @@ describe("wmill generate-metadata on a flow folder (flow_dependencies_async)", (
   let scratch: string;
   let index: Awaited<ReturnType<typeof serveIndex>>;
 
-  function wmill(args: string[], cwd: string): Promise<{ code: number | null; output: string }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        [wmillCli, ...args, "--base-url", `${api.url}/`, "--token", token, "--workspace", WS],
-        {
-          cwd,
-          env: {
-            PATH: process.env.PATH ?? "/usr/bin:/bin",
-            HOME: scratch,
-            WMILL_CONFIG_DIR: path.join(scratch, ".config"),
-            NO_COLOR: "1",
-          },
-          stdio: ["ignore", "pipe", "pipe"],
-        },
-      );
-      let output = "";
-      child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-      child.on("error", reject);
-      child.on("close", (code) => resolve({ code, output: stripVTControlCharacters(output) }));
-    });
+  function wmill(args: string[], cwd: string): Promise<WmillRun> {
+    return runWmill(args, { cwd, home: scratch, instance: { url: api.url, token, workspace: WS } });
   }
 
   before(async () => {

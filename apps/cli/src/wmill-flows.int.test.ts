@@ -4,13 +4,10 @@
 // `wmill flow run`; `wmill sync pull` writes it back in the same layout and `wmill sync push`
 // deploys an edit of it as a new version.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { stripVTControlCharacters } from "node:util";
 import {
   createApiToken,
   createFolder,
@@ -21,10 +18,10 @@ import {
 } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
 import { startTestApi, startTestWorker, type TestApi, type TestWorker } from "@millrace/worker/testing";
+import { runWmill, type WmillRun } from "./testing.ts";
 
 const KEY = "wmill-flows-instance-key-0123456789abcdefgh";
 const WS = "wmillflows";
-const wmillCli = fileURLToPath(new URL("../../../node_modules/windmill-cli/esm/main.js", import.meta.url));
 
 describe("the real wmill CLI with flows", () => {
   let services: TestServices;
@@ -34,38 +31,9 @@ describe("the real wmill CLI with flows", () => {
   let token: string;
   let dir: string;
 
-  /** Runs wmill in `cwd` (asynchronously: the REST router answers in this process). */
-  function wmill(
-    args: string[],
-    cwd = dir,
-  ): Promise<{ code: number | null; output: string; stdout: string }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        [wmillCli, ...args, "--base-url", `${api.url}/`, "--token", token, "--workspace", WS],
-        {
-          cwd,
-          env: {
-            PATH: process.env.PATH ?? "/usr/bin:/bin",
-            HOME: cwd,
-            WMILL_CONFIG_DIR: path.join(cwd, ".config"),
-            NO_COLOR: "1",
-          },
-          stdio: ["ignore", "pipe", "pipe"],
-        },
-      );
-      let output = "";
-      let stdout = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        output += chunk.toString();
-        stdout += chunk.toString();
-      });
-      child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-      child.on("error", reject);
-      child.on("close", (code) =>
-        resolve({ code, output: stripVTControlCharacters(output), stdout: stripVTControlCharacters(stdout) }),
-      );
-    });
+  /** Runs wmill in `cwd`, given the instance, token and workspace. */
+  function wmill(args: string[], cwd = dir): Promise<WmillRun> {
+    return runWmill(args, { cwd, home: cwd, instance: { url: api.url, token, workspace: WS } });
   }
   async function ok(args: string[], cwd = dir) {
     const run = await wmill(args, cwd);

@@ -4,17 +4,15 @@
 // runScriptByHash, waitJob, getResult, getResultMaybe, getJob, the job's status, getRootJobId,
 // setProgress/getProgress, cancelJob, and Windmill's answers to a missing job and to bad arguments.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { stripVTControlCharacters } from "node:util";
 import { createApiToken, createFolder, createKeyring, deployScript, type Membership } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
 import { startTestApi, startTestWorker, type TestApi, type TestWorker } from "@millrace/worker/testing";
 import * as wmillClient from "windmill-client";
+import { runWmill, type WmillRun } from "./testing.ts";
 
 // getResult and getResultMaybe are only on the client's default export (its `wmill` object),
 // which its CommonJS-typed declarations do not show to an ES module.
@@ -32,7 +30,6 @@ const { getResult, getResultMaybe } = (
 
 const KEY = "wmill-jobs-instance-key-0123456789abcdefghij";
 const WS = "wmilljobs";
-const wmillCli = fileURLToPath(new URL("../../../node_modules/windmill-cli/esm/main.js", import.meta.url));
 const MISSING = "0191e0c4-0000-7000-8000-000000000000";
 
 describe("Windmill's clients on jobs", () => {
@@ -44,34 +41,8 @@ describe("Windmill's clients on jobs", () => {
   let dir: string;
   let doubleHash: string;
 
-  function wmill(args: string[]): Promise<{ code: number | null; output: string; stdout: string }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        [wmillCli, ...args, "--base-url", `${api.url}/`, "--token", token, "--workspace", WS],
-        {
-          cwd: dir,
-          env: {
-            PATH: process.env.PATH ?? "/usr/bin:/bin",
-            HOME: dir,
-            WMILL_CONFIG_DIR: path.join(dir, ".config"),
-            NO_COLOR: "1",
-          },
-          stdio: ["ignore", "pipe", "pipe"],
-        },
-      );
-      let output = "";
-      let stdout = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        output += chunk.toString();
-        stdout += chunk.toString();
-      });
-      child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-      child.on("error", reject);
-      child.on("close", (code) =>
-        resolve({ code, output: stripVTControlCharacters(output), stdout: stripVTControlCharacters(stdout) }),
-      );
-    });
+  function wmill(args: string[]): Promise<WmillRun> {
+    return runWmill(args, { cwd: dir, home: dir, instance: { url: api.url, token, workspace: WS } });
   }
   async function ok(args: string[]) {
     const run = await wmill(args);

@@ -3,21 +3,18 @@
 // wmill at Millrace, `wmill sync push` deploys a repository in wmill's layout, `wmill script run`
 // runs a pushed script, and existing windmill-client code calls Millrace after `setClient`.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { stripVTControlCharacters } from "node:util";
 import { createApiToken, createKeyring, createUser, createWorkspace, principalOf } from "@millrace/core";
 import { createTestServices, type TestServices } from "@millrace/core/testing";
 import { startTestApi, startTestWorker, type TestApi, type TestWorker } from "@millrace/worker/testing";
 import * as wmillClient from "windmill-client";
+import { runWmill, type WmillRun } from "./testing.ts";
 
 const KEY = "wmill-moving-instance-key-0123456789abcdefg";
 const WS = "moving";
-const wmillCli = fileURLToPath(new URL("../../../node_modules/windmill-cli/esm/main.js", import.meta.url));
 
 describe("moving from Windmill: wmill and windmill-client against Millrace", () => {
   let services: TestServices;
@@ -28,33 +25,8 @@ describe("moving from Windmill: wmill and windmill-client against Millrace", () 
   let repo: string;
 
   /** wmill as a developer runs it: no instance flags, its profile from `workspace add`. */
-  function wmill(
-    args: string[],
-    cwd = repo,
-  ): Promise<{ code: number | null; output: string; stdout: string }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [wmillCli, ...args], {
-        cwd,
-        env: {
-          PATH: process.env.PATH ?? "/usr/bin:/bin",
-          HOME: home,
-          WMILL_CONFIG_DIR: path.join(home, ".config"),
-          NO_COLOR: "1",
-        },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let output = "";
-      let stdout = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        output += chunk.toString();
-        stdout += chunk.toString();
-      });
-      child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-      child.on("error", reject);
-      child.on("close", (code) =>
-        resolve({ code, output: stripVTControlCharacters(output), stdout: stripVTControlCharacters(stdout) }),
-      );
-    });
+  function wmill(args: string[], cwd = repo): Promise<WmillRun> {
+    return runWmill(args, { cwd, home });
   }
   async function ok(args: string[], cwd = repo) {
     const run = await wmill(args, cwd);

@@ -2,20 +2,17 @@
 // common resource types (mssql, snowflake, slack, kafka, …) without defining them: Millrace ships
 // those types, so the push succeeds unchanged and a second push has nothing to do.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { stripVTControlCharacters } from "node:util";
 import { createApiToken, createUser, createWorkspace, principalOf } from "@millrace/core";
 import { createTestServices, type TestServices } from "@millrace/core/testing";
 import { startTestApi, type TestApi } from "@millrace/worker/testing";
+import { runWmill, type WmillRun } from "./testing.ts";
 
 const KEY = "wmill-resource-types-key-0123456789abcdef";
 const WS = "rtypes";
-const wmillCli = fileURLToPath(new URL("../../../node_modules/windmill-cli/esm/main.js", import.meta.url));
 
 const RESOURCES: Record<string, { type: string; value: string[] }> = {
   "f/data/warehouse": {
@@ -55,24 +52,8 @@ describe("wmill sync push of resources of Windmill's common types", () => {
   let home: string;
   let repo: string;
 
-  function wmill(args: string[]): Promise<{ code: number | null; output: string }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [wmillCli, ...args], {
-        cwd: repo,
-        env: {
-          PATH: process.env.PATH ?? "/usr/bin:/bin",
-          HOME: home,
-          WMILL_CONFIG_DIR: path.join(home, ".config"),
-          NO_COLOR: "1",
-        },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let output = "";
-      child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-      child.on("error", reject);
-      child.on("close", (code) => resolve({ code, output: stripVTControlCharacters(output) }));
-    });
+  function wmill(args: string[]): Promise<WmillRun> {
+    return runWmill(args, { cwd: repo, home });
   }
   async function ok(args: string[]) {
     const run = await wmill(args);

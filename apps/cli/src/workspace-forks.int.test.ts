@@ -4,13 +4,11 @@
 // in the fork shows in the comparison, and deleting the fork leaves no row carrying its id while
 // the other workspaces keep every row.
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { stripVTControlCharacters } from "node:util";
 import {
   createApiToken,
   createFolder,
@@ -27,12 +25,12 @@ import {
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
 import { startTestApi, type TestApi } from "@millrace/worker/testing";
 import * as wmillClient from "windmill-client";
+import { runWmill } from "./testing.ts";
 
 const KEY = "workspace-forks-instance-key-0123456789ab";
 const PARENT = "forkparent";
 const OTHER = "bystander";
 const FORK = "wm-fork-try";
-const wmillCli = fileURLToPath(new URL("../../../node_modules/windmill-cli/esm/main.js", import.meta.url));
 
 describe("Windmill's workspace forks and workspace delete", () => {
   let services: TestServices;
@@ -305,17 +303,15 @@ describe("Windmill's workspace forks and workspace delete", () => {
       assert.equal(run.status, 0, `git ${args.join(" ")}: ${run.stderr}`);
     };
     const wmill = (args: string[]) =>
-      new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, [wmillCli, ...args], {
-          cwd: repo,
-          env,
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-        let output = "";
-        child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-        child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-        child.on("error", reject);
-        child.on("close", (code) => resolve({ code, output: stripVTControlCharacters(output) }));
+      runWmill(args, {
+        cwd: repo,
+        home,
+        env: {
+          GIT_AUTHOR_NAME: "t",
+          GIT_AUTHOR_EMAIL: "t@example.com",
+          GIT_COMMITTER_NAME: "t",
+          GIT_COMMITTER_EMAIL: "t@example.com",
+        },
       });
     const ok = async (args: string[]) => {
       const run = await wmill(args);
