@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "workspace" ADD COLUMN     "large_file_storage" JSONB;
+
