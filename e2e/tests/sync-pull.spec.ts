@@ -121,7 +121,7 @@ test("the real `wmill sync pull` writes a Millrace workspace in Windmill's layou
     expect(files.get("f/ops/nightly.schedule.yaml")).toContain("timezone: Europe/Paris");
     const secret = files.get("f/ops/token.variable.yaml")!;
     expect(secret).toContain("is_secret: true");
-    expect(secret).toMatch(/enc:v1:/);
+    expect(secret).toMatch(/enc:v2:/);
     for (const text of files.values()) expect(text).not.toContain("s3cr3t-never-in-git");
 
     // The same workspace pulls to the same bytes: a second pull changes nothing.
@@ -223,7 +223,7 @@ test("the tarball never holds plain secrets, plain_secret=true included, and nam
   );
   expect(response.status()).toBe(200);
   const tar = (await response.body()).toString("latin1");
-  expect(tar).toContain("enc:v1:");
+  expect(tar).toContain("enc:v2:");
   expect(tar).not.toContain("tarball-plain-never");
   const bad = await request.get(`/api/w/${workspace}/workspaces/tarball?archive_type=tar&plain_secret=yes`, {
     headers: superadmin,

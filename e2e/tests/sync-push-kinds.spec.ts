@@ -403,7 +403,7 @@ test("a Windmill repository pulled with --plain-secrets is pushed with --plain-s
           ])
         ).rows[0];
       const first = await stored();
-      expect(first.value).toMatch(/^enc:v1:/);
+      expect(first.value).toMatch(/^enc:v2:/);
       expect(first.value).not.toContain(plain);
       const audit = await db.query("SELECT parameters::text AS p FROM audit_log WHERE workspace_id = $1", [
         workspace,
@@ -421,7 +421,7 @@ test("a Windmill repository pulled with --plain-secrets is pushed with --plain-s
       wmill(dir, baseURL!, workspace, ["sync", "push", "--yes", "--plain-secrets"]);
       expect(await w.get("/variables/get_value/f/imp/api_token")).toBe(rotated);
       const second = await stored();
-      expect(second.value).toMatch(/^enc:v1:/);
+      expect(second.value).toMatch(/^enc:v2:/);
       expect(second.value).not.toBe(first.value);
       // The workspace pulls back with the secret encrypted, never in plain text.
       const back = fs.mkdtempSync(path.join(os.tmpdir(), "millrace-wmill-import-back-"));
@@ -429,7 +429,7 @@ test("a Windmill repository pulled with --plain-secrets is pushed with --plain-s
         fs.writeFileSync(path.join(back, "wmill.yaml"), MILLRACE_WMILL_YAML);
         wmill(back, baseURL!, workspace, ["sync", "pull", "--yes"]);
         const token = readTree(back).get("f/imp/api_token.variable.yaml")!;
-        expect(token).toMatch(/enc:v1:/);
+        expect(token).toMatch(/enc:v2:/);
         expect(token).not.toContain(plain);
         expect(token).not.toContain(rotated);
       } finally {

@@ -73,7 +73,7 @@ test("a secret set in the UI is encrypted at rest, hidden from lists and read by
 
   // What a database dump would hold: ciphertext only.
   const stored = await storedText("SELECT v::text AS t FROM variable v WHERE workspace_id = $1", [workspace]);
-  expect(stored).toContain("enc:v1:");
+  expect(stored).toContain("enc:v2:");
   expect(stored).not.toContain(SECRET);
   expect(await storedText("SELECT k::text AS t FROM workspace_key k")).not.toContain(SECRET);
 

@@ -278,7 +278,7 @@ describe("disaster-recovery drill: git sync, drop the database, restore from git
     for (const [file, text] of exported) assert.equal(onRemote.get(file), text, file);
     const all = [...onRemote.values()].join("\n");
     assert.ok(!all.includes(SECRET), "no secret in plain text on the remote");
-    assert.match(onRemote.get("f/ops/token.variable.yaml") ?? "", /enc:v1:/);
+    assert.match(onRemote.get("f/ops/token.variable.yaml") ?? "", /enc:v2:/);
     assert.match(onRemote.get(".millrace/instance.yaml") ?? "", /reports/);
   });
 

@@ -70,7 +70,7 @@ describe("millrace sync pull and push", () => {
     assert.equal(run.code, 0, run.stderr);
     const base = path.join(dir, "u", membership.principal.username);
     assert.equal(fs.readFileSync(path.join(base, "hi.sh"), "utf8"), "echo hi\n");
-    assert.match(fs.readFileSync(path.join(base, "key.variable.yaml"), "utf8"), /enc:v1:/);
+    assert.match(fs.readFileSync(path.join(base, "key.variable.yaml"), "utf8"), /enc:v2:/);
     assert.ok(fs.existsSync(path.join(dir, "wmill.yaml")));
     assert.equal(fs.readFileSync(path.join(base, "twice__flow", "say.sh"), "utf8"), "echo once\n");
     assert.match(fs.readFileSync(path.join(base, "twice__flow", "flow.yaml"), "utf8"), /'!inline say\.sh'/);

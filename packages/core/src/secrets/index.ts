@@ -1,5 +1,11 @@
 export { SECRET_KEY_VAR, MIN_SECRET_KEY_LENGTH, SecretKeyError, instanceKeyProblem } from "./cipher.ts";
-export { createKeyring, isEncrypted, SECRET_PREFIX, type Keyring } from "./keyring.ts";
+export { createKeyring, isEncrypted, SECRET_PREFIX, type Keyring, type WorkspaceDataKey } from "./keyring.ts";
+export {
+  getWorkspaceEncryptionKey,
+  setWorkspaceEncryptionKey,
+  workspaceKeyProblem,
+  type SetKeyResult,
+} from "./workspace-key.ts";
 export {
   issueJobTokensSql,
   jobBoundsSql,

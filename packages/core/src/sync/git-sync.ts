@@ -210,13 +210,14 @@ export async function setGitSyncSettings(
         field,
       );
   }
-  const secret =
-    input.password === undefined
-      ? undefined
-      : input.password
-        ? await ctx.secrets.encrypt(ctx.pool, ws, input.password)
-        : null;
   await withTransaction(ctx.pool, async (client) => {
+    // Encrypted in the transaction that stores it, under the key current when it commits.
+    const secret =
+      input.password === undefined
+        ? undefined
+        : input.password
+          ? await ctx.secrets.encrypt(ctx.pool, ws, input.password, client)
+          : null;
     await client.query(
       `INSERT INTO git_sync_config (workspace_id, remote_url, branch, username, secret, include_kinds,
           include_instance_config, include_password_hashes, enabled, created_by, created_at, updated_at,

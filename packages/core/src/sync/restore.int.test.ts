@@ -303,7 +303,7 @@ describe("restore from repository files", () => {
     const { rows } = await target.pool.query<{ value: string }>(
       "SELECT value FROM variable WHERE workspace_id = 'imported' AND path = 'f/app/api_key'",
     );
-    assert.match(rows[0]!.value, /^enc:v1:/);
+    assert.match(rows[0]!.value, /^enc:v2:/);
     assert.equal(
       await ctx.secrets.decrypt(target.pool, "imported", rows[0]!.value),
       "c2VjcmV0IGZyb20gd2luZG1pbGw=",

@@ -29,7 +29,7 @@ import { RESOURCE_TYPE_NAME } from "../resources/resource-types.ts";
 import { checkTimezone, parseCron, tickAfter } from "../schedules/cron.ts";
 import { SCHEDULE_CHANGED_CHANNEL } from "../schedules/schedules.ts";
 import type { SecretsContext } from "../secrets/context.ts";
-import { isEncrypted, openSecret, sealSecret } from "../secrets/keyring.ts";
+import { isEncrypted, openSecret, sealSecret, type WorkspaceDataKey } from "../secrets/keyring.ts";
 import { versionHash } from "../scripts.ts";
 import { checkScriptLimits } from "../jobs/limits.ts";
 import { validateTag } from "../jobs/tags.ts";
@@ -66,7 +66,7 @@ export interface RestoreOptions {
    * kinds of wmill's layout; `.millrace/` is ignored).
    */
   scope: "instance" | "workspace";
-  /** Secret values that are not `enc:v1:` ciphertext are plain text, to encrypt on arrival. */
+  /** Secret values that are not `enc:v1:`/`enc:v2:` ciphertext are plain text, to encrypt on arrival. */
   plainSecrets?: boolean;
   /** The caller's membership in `workspaceId` (scope "workspace"). */
   membership?: Membership;
@@ -380,7 +380,7 @@ async function planRestore(
   const secrets = new Map<string, string>();
   const undecryptable: string[] = [];
   let wrappedKey: string | null = null;
-  let dataKey: Buffer | null = null;
+  let dataKey: WorkspaceDataKey | null = null;
   let keyLost = false;
   const secretVariables = snapshot.variables.filter((v) => v.is_secret);
   if (secretVariables.length > 0 && !ctx.secrets.configured) {
@@ -432,7 +432,7 @@ async function planRestore(
     }
     const opened = dataKey
       ? openSecret(dataKey, workspaceId, variable.value)
-      : await ctx.secrets.tryDecrypt(ctx.pool, workspaceId, variable.value);
+      : await ctx.secrets.openCurrent(ctx.pool, workspaceId, variable.value);
     if (opened !== null) secrets.set(variable.path, variable.value);
     else if (keyLost) {
       undecryptable.push(variable.path);
@@ -558,6 +558,19 @@ async function applyPlan(
   const usersNeedingPasswordReset: string[] = [];
   const needLocks: ApplyResult["needLocks"] = [];
   const q = (sql: string, params: unknown[] = []) => client.query(sql, params);
+
+  if (!plan.wrappedKey && plan.secrets.size > 0) {
+    // The secrets were checked or encrypted under the workspace's key when planned: holding that
+    // key's row from here on, they must still be under it (its key may have changed since).
+    await ctx.secrets.lockKey(client, ws);
+    for (const value of plan.secrets.values()) {
+      if (isEncrypted(value) && (await ctx.secrets.openCurrent(ctx.pool, ws, value, client)) === null)
+        throw new AppError(
+          "CONFLICT",
+          "the workspace's encryption key changed during the restore: run it again",
+        );
+    }
+  }
 
   if (plan.instance) {
     progress("instance", 0, 1);

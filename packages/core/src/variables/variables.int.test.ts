@@ -51,7 +51,7 @@ describe("variables and secrets", () => {
       [`u/${me}/db_password`],
     );
     assert.equal(rows[0]?.is_secret, true);
-    assert.match(rows[0]!.value, /^enc:v1:/);
+    assert.match(rows[0]!.value, /^enc:v2:/);
     for (const table of ["variable", "workspace_key", "audit_log"]) {
       assert.ok(!(await tableText(table)).includes(SECRET), `${table} holds the plain secret`);
     }
@@ -79,7 +79,7 @@ describe("variables and secrets", () => {
       decryptSecret: false,
       includeEncrypted: true,
     });
-    assert.match(exported.value ?? "", /^enc:v1:/);
+    assert.match(exported.value ?? "", /^enc:v2:/);
     const audits = await services.pool.query<{ actor: string; resource: string; parameters: unknown }>(
       "SELECT actor, resource, parameters FROM audit_log WHERE operation = 'variables.decrypt_secret'",
     );
@@ -229,7 +229,7 @@ describe("variables and secrets", () => {
       "SELECT value FROM variable WHERE path = $1",
       [`u/${me}/token`],
     );
-    assert.match(stored.rows[0]!.value, /^enc:v1:/);
+    assert.match(stored.rows[0]!.value, /^enc:v2:/);
     await updateVariable(ctx, admin, `u/${me}/token`, { value: "t2", path: `u/${me}/token2` });
     assert.equal(await variableExists(ctx, admin, `u/${me}/token`), false);
     assert.equal(await getVariableValue(ctx, admin, `u/${me}/token2`), "t2");

@@ -124,7 +124,7 @@ export const FOREIGN_SECRET_MESSAGE =
   "`wmill sync pull --plain-secrets` from the Windmill instance and push it with `wmill sync push --plain-secrets`: " +
   "Millrace encrypts it with its own key";
 
-/** This workspace's own ciphertext (`enc:v1:…` that it decrypts), or null. */
+/** This workspace's own ciphertext (`enc:v2:…` or `enc:v1:…` that it decrypts), or null. */
 async function ownCiphertext(
   ctx: SecretsContext,
   workspaceId: string,
@@ -146,11 +146,15 @@ async function storedValue(
   value: string,
   isSecret: boolean,
   alreadyEncrypted: boolean,
+  tx: PoolClient,
 ): Promise<string> {
   if (!isSecret) return value;
-  if ((await ownCiphertext(ctx, workspaceId, value)) !== null) return value;
+  // Stored as is only under the workspace's current key, held until `tx` ends (a key change
+  // waits for it, then re-encrypts what it stored).
+  if (isEncrypted(value) && (await ctx.secrets.openCurrent(ctx.pool, workspaceId, value, tx)) !== null)
+    return value;
   if (alreadyEncrypted) throw invalidInput("value", FOREIGN_SECRET_MESSAGE);
-  return ctx.secrets.encrypt(ctx.pool, workspaceId, value);
+  return ctx.secrets.encrypt(ctx.pool, workspaceId, value, tx);
 }
 
 /** Whether a stored secret already holds `value` (plain, or this workspace's ciphertext of it). */
@@ -261,9 +265,16 @@ export async function createVariable(
   if (typeof isSecret !== "boolean") throw invalidInput("is_secret", "must be true or false");
   await authorizePath(ctx, membership, input.path, "write");
   const workspaceId = membership.workspace.id;
-  const stored = await storedValue(ctx, workspaceId, value, isSecret, options.alreadyEncrypted ?? false);
   try {
     const row = await withTransaction(ctx.pool, async (client) => {
+      const stored = await storedValue(
+        ctx,
+        workspaceId,
+        value,
+        isSecret,
+        options.alreadyEncrypted ?? false,
+        client,
+      );
       const { rows } = await client.query<VariableRow>(
         `INSERT INTO variable (workspace_id, path, value, is_secret, description, created_by, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, now(), now()) RETURNING *`,
@@ -315,6 +326,8 @@ export async function updateVariable(
 
   try {
     const row = await withTransaction(ctx.pool, async (client) => {
+      // The workspace key's row before the variable's (the order a key change locks them in).
+      await ctx.secrets.lockKey(client, workspaceId);
       const existing = await loadRow(client, workspaceId, path, true);
       const isSecret = input.isSecret ?? existing.is_secret;
       // Nothing to change (a push of what is stored): no write, no updated_at bump, no audit row.
@@ -329,9 +342,16 @@ export async function updateVariable(
       }
       let stored = existing.value;
       if (value !== undefined) {
-        stored = await storedValue(ctx, workspaceId, value, isSecret, options.alreadyEncrypted ?? false);
+        stored = await storedValue(
+          ctx,
+          workspaceId,
+          value,
+          isSecret,
+          options.alreadyEncrypted ?? false,
+          client,
+        );
       } else if (isSecret && !existing.is_secret) {
-        stored = await ctx.secrets.encrypt(ctx.pool, workspaceId, existing.value);
+        stored = await ctx.secrets.encrypt(ctx.pool, workspaceId, existing.value, client);
       } else if (!isSecret && existing.is_secret) {
         // Turning a secret into a plain variable exposes it: only with write access (checked
         // above) and audited as a decryption.

@@ -29,6 +29,7 @@ import { oidcRoutes } from "./oidc.ts";
 import { workspaceDependencyRoutes } from "./workspace-dependencies.ts";
 import { jobTransferRoutes } from "./jobs-transfer.ts";
 import { windmillSettingRoutes } from "./windmill-settings.ts";
+import { encryptionKeyRoutes } from "./encryption-key.ts";
 import { workspaceForkRoutes } from "./workspace-forks.ts";
 import { flowRestartRoutes } from "./flow-restart.ts";
 
@@ -61,6 +62,7 @@ export const routes: Route[] = [
   ...workspaceDependencyRoutes,
   ...oidcRoutes,
   ...flowRestartRoutes,
+  ...encryptionKeyRoutes,
 ];
 
 // The document describes the table it is part of, itself included.

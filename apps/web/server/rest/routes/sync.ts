@@ -1,12 +1,13 @@
 // What `wmill sync pull` calls (windmill-cli 1.819): the workspace tarball and the two lookups it
 // makes first. The tarball holds Windmill's JSON files (packages/sync's snapshotToTarballFiles),
 // which wmill turns into the YAML layout a git repository of the workspace holds.
-import { exportWorkspaceSnapshot } from "@millrace/core";
+import { exportWorkspaceSnapshot, getWorkspaceEncryptionKey } from "@millrace/core";
 import { snapshotToTarballFiles, tarArchive, type WorkspaceSnapshot } from "@millrace/sync";
 import { z } from "zod";
 import { json, text } from "../../http.ts";
 import { defineRoute, queryBool } from "../define.ts";
 import type { Route } from "../router.ts";
+import { callMeta } from "./params.ts";
 
 const tarballQuery = z.object({
   archive_type: z.string().optional(),
@@ -17,6 +18,7 @@ const tarballQuery = z.object({
   skip_resource_types: queryBool.optional(),
   include_schedules: queryBool.optional(),
   include_groups: queryBool.optional(),
+  include_key: queryBool.optional(),
 });
 
 /** The parts of the workspace the flags leave out (Windmill's defaults: no schedules, no groups). */
@@ -46,11 +48,18 @@ export const syncRoutes: Route[] = [
       // wmill asks for a zip first and falls back to a tar on exactly this answer.
       if ((query.archive_type ?? "tar") !== "tar") return text("Invalid Archive Type", 400);
       // `plain_secret=true` is what `wmill sync push --plain-secrets` (an import of a Windmill
-      // repository) asks too: answered, but secrets still leave encrypted (enc:v1:…), never in
+      // repository) asks too: answered, but secrets still leave encrypted (enc:v2:…), never in
       // plain text. wmill then compares a local plain secret with the decrypted value before
       // writing, and Millrace stores a pushed value that is its own ciphertext as is.
+      // `include_key` (wmill's --include-key): the workspace's key as the `encryption_key` file,
+      // read (audited) before the snapshot, so that the secrets exported are all under it.
+      const key = query.include_key
+        ? (await getWorkspaceEncryptionKey(ctx.services, membership, callMeta(ctx))).key
+        : null;
       const snapshot = selected(await exportWorkspaceSnapshot(ctx.services, membership), query);
-      const body = tarArchive(snapshotToTarballFiles(snapshot));
+      const files = snapshotToTarballFiles(snapshot);
+      if (key !== null) files.set("encryption_key", key);
+      const body = tarArchive(files);
       return new Response(new Uint8Array(body), {
         status: 200,
         headers: {
