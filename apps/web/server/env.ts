@@ -15,6 +15,9 @@ const serverEnvSchema = z.object({
   TIMEOUT_WAIT_RESULT: positiveIntVar(60),
   // Request bodies larger than this many MB are refused with 413 (run args are capped at 5 MB).
   REQUEST_BODY_LIMIT_MB: positiveIntVar(6),
+  // Files written to a workspace's object storage through the API (writeS3File) larger than this
+  // many MB are refused with 413; they are streamed to the store, never held whole in memory.
+  OBJECT_STORAGE_UPLOAD_LIMIT_MB: positiveIntVar(1024),
   // Job timeout when a script sets none, and the instance-wide cap on any job's timeout.
   JOB_DEFAULT_TIMEOUT: positiveIntVar(900),
   JOB_MAX_TIMEOUT: positiveIntVar(86400),

@@ -137,6 +137,37 @@ export async function readText(request: Request): Promise<string> {
 }
 
 /**
+ * A request body to pass on as a stream (a file for the object storage), at most `limitBytes`:
+ * with a Content-Length it is streamed, and refused up front when larger; without one it is read
+ * up to the limit, since the store needs the length before the first byte.
+ */
+export async function boundedBody(
+  request: Request,
+  limitBytes: number,
+): Promise<{ body: ReadableStream<Uint8Array> | Uint8Array; length: number }> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && /^\d+$/.test(declared)) {
+    const length = Number(declared);
+    if (length > limitBytes) throw new PayloadTooLargeError(limitBytes);
+    return { body: request.body ?? new Uint8Array(), length };
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body?.getReader();
+  for (;;) {
+    const next = await reader?.read();
+    if (!next || next.done) break;
+    size += next.value.byteLength;
+    if (size > limitBytes) {
+      await reader!.cancel().catch(() => {});
+      throw new PayloadTooLargeError(limitBytes);
+    }
+    chunks.push(next.value);
+  }
+  return { body: Buffer.concat(chunks), length: size };
+}
+
+/**
  * Parses a JSON body, refusing oversized or malformed ones with a 4xx that says why, and values
  * the database cannot hold (NUL, unpaired surrogates, nesting past MAX_JSON_DEPTH) with a 400
  * naming the field, before any handler sees them.

@@ -1,5 +1,12 @@
 export type AppErrorCode =
-  "UNAUTHORIZED" | "NOT_FOUND" | "FORBIDDEN" | "CONFLICT" | "INVALID_INPUT" | "LIMIT_EXCEEDED";
+  | "UNAUTHORIZED"
+  | "NOT_FOUND"
+  | "FORBIDDEN"
+  | "CONFLICT"
+  | "INVALID_INPUT"
+  | "LIMIT_EXCEEDED"
+  /** A service Millrace calls for the caller (a workspace's object storage) failed or refused. */
+  | "UPSTREAM_FAILED";
 
 /**
  * The one error type business logic throws. `field` names the input at fault so that the REST
@@ -24,6 +31,7 @@ export const HTTP_STATUS: Record<AppErrorCode, number> = {
   CONFLICT: 409,
   INVALID_INPUT: 400,
   LIMIT_EXCEEDED: 429,
+  UPSTREAM_FAILED: 502,
 };
 
 export function invalidInput(field: string, message: string): AppError {

@@ -123,3 +123,4 @@ export * from "./workspace-dependencies.ts";
 export * from "./workspace-forks.ts";
 export * from "./oidc.ts";
 export { applyWindmillGitSyncSettings } from "./sync/git-sync-windmill.ts";
+export * from "./object-storage/index.ts";

@@ -66,3 +66,39 @@ export async function rejectsWith(promise: Promise<unknown>, code: string, field
     return true;
   });
 }
+
+/**
+ * A real S3-compatible server (s3rver) on a free loopback port, with one bucket, for the object
+ * storage tests. It checks the access key (S3RVER) but not SigV4 signatures.
+ */
+export async function startTestS3(bucket = "millrace-test"): Promise<{
+  endpoint: string;
+  bucket: string;
+  accessKey: string;
+  secretKey: string;
+  close(): Promise<void>;
+}> {
+  const { default: S3rver } = await import("s3rver");
+  const { mkdtempSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const directory = mkdtempSync(join(tmpdir(), "millrace-s3-"));
+  const server = new S3rver({
+    port: 0,
+    address: "127.0.0.1",
+    silent: true,
+    directory,
+    configureBuckets: [{ name: bucket, configs: [] }],
+  });
+  const { port } = (await server.run()) as { port: number };
+  return {
+    endpoint: `127.0.0.1:${port}`,
+    bucket,
+    accessKey: "S3RVER",
+    secretKey: "S3RVER",
+    async close() {
+      await server.close();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}

@@ -39,8 +39,11 @@ export const RESERVED_WORKSPACE_IDS: readonly string[] = [
   "windmill",
 ];
 
+/** A workspace as every request carries it: settings read on their own paths are left out. */
+export type MemberWorkspace = Omit<Workspace, "largeFileStorage">;
+
 export interface Membership {
-  workspace: Workspace;
+  workspace: MemberWorkspace;
   /** The caller's role; when `bounds` is set, the lowest role among them. */
   role: WorkspaceRole;
   principal: Principal;
@@ -83,7 +86,7 @@ function membershipOfRow(
   // A superadmin's job token is admin of its own workspace (it passed the scope check above).
   const superAdmin = principal.isSuperAdmin || !!principal.adminOfScope;
   if (workspaceId === ADMINS_WORKSPACE && !superAdmin) throw missing;
-  const workspace: Workspace = {
+  const workspace: MemberWorkspace = {
     id: row.workspace_id,
     name: row.workspace_name,
     createdBy: row.workspace_created_by,

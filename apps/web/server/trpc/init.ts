@@ -38,6 +38,7 @@ const TRPC_CODE: Record<AppErrorCode, TRPCError["code"]> = {
   CONFLICT: "CONFLICT",
   INVALID_INPUT: "BAD_REQUEST",
   LIMIT_EXCEEDED: "TOO_MANY_REQUESTS",
+  UPSTREAM_FAILED: "BAD_GATEWAY",
 };
 
 const t = initTRPC.context<TrpcContext>().create({

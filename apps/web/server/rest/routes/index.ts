@@ -32,6 +32,7 @@ import { windmillSettingRoutes } from "./windmill-settings.ts";
 import { encryptionKeyRoutes } from "./encryption-key.ts";
 import { workspaceForkRoutes } from "./workspace-forks.ts";
 import { flowRestartRoutes } from "./flow-restart.ts";
+import { objectStorageRoutes } from "./object-storage.ts";
 
 export const routes: Route[] = [
   ...authRoutes,
@@ -59,6 +60,7 @@ export const routes: Route[] = [
   ...windmillSettingRoutes,
   ...jobTransferRoutes,
   ...workspaceForkRoutes,
+  ...objectStorageRoutes,
   ...workspaceDependencyRoutes,
   ...oidcRoutes,
   ...flowRestartRoutes,

@@ -1,6 +1,8 @@
 import {
   changeWorkspaceColor,
+  editLargeFileStorage,
   editUnsupportedSetting,
+  largeFileStorageSetting,
   updateOperatorSettings,
   exportInstanceGroups,
   overwriteInstanceGroups,
@@ -35,12 +37,6 @@ const unsupported: { pattern: string; summary: string; what: string; field: stri
   { pattern: "edit_copilot_config", summary: "editCopilotConfig", what: "AI assistant", field: "body" },
   { pattern: "edit_instance_groups", summary: "editInstanceGroups", what: "instance groups", field: "body" },
   {
-    pattern: "edit_large_file_storage_config",
-    summary: "editLargeFileStorageConfig",
-    what: "large file storage",
-    field: "large_file_storage",
-  },
-  {
     pattern: "edit_slack_command",
     summary: "editSlackCommand",
     what: "Slack integration",
@@ -73,8 +69,30 @@ export const windmillSettingRoutes: Route[] = [
       mute_critical_alerts: z.boolean(),
       color: z.string().optional(),
       operator_settings: z.record(z.string(), z.boolean()),
+      large_file_storage: z.record(z.string(), z.unknown()).optional(),
     }),
-    handler: async (ctx) => json(windmillWorkspaceSettings(await ctx.membership())),
+    handler: async (ctx) => {
+      const membership = await ctx.membership();
+      const storage = await largeFileStorageSetting(ctx.services, membership);
+      return json({
+        ...windmillWorkspaceSettings(membership),
+        ...(storage ? { large_file_storage: storage } : {}),
+      });
+    },
+  }),
+
+  defineRoute({
+    method: "POST",
+    pattern: "/api/w/:workspace/workspaces/edit_large_file_storage_config",
+    summary: "editLargeFileStorageConfig",
+    tag: "workspace",
+    body: z.object({ large_file_storage: z.unknown() }),
+    response: textAnswer("Edited the object storage of <workspace>"),
+    handler: async (ctx, { body }) => {
+      const membership = await ctx.membership();
+      await editLargeFileStorage(ctx.services, membership, body.large_file_storage);
+      return text(`Edited the object storage of ${membership.workspace.id}`);
+    },
   }),
 
   defineRoute({
