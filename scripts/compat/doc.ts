@@ -38,7 +38,7 @@ function callers(endpoint: ClientEndpoint): string {
 
 /** What a "works" does not say by itself: where Millrace answers as Windmill but differs behind it. */
 const CAVEATS: Record<string, string> = {
-  getSettings: "the integrations Millrace lacks (Slack, webhook, handlers, AI, storage…) read as unset",
+  getSettings: "the integrations Millrace lacks (Slack, webhook, handlers, AI…) read as unset",
   editWebhook: "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
   editErrorHandler: "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
   editSuccessHandler: "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
@@ -46,7 +46,11 @@ const CAVEATS: Record<string, string> = {
   editCopilotConfig: "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
   editInstanceGroups: "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
   editLargeFileStorageConfig:
-    "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
+    "S3Storage (S3 and S3-compatible) only: other types and advanced_permissions are refused naming the field",
+  s3ResourceInfo:
+    "the credentials go to whoever may use the storage: every member for a public one, as in Windmill",
+  fileUpload: "streamed to the store; at most OBJECT_STORAGE_UPLOAD_LIMIT_MB (default 1024)",
+  fileDownload: "served as an attachment (never rendered as a page of Millrace's origin)",
   editSlackCommand: "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
   editDefaultScripts: "accepted when it leaves the setting unset (Millrace has none), else 400 naming it",
   workspaceMuteCriticalAlertsUi:

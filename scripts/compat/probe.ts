@@ -290,7 +290,12 @@ export const FIXTURES: [string, (w: World) => Call][] = [
   ["editDefaultScripts", () => ({ body: {} })],
   ["editCopilotConfig", () => ({ body: {} })],
   ["editInstanceGroups", () => ({ body: { groups: [], roles: {} } })],
-  ["editLargeFileStorageConfig", () => ({ body: {} })],
+  // The seeded s3 resource (an s3rver the test started) as the workspace's storage, for the
+  // object storage helpers below.
+  [
+    "editLargeFileStorageConfig",
+    () => ({ body: { large_file_storage: { type: "S3Storage", s3_resource_path: "$res:f/demo/s3" } } }),
+  ],
   ["editWorkspaceGitSyncConfig", () => ({ body: {} })],
   ["editSlackCommand", () => ({ body: {} })],
   ["workspaceMuteCriticalAlertsUi", () => ({ body: { mute_critical_alerts: false } })],
@@ -468,9 +473,11 @@ export async function probe(
     };
   }
   const shape = expected?.shape ?? { kind: "any" };
-  // A text answer stands for a `string` type: the generated client hands it over as text.
-  const judged = !isJson && shape.kind === "string" ? [] : checkShape(parsed, shape);
-  if (!isJson && shape.kind !== "string" && shape.kind !== "any") judged.unshift("answer is not JSON");
+  // A text answer stands for a `string` type (the generated client hands it over as text), and a
+  // non-JSON one for a file's bytes.
+  const textual = shape.kind === "string" || shape.kind === "binary";
+  const judged = !isJson && textual ? [] : checkShape(parsed, shape);
+  if (!isJson && !textual && shape.kind !== "any") judged.unshift("answer is not JSON");
   return {
     ok: judged.length === 0,
     status: response.status,

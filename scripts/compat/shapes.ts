@@ -13,6 +13,8 @@ const typesFile = path.join(root, "node_modules/windmill-client/dist/types.gen.d
 export type Shape =
   | { kind: "any" }
   | { kind: "string" | "number" | "boolean" | "null" }
+  /** A file's bytes (the generated `Blob | File`): any answer that is not JSON. */
+  | { kind: "binary" }
   | { kind: "literal"; value: string | number | boolean }
   | { kind: "array"; items: Shape }
   | { kind: "object"; required: Record<string, Shape> }
@@ -42,10 +44,13 @@ export function responseShapes(): Map<string, { status: number; shape: Shape }> 
     if (type.flags & ts.TypeFlags.StringLike) return { kind: "string" };
     if (type.flags & ts.TypeFlags.NumberLike) return { kind: "number" };
     if (type.flags & ts.TypeFlags.Boolean) return { kind: "boolean" };
+    const name = type.getSymbol()?.name;
+    if (name === "Blob" || name === "File") return { kind: "binary" };
     if (type.isUnion()) {
       const options = type.types.map((t) => toShape(t, depth, seen));
       // `true | false` (boolean) is one option; an option that is `any` makes the union any.
       if (options.some((o) => o.kind === "any")) return ANY;
+      if (options.every((o) => o.kind === "binary")) return { kind: "binary" };
       return { kind: "union", options };
     }
     if (depth > MAX_DEPTH || seen.has(type)) return ANY;
@@ -93,6 +98,9 @@ export function checkShape(value: unknown, shape: Shape, at = "answer"): string[
   switch (shape.kind) {
     case "any":
       return [];
+    case "binary":
+      // Reached only for a JSON answer (see probe): bytes were promised.
+      return [`${at}: expected a file's bytes, got JSON`];
     case "null":
       return value === null || value === undefined ? [] : [`${at}: expected null, got ${got}`];
     case "string":

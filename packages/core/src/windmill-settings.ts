@@ -1,6 +1,6 @@
 // Windmill's workspace settings and instance groups, as Millrace has them. Millrace has none of
 // Windmill's per-workspace integrations (Slack, a workspace webhook, error and success handlers,
-// auto-invite, an AI assistant, large file storage, default scripts, instance groups, muting of
+// auto-invite, an AI assistant, default scripts, instance groups, muting of
 // critical alerts): `wmill sync push` of a workspace's settings, and the clients' calls that set
 // them, are answered as Windmill answers them when what they ask for is what Millrace does
 // (nothing set); anything else is refused with a 400 naming the setting, never silently dropped.
