@@ -58,7 +58,8 @@ export const syncRoutes: Route[] = [
         : null;
       const snapshot = selected(await exportWorkspaceSnapshot(ctx.services, membership), query);
       const files = snapshotToTarballFiles(snapshot);
-      if (key !== null) files.set("encryption_key", key);
+      // As Windmill names it: a JSON string, which wmill writes as `encryption_key.yaml`.
+      if (key !== null) files.set("encryption_key.json", JSON.stringify(key));
       const body = tarArchive(files);
       return new Response(new Uint8Array(body), {
         status: 200,
