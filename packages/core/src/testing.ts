@@ -1,3 +1,4 @@
+/// <reference path="./s3rver.d.ts" />
 // Test helpers for integration tests of core and the apps: a fresh database cloned from the
 // migrated template, with the same services a server process builds.
 import assert from "node:assert/strict";

@@ -25,6 +25,7 @@ import urllib.request
 __all__ = [
     "JobStatus",
     "MillraceError",
+    "S3Object",
     "Windmill",
     "cancel_job",
     "cancel_running",
@@ -41,6 +42,8 @@ __all__ = [
     "get_variable",
     "get_version",
     "get_workspace",
+    "load_s3_file",
+    "load_s3_file_reader",
     "run_flow_async",
     "run_script",
     "run_script_async",
@@ -57,6 +60,7 @@ __all__ = [
     "username_to_email",
     "wait_job",
     "whoami",
+    "write_s3_file",
 ]
 
 # What get_job_status answers.
@@ -73,12 +77,31 @@ class MillraceError(Exception):
         self.body = message
 
 
+class S3Object(dict):
+    """A file in the workspace's object storage, as Windmill's S3Object: `{"s3": key}`, and
+    `"storage"` naming a secondary storage."""
+
+
+def _s3_object(value):
+    """An S3Object from what the caller gave: an S3Object/dict, a key, or an `s3://…` URI."""
+    if value is None:
+        return S3Object()
+    if isinstance(value, str):
+        if value.startswith("s3://"):
+            storage, _, key = value[len("s3://"):].partition("/")
+            return S3Object(s3=key, **({"storage": storage} if storage else {}))
+        return S3Object(s3=value)
+    return S3Object(value)
+
+
 class Response:
     """What `Windmill.get` / `Windmill.post` answer: status_code, text, json(), raise_for_status()."""
 
-    def __init__(self, status_code, text, content_type, url):
+    def __init__(self, status_code, content, content_type, url):
         self.status_code = status_code
-        self.text = text
+        # The body's bytes (`content`, as requests names them) and their text.
+        self.content = content
+        self.text = content.decode(errors="replace")
         self.headers = {"content-type": content_type}
         self.url = url
 
@@ -138,30 +161,32 @@ class Windmill:
 
     # ------------------------------------------------------------------ HTTP
 
-    def _request(self, method, endpoint, body=None, params=None, timeout=60):
+    def _request(self, method, endpoint, body=None, params=None, timeout=60, data=None, content_type=None):
+        """A call with a JSON `body`, or with raw bytes `data` of `content_type`."""
         url = endpoint if endpoint.startswith("http") else f"{self.base_url}/{endpoint.lstrip('/')}"
         if params:
             query = {k: v for k, v in params.items() if v is not None}
             if query:
                 url += ("&" if "?" in url else "?") + urllib.parse.urlencode(query)
-        data = None if body is None else json.dumps(body).encode()
+        if data is None and body is not None:
+            data, content_type = json.dumps(body).encode(), "application/json"
         request = urllib.request.Request(url, data=data, method=method)
         request.add_header("Authorization", f"Bearer {self.token}")
         request.add_header("Accept", "application/json")
         if data is not None:
-            request.add_header("Content-Type", "application/json")
+            request.add_header("Content-Type", content_type or "application/octet-stream")
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 return Response(
                     response.status,
-                    response.read().decode(),
+                    response.read(),
                     response.headers.get("Content-Type", ""),
                     url,
                 )
         except urllib.error.HTTPError as error:
             return Response(
                 error.code,
-                error.read().decode(errors="replace"),
+                error.read(),
                 error.headers.get("Content-Type", "") if error.headers else "",
                 url,
             )
@@ -484,6 +509,46 @@ class Windmill:
             self._w(f"jobs/resume_urls/{job_id}/{nonce}"), params={"approver": approver}
         ).json()
 
+    # ------------------------------------------------------------------ object storage
+
+    def load_s3_file(self, s3object, s3_resource_path=None):
+        """The bytes of a file in the workspace's object storage (or in the s3 resource named)."""
+        obj = _s3_object(s3object)
+        params = {"file_key": obj.get("s3"), "storage": obj.get("storage"), "s3_resource_path": s3_resource_path}
+        response = self._request("GET", self._w("job_helpers/download_s3_file"), params=params, timeout=300)
+        return response.raise_for_status().content
+
+    def load_s3_file_reader(self, s3object, s3_resource_path=None):
+        """The file as a binary reader (io.BytesIO)."""
+        import io
+
+        return io.BytesIO(self.load_s3_file(s3object, s3_resource_path))
+
+    def write_s3_file(
+        self, s3object, file_content, s3_resource_path=None, content_type=None, content_disposition=None
+    ):
+        """Writes bytes, text or a binary reader to the object storage; answers its S3Object
+        (a new key under windmill_uploads/ when `s3object` names none)."""
+        obj = _s3_object(s3object)
+        if isinstance(file_content, str):
+            data = file_content.encode()
+        elif isinstance(file_content, (bytes, bytearray)):
+            data = bytes(file_content)
+        else:
+            data = file_content.read()
+        params = {
+            "file_key": obj.get("s3"),
+            "storage": obj.get("storage"),
+            "s3_resource_path": s3_resource_path,
+            "content_type": content_type,
+            "content_disposition": content_disposition,
+        }
+        response = self._request(
+            "POST", self._w("job_helpers/upload_s3_file"), params=params, data=data, timeout=300
+        )
+        key = response.raise_for_status().json()["file_key"]
+        return S3Object(s3=key, **({"storage": obj["storage"]} if obj.get("storage") else {}))
+
     def set_progress(self, value, job_id=None):
         """The job's progress in % (it cannot go back)."""
         flow_job_id = _env("WM_FLOW_JOB_ID")
@@ -638,3 +703,15 @@ def set_progress(value, job_id=None):
 
 def get_progress(job_id=None):
     return get_client().get_progress(job_id)
+
+
+def load_s3_file(s3object, s3_resource_path=None):
+    return get_client().load_s3_file(s3object, s3_resource_path)
+
+
+def load_s3_file_reader(s3object, s3_resource_path=None):
+    return get_client().load_s3_file_reader(s3object, s3_resource_path)
+
+
+def write_s3_file(s3object, file_content, s3_resource_path=None, content_type=None, content_disposition=None):
+    return get_client().write_s3_file(s3object, file_content, s3_resource_path, content_type, content_disposition)
