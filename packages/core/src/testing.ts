@@ -1,3 +1,5 @@
+// s3rver's types, for the apps whose tests compile this file (its package ships none).
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference
 /// <reference path="./s3rver.d.ts" />
 // Test helpers for integration tests of core and the apps: a fresh database cloned from the
 // migrated template, with the same services a server process builds.
