@@ -70,14 +70,17 @@ export function secretReadByJob(deps: { pool: Pool; secrets: Keyring }, payload:
   );
   if (jobs.length === 0) return;
   const value = (async () => {
-    let stored = read.stored;
-    if (stored === null) {
-      const { rows } = await deps.pool.query<{ value: string }>(
-        "SELECT value FROM variable WHERE workspace_id = $1 AND path = $2 AND is_secret",
-        [read.workspaceId, read.path],
-      );
-      stored = rows[0]?.value ?? null;
+    if (read.stored !== null) {
+      const plain = await deps.secrets.tryDecrypt(deps.pool, read.workspaceId, read.stored);
+      if (plain !== null) return plain;
+      // Encrypted under a workspace key replaced since (setWorkspaceEncryptionKey): the value
+      // stored now is the same secret under the new key.
     }
+    const { rows } = await deps.pool.query<{ value: string }>(
+      "SELECT value FROM variable WHERE workspace_id = $1 AND path = $2 AND is_secret",
+      [read.workspaceId, read.path],
+    );
+    const stored = rows[0]?.value ?? null;
     return stored === null ? null : deps.secrets.decrypt(deps.pool, read.workspaceId, stored);
   })();
   for (const secrets of jobs) secrets.track(value);
