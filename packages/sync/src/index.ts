@@ -10,7 +10,7 @@
 //   <path>.script.lock                 the script's lock, when it has a non-empty one
 //   <path>.resource.yaml               value, description, resource_type
 //   <name>.resource-type.yaml          at the root: schema (verbatim, `$schema` included), description
-//   <path>.variable.yaml               value (secrets: the `enc:v1:…` ciphertext), is_secret, description
+//   <path>.variable.yaml               value (secrets: the `enc:v2:…` ciphertext), is_secret, description
 //   <path>.schedule.yaml               schedule, timezone, script_path, is_flow, args, enabled, summary
 //   groups/<name>.group.yaml           summary, admins, members (as u/<username>)
 //

@@ -75,7 +75,7 @@ export interface SyncResourceType {
 
 export interface SyncVariable {
   path: string;
-  /** Plain text, or when `is_secret` the `enc:v1:…` ciphertext as Millrace stores it. */
+  /** Plain text, or when `is_secret` the `enc:v2:…` (or older `enc:v1:…`) ciphertext as Millrace stores it. */
   value: string;
   is_secret: boolean;
   description: string;

@@ -22,7 +22,7 @@ async function rows<T>(client: PoolClient, sql: string, workspaceId: string): Pr
 }
 
 /**
- * Everything a workspace's admins configured, secrets as their `enc:v1:` ciphertext (never
+ * Everything a workspace's admins configured, secrets as their `enc:v2:` ciphertext (never
  * decrypted here). Admins only: the export holds every path of the workspace, whatever its
  * folder grants. Read in one REPEATABLE READ transaction, so the parts agree with each other.
  */
