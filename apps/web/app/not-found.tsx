@@ -1,4 +1,4 @@
-import Link from "next/link";
+import Link from "@/components/ui/link";
 
 /** Any unknown URL: a plain sentence and ways back, instead of Next's bare 404. */
 export default function NotFound() {

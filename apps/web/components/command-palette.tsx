@@ -1,47 +1,18 @@
 "use client";
-import { useQuery } from "@tanstack/react-query";
-import { Command } from "cmdk";
-import {
-  Activity,
-  CalendarClock,
-  Database,
-  FileCode2,
-  History,
-  KeyRound,
-  Landmark,
-  LayoutGrid,
-  Search,
-  UserCog,
-  Variable,
-  Workflow,
-  type LucideIcon,
-} from "lucide-react";
-import { useRouter } from "next/navigation";
-import { useEffect, useState, type ReactNode } from "react";
-import { Dialog, DialogContent } from "@/components/ui/dialog";
-import { errorMessage } from "@/lib/errors";
-import { useTRPC } from "@/lib/trpc";
+import { Search, type LucideIcon } from "lucide-react";
+import dynamic from "next/dynamic";
+import { useEffect, useState } from "react";
 
 export type PalettePage = { href: string; label: string; icon: LucideIcon };
 
-type Entry = { key: string; label: ReactNode; keywords: string[]; href: string; icon: LucideIcon };
-
-const itemClass =
-  "flex cursor-pointer items-center gap-2 rounded px-2 py-1.5 text-sm data-[selected=true]:bg-hover";
-const groupClass =
-  "[&_[cmdk-group-heading]]:px-2 [&_[cmdk-group-heading]]:pb-1 [&_[cmdk-group-heading]]:pt-2 " +
-  "[&_[cmdk-group-heading]]:text-xs [&_[cmdk-group-heading]]:font-semibold [&_[cmdk-group-heading]]:text-muted";
-
-const enc = (path: string) => path.split("/").map(encodeURIComponent).join("/");
-
-function when(iso: string) {
-  return new Date(iso).toLocaleString();
-}
+// cmdk and the palette's lists are not needed to show a page: they load when the palette first
+// opens (or when the pointer or focus reaches its button, so that the first opening is quick).
+const loadDialog = () => import("@/components/command-palette-dialog");
+const CommandPaletteDialog = dynamic(loadDialog, { ssr: false });
 
 /**
  * Ctrl/⌘-K (or the sidebar's "Search…" button): one box over the workspace's scripts, flows, schedules,
- * resources, variables, recent runs and pages, and the account and admin pages. What it lists
- * comes from one query (search.palette) made when it opens, scoped to what the caller may read.
+ * resources, variables, recent runs and pages, and the account and admin pages.
  */
 export function CommandPalette({
   workspace,
@@ -53,15 +24,11 @@ export function CommandPalette({
   pages: PalettePage[];
   isSuperAdmin: boolean;
 }) {
-  const trpc = useTRPC();
-  const router = useRouter();
   const [open, setOpen] = useState(false);
+  // Mounted from the first opening on: closing keeps it, so the dialog can animate out.
+  const [opened, setOpened] = useState(false);
   const [shortcut, setShortcut] = useState("Ctrl K");
-  const data = useQuery({
-    ...trpc.search.palette.queryOptions({ workspace: workspace ?? "" }),
-    enabled: open && !!workspace,
-    staleTime: 0,
-  });
+  if (open && !opened) setOpened(true);
 
   useEffect(() => {
     if (/Mac|iPhone|iPad/.test(navigator.platform)) setShortcut("⌘K");
@@ -75,139 +42,6 @@ export function CommandPalette({
     return () => window.removeEventListener("keydown", onKey);
   }, []);
 
-  const go = (href: string) => {
-    setOpen(false);
-    router.push(href);
-  };
-
-  const accountPages: PalettePage[] = [
-    { href: "/workspaces", label: "All workspaces", icon: LayoutGrid },
-    { href: "/account/tokens", label: "API tokens", icon: KeyRound },
-  ];
-  if (isSuperAdmin) {
-    accountPages.push(
-      { href: "/admin/governance", label: "Instance governance", icon: Landmark },
-      { href: "/admin/users", label: "Users", icon: UserCog },
-      { href: "/admin/restore", label: "Restore", icon: History },
-    );
-  }
-
-  const base = workspace ? `/w/${workspace}` : "";
-  const d = data.data;
-  const groups: { heading: string; entries: Entry[] }[] = d
-    ? [
-        {
-          heading: "Scripts",
-          entries: d.scripts.map((s) => ({
-            key: `script:${s.path}`,
-            label: (
-              <>
-                <span className="font-mono">{s.path}</span>
-                {s.summary && <span className="truncate text-muted">{s.summary}</span>}
-              </>
-            ),
-            keywords: [s.path, s.summary, s.language, "script"],
-            href: `${base}/scripts/get/${enc(s.path)}`,
-            icon: FileCode2,
-          })),
-        },
-        {
-          heading: "Flows",
-          entries: d.flows.map((f) => ({
-            key: `flow:${f.path}`,
-            label: (
-              <>
-                <span className="font-mono">{f.path}</span>
-                {f.summary && <span className="truncate text-muted">{f.summary}</span>}
-              </>
-            ),
-            keywords: [f.path, f.summary, "flow"],
-            href: `${base}/flows/get/${enc(f.path)}`,
-            icon: Workflow,
-          })),
-        },
-        {
-          heading: "Schedules",
-          entries: d.schedules.map((s) => ({
-            key: `schedule:${s.path}`,
-            label: (
-              <>
-                <span className="font-mono">{s.path}</span>
-                <span className="truncate text-muted">
-                  {s.scriptPath}
-                  {s.enabled ? "" : " (disabled)"}
-                </span>
-              </>
-            ),
-            keywords: [s.path, s.scriptPath, "schedule"],
-            href: `${base}/schedules/edit/${enc(s.path)}`,
-            icon: CalendarClock,
-          })),
-        },
-        {
-          heading: "Resources",
-          entries: d.resources.map((r) => ({
-            key: `resource:${r.path}`,
-            label: (
-              <>
-                <span className="font-mono">{r.path}</span>
-                <span className="text-muted">{r.resourceType}</span>
-              </>
-            ),
-            keywords: [r.path, r.resourceType, "resource"],
-            href: `${base}/resources/edit/${enc(r.path)}`,
-            icon: Database,
-          })),
-        },
-        {
-          heading: "Variables",
-          entries: d.variables.map((v) => ({
-            key: `variable:${v.path}`,
-            label: (
-              <>
-                <span className="font-mono">{v.path}</span>
-                {v.isSecret && <span className="text-muted">secret</span>}
-              </>
-            ),
-            keywords: [v.path, "variable"],
-            href: `${base}/variables/edit/${enc(v.path)}`,
-            icon: Variable,
-          })),
-        },
-        {
-          heading: "Recent runs",
-          entries: d.runs.map((r) => {
-            const name = r.scriptPath ?? (r.kind === "preview" ? "preview" : r.kind);
-            return {
-              key: `run:${r.id}`,
-              label: (
-                <>
-                  <span className="font-mono">{name}</span>
-                  <span className={`status status-${r.status}`}>{r.status}</span>
-                  <span className="text-muted">{when(r.createdAt)}</span>
-                </>
-              ),
-              keywords: [name, r.status, r.id, "run"],
-              href: `${base}/runs/${r.id}`,
-              icon: Activity,
-            };
-          }),
-        },
-      ]
-    : [];
-  const pageGroup = (heading: string, list: PalettePage[]) => ({
-    heading,
-    entries: list.map((p) => ({
-      key: `page:${p.href}`,
-      label: p.label,
-      // Not the href: it holds the workspace's id, which would make every page match it.
-      keywords: [p.label, "page"],
-      href: p.href,
-      icon: p.icon,
-    })),
-  });
-  const allGroups = [...groups, pageGroup("Pages", pages), pageGroup("Account", accountPages)];
-
   return (
     <>
       {/* The sidebar is dark in both themes: the button takes its links' colours. */}
@@ -216,6 +50,8 @@ export function CommandPalette({
         className="nav-link mb-1 w-full cursor-pointer border border-[#4a515c] bg-transparent text-left text-[#d9dde3] hover:bg-[#343a44]"
         data-testid="open-command-palette"
         onClick={() => setOpen(true)}
+        onPointerEnter={() => void loadDialog()}
+        onFocus={() => void loadDialog()}
       >
         <Search aria-hidden className="size-4 shrink-0 opacity-80" />
         <span className="flex-1">Search…</span>
@@ -223,49 +59,15 @@ export function CommandPalette({
           {shortcut}
         </kbd>
       </button>
-      <Dialog open={open} onOpenChange={setOpen}>
-        <DialogContent title="Go to…" className="w-[min(92vw,640px)] p-3" data-testid="command-palette">
-          <Command
-            label="Search scripts, flows, schedules, resources, variables, runs and pages"
-            loop
-            vimBindings={false}
-            data-loaded={d ? "true" : "false"}
-          >
-            <Command.Input
-              placeholder="Search scripts, flows, schedules, variables, runs, pages…"
-              className="mb-2 w-full"
-              autoFocus
-            />
-            <Command.List className="max-h-[60vh] overflow-y-auto" label="Results">
-              {data.isFetching && !d && <Command.Loading>Loading…</Command.Loading>}
-              {data.error && (
-                <p className="error" role="alert">
-                  {errorMessage(data.error)}
-                </p>
-              )}
-              <Command.Empty className="px-2 py-3 text-muted">Nothing matches.</Command.Empty>
-              {allGroups
-                .filter((group) => group.entries.length > 0)
-                .map((group) => (
-                  <Command.Group key={group.heading} heading={group.heading} className={groupClass}>
-                    {group.entries.map((entry) => (
-                      <Command.Item
-                        key={entry.key}
-                        value={entry.key}
-                        keywords={entry.keywords}
-                        className={itemClass}
-                        onSelect={() => go(entry.href)}
-                      >
-                        <entry.icon aria-hidden className="size-4 shrink-0 opacity-70" />
-                        {entry.label}
-                      </Command.Item>
-                    ))}
-                  </Command.Group>
-                ))}
-            </Command.List>
-          </Command>
-        </DialogContent>
-      </Dialog>
+      {opened && (
+        <CommandPaletteDialog
+          workspace={workspace}
+          pages={pages}
+          isSuperAdmin={isSuperAdmin}
+          open={open}
+          setOpen={setOpen}
+        />
+      )}
     </>
   );
 }

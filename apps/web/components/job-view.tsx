@@ -1,14 +1,21 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import Link from "next/link";
+import dynamic from "next/dynamic";
+import Link from "@/components/ui/link";
 import { useEffect, useRef, useState } from "react";
-import { FlowRunView } from "@/components/flow-run/flow-run-view";
 import { JsonTree } from "@/components/run/json-tree";
 import { LogView } from "@/components/run/log-view";
 import { ResultView } from "@/components/run/result-view";
 import { RunActions } from "@/components/run/run-actions";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
+
+// The flow run's graph (React Flow and dagre, a third of a megabyte) only for flows: the pages that
+// list runs or show a script's run never download it.
+const FlowRunView = dynamic(
+  () => import("@/components/flow-run/flow-run-view").then((module) => module.FlowRunView),
+  { ssr: false, loading: () => <div className="min-h-40" aria-busy="true" /> },
+);
 
 const FINISHED = new Set(["success", "failure", "canceled"]);
 // EventSource retries by itself (resuming from its last event id); after this many failures in a

@@ -5,7 +5,6 @@ import { useState, type ReactNode } from "react";
 import type { AppRouter } from "@/server/trpc/app-router";
 import { ConfirmProvider } from "@/components/ui/confirm";
 import { Toaster } from "@/components/ui/toaster";
-import { TooltipProvider } from "@/components/ui/tooltip";
 import { TRPCProvider } from "@/lib/trpc";
 
 export function Providers({ children }: { children: ReactNode }) {
@@ -18,12 +17,10 @@ export function Providers({ children }: { children: ReactNode }) {
   return (
     <QueryClientProvider client={queryClient}>
       <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>
-        <TooltipProvider>
-          <ConfirmProvider>
-            {children}
-            <Toaster />
-          </ConfirmProvider>
-        </TooltipProvider>
+        <ConfirmProvider>
+          {children}
+          <Toaster />
+        </ConfirmProvider>
       </TRPCProvider>
     </QueryClientProvider>
   );

@@ -2,7 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { ArgSchema } from "@millrace/runtime";
 import dynamic from "next/dynamic";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { useRouter } from "next/navigation";
 import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from "react";
 import { Group, Panel, Separator } from "react-resizable-panels";
@@ -27,6 +27,7 @@ import {
   type ScriptSettings,
 } from "@/components/workbench/settings-panel";
 import { errorField, errorMessage } from "@/lib/errors";
+import { pathProblem, type Role } from "@/lib/script-path";
 import { useTRPC } from "@/lib/trpc";
 
 const loadCodeEditor = () => import("./code-editor");
@@ -53,40 +54,6 @@ const TEMPLATES: Record<string, string> = {
 const UNSAVED_CHANGES = "This script has unsaved changes. Leave without deploying them?";
 const DRAFT_DEBOUNCE_MS = 1000;
 const WIDE = "(min-width: 1024px)";
-const SEGMENT = /^[A-Za-z0-9_-]+$/;
-const MAX_PATH_LENGTH = 255;
-
-type Role = "admin" | "developer" | "operator";
-
-/**
- * What is wrong with a path the caller is about to deploy to, as a sentence for the field, or null.
- * The same rules as the server (packages/core paths.ts and access.ts), checked before any request.
- */
-export function pathProblem(path: string, me: { username: string; role: Role }): string | null {
-  if (path === "")
-    return `Give the script a path, such as u/${me.username}/my_script or f/<folder>/my_script.`;
-  if (path.length > MAX_PATH_LENGTH)
-    return `Keep the path to ${MAX_PATH_LENGTH} characters or fewer (it has ${path.length}).`;
-  const segments = path.split("/");
-  const [kind, owner, ...rest] = segments;
-  if (kind !== "u" && kind !== "f")
-    return `Start the path with u/${me.username}/ (your own scripts) or f/<folder>/ (a folder's).`;
-  if (!owner) {
-    return kind === "u"
-      ? `Name the user after u/, then the script: u/${me.username}/my_script.`
-      : "Name the folder after f/, then the script: f/<folder>/my_script.";
-  }
-  if (rest.length === 0 || segments[segments.length - 1] === "")
-    return `Give the script a name after ${rest.length === 0 ? `${path}/` : path}.`;
-  if (segments.some((segment) => segment === ""))
-    return "Remove the empty part between two slashes (//) from the path.";
-  const bad = segments.find((segment) => !SEGMENT.test(segment));
-  if (bad !== undefined)
-    return `Use only letters, digits, _ and - between the slashes ("${bad}" has other characters).`;
-  if (kind === "u" && owner !== me.username && me.role !== "admin")
-    return `Scripts under u/${owner}/ belong to ${owner}: save yours under u/${me.username}/ or in a folder you can write to.`;
-  return null;
-}
 
 function useDebounced<T>(value: T, ms: number): T {
   const [debounced, setDebounced] = useState(value);
@@ -160,11 +127,6 @@ function useRole(workspace: string) {
   const workspaces = useQuery(trpc.workspace.list.queryOptions());
   const role = workspaces.data?.find((w) => w.id === workspace)?.role as Role | undefined;
   return { role, isPending: workspaces.isPending, error: workspaces.error };
-}
-
-export function useCanWriteScripts(workspace: string): boolean {
-  const { role } = useRole(workspace);
-  return role === "admin" || role === "developer";
 }
 
 function readOnlyNote(role: Role | undefined): string {

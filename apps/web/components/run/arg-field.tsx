@@ -1,7 +1,7 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
 import { Braces, ListPlus, X } from "lucide-react";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { useId, useState, type ReactNode } from "react";
 import { Button } from "@/components/ui/button";
 import { useTRPC } from "@/lib/trpc";

@@ -1,7 +1,7 @@
 "use client";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { Pencil, Plus } from "lucide-react";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { use, useState } from "react";
 import { ListSearch, matchesQuery } from "@/components/list-search";
 import { Badge } from "@/components/ui/badge";

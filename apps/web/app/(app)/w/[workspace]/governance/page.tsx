@@ -1,6 +1,6 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { use } from "react";
 import { GovernanceReport } from "@/components/people/governance-report";
 import { errorMessage } from "@/lib/errors";

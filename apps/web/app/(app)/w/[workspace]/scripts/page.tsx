@@ -1,13 +1,13 @@
 "use client";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { Pencil } from "lucide-react";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { use, useMemo, useState } from "react";
-import { useCanWriteScripts } from "@/components/script-editor";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
+import { canWrite as canWriteRole, useWorkspaceRole } from "@/lib/workspace-role";
 
 export default function ScriptsPage({ params }: { params: Promise<{ workspace: string }> }) {
   const { workspace } = use(params);
@@ -20,7 +20,7 @@ export default function ScriptsPage({ params }: { params: Promise<{ workspace: s
     placeholderData: keepPreviousData,
   });
   // Operators run scripts but never write them: no "New script" for them.
-  const canWrite = useCanWriteScripts(workspace);
+  const canWrite = canWriteRole(useWorkspaceRole(workspace));
   const languages = useMemo(
     () => [...new Set((scripts.data ?? []).map((script) => script.language))].sort(),
     [scripts.data],

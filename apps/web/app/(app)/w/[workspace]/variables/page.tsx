@@ -1,6 +1,6 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { use, useState } from "react";
 import { ListSearch, matchesQuery } from "@/components/list-search";
 import { errorMessage } from "@/lib/errors";

@@ -1,6 +1,6 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { use, useState } from "react";
 import { toast } from "sonner";
 import { ListSearch, matchesQuery } from "@/components/list-search";

@@ -7,7 +7,7 @@
 import type { ArgSchema } from "@millrace/runtime";
 import { useQuery, useMutation } from "@tanstack/react-query";
 import { Check, X } from "lucide-react";
-import Link from "next/link";
+import Link from "@/components/ui/link";
 import { useSearchParams } from "next/navigation";
 import { use, useState } from "react";
 import { ArgsForm } from "@/components/args-form";
