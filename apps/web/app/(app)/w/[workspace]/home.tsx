@@ -2,8 +2,7 @@
 // The workspace home: what ran and what failed lately, what runs next, whether the queue is
 // moving, and the usual ways on. Everything here is read with the caller's own rights.
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
-import { use } from "react";
+import Link from "@/components/ui/link";
 import { Activity, CalendarPlus, FileCode2, Plus } from "lucide-react";
 import { StatusBadge } from "@/components/job-view";
 import { Button } from "@/components/ui/button";
@@ -80,8 +79,7 @@ function RunList({
   );
 }
 
-export default function WorkspaceHome({ params }: { params: Promise<{ workspace: string }> }) {
-  const { workspace } = use(params);
+export function WorkspaceHome({ workspace }: { workspace: string }) {
   const trpc = useTRPC();
   const writer = canWrite(useWorkspaceRole(workspace));
   const recent = useQuery({

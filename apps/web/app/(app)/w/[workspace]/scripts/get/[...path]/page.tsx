@@ -1,4 +1,6 @@
+import { scriptPageQueries } from "@/components/script-page/queries";
 import { ScriptPage } from "@/components/script-page/script-page";
+import { Prefetch } from "@/server/trpc/prefetch";
 
 export default async function ScriptPageRoute({
   params,
@@ -7,5 +9,9 @@ export default async function ScriptPageRoute({
 }) {
   const { workspace, path } = await params;
   const full = path.map(decodeURIComponent).join("/");
-  return <ScriptPage key={full} workspace={workspace} path={full} />;
+  return (
+    <Prefetch calls={scriptPageQueries(workspace, full)}>
+      <ScriptPage key={full} workspace={workspace} path={full} />
+    </Prefetch>
+  );
 }
