@@ -65,7 +65,7 @@ export async function getWorkspaceEncryptionKey(
 ): Promise<{ key: string }> {
   requirePermission(membership, "workspace.manage");
   const ws = membership.workspace.id;
-  const current = await ctx.secrets.currentKey(ctx.pool, ws);
+  await ctx.secrets.currentKey(ctx.pool, ws); // made now if the workspace has none yet
   const { rows } = await ctx.pool.query<{ legacy: boolean }>(
     `SELECT EXISTS (SELECT 1 FROM variable WHERE workspace_id = $1 AND is_secret AND starts_with(value, 'enc:v1:'))
          OR EXISTS (SELECT 1 FROM git_sync_config WHERE workspace_id = $1 AND starts_with(secret, 'enc:v1:'))
@@ -73,6 +73,7 @@ export async function getWorkspaceEncryptionKey(
     [ws],
   );
   if (rows[0]?.legacy) await reencryptWorkspace(ctx, membership, null, { ip: meta.ip, upgrade: true });
+  const current = await ctx.secrets.currentKey(ctx.pool, ws);
   await recordAudit(ctx.pool, membership.principal, {
     workspaceId: ws,
     operation: "workspaces.get_encryption_key",
@@ -105,11 +106,6 @@ export async function setWorkspaceEncryptionKey(
   if (typeof input.newKey !== "string") throw invalidInput("new_key", "must be a string");
   const problem = workspaceKeyProblem(input.newKey);
   if (problem) throw invalidInput("new_key", problem);
-  if (!ctx.secrets.configured)
-    throw new AppError(
-      "INVALID_INPUT",
-      "MILLRACE_SECRET_KEY is not set on this server: secrets cannot be stored",
-    );
   return reencryptWorkspace(ctx, membership, dataKeyOf(input.newKey), {
     ip: meta.ip,
     skipReencrypt: input.skipReencrypt ?? false,
