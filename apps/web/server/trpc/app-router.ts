@@ -17,6 +17,7 @@ import { gitSyncRouter } from "./routers/git-sync.ts";
 import { accessRouter } from "./routers/access.ts";
 import { searchRouter } from "./routers/search.ts";
 import { flowRouter } from "./routers/flow.ts";
+import { objectStorageRouter } from "./routers/object-storage.ts";
 
 export const appRouter = router({
   me: authedProcedure.query(({ ctx }) => ({
@@ -41,6 +42,7 @@ export const appRouter = router({
   access: accessRouter,
   search: searchRouter,
   flow: flowRouter,
+  objectStorage: objectStorageRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -16,3 +16,4 @@ export {
   type LargeFileStorage,
   type StorageSetting,
 } from "./settings.ts";
+export { objectStorageView, testObjectStorage, type ObjectStorageView } from "./connection-test.ts";

@@ -53,7 +53,7 @@ async function configuringAdmin(
 }
 
 /** The bucket a call means, its resource read with the rights that apply (see StorageTarget). */
-async function openBucket(
+export async function openBucket(
   ctx: SecretsContext,
   membership: Membership,
   target: StorageTarget,
@@ -99,7 +99,7 @@ function checkFileKey(key: string): string {
   return key;
 }
 
-async function auditFile(
+export async function auditFile(
   ctx: SecretsContext,
   membership: Membership,
   operation: string,
