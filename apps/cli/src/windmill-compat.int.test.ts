@@ -101,15 +101,7 @@ describe("Windmill's clients against Millrace (docs/compatibility.md)", () => {
     s3 = await startTestS3("compat");
     await rest("POST", `/w/${ws}/resources/create`, {
       path: "f/demo/s3",
-      value: {
-        bucket: s3.bucket,
-        region: "us-east-1",
-        endPoint: s3.endpoint,
-        useSSL: false,
-        pathStyle: true,
-        accessKey: s3.accessKey,
-        secretKey: s3.secretKey,
-      },
+      value: s3.resourceValue(),
       resource_type: "s3",
       description: "",
     });

@@ -47,15 +47,7 @@ describe("object storage through Windmill's clients", () => {
     await createResource(ctx, membership, {
       path: `u/${me}/s3`,
       resourceType: "s3",
-      value: {
-        bucket: s3.bucket,
-        region: "eu-west-1",
-        endPoint: s3.endpoint,
-        useSSL: false,
-        pathStyle: true,
-        accessKey: s3.accessKey,
-        secretKey: `$var:u/${me}/s3_secret`,
-      },
+      value: s3.resourceValue({ region: "eu-west-1", secretKey: `$var:u/${me}/s3_secret` }),
     });
     await editLargeFileStorage(ctx, membership, { type: "S3Storage", s3_resource_path: `$res:u/${me}/s3` });
     api = await startTestApi(services.database.url, KEY);
@@ -85,15 +77,7 @@ describe("object storage through Windmill's clients", () => {
     assert.deepEqual([...(await wmill.loadS3File(fresh))!], [...bytes]);
 
     const settings = await wmill.denoS3LightClientSettings(undefined);
-    assert.deepEqual(settings, {
-      bucket: s3.bucket,
-      region: "eu-west-1",
-      endPoint: s3.endpoint,
-      useSSL: false,
-      pathStyle: true,
-      accessKey: s3.accessKey,
-      secretKey: s3.secretKey,
-    });
+    assert.deepEqual(settings, s3.resourceValue({ region: "eu-west-1" }));
 
     await wmill.deleteS3File(fresh);
     await assert.rejects(wmill.loadS3File(fresh), /404/);

@@ -79,6 +79,8 @@ export async function startTestS3(bucket = "millrace-test"): Promise<{
   bucket: string;
   accessKey: string;
   secretKey: string;
+  /** The value of an `s3` resource for this server (path-style, plain HTTP), with `overrides`. */
+  resourceValue(overrides?: Record<string, unknown>): Record<string, unknown>;
   close(): Promise<void>;
 }> {
   const { default: S3rver } = await import("s3rver");
@@ -99,6 +101,16 @@ export async function startTestS3(bucket = "millrace-test"): Promise<{
     bucket,
     accessKey: "S3RVER",
     secretKey: "S3RVER",
+    resourceValue: (overrides = {}) => ({
+      bucket,
+      region: "us-east-1",
+      endPoint: `127.0.0.1:${port}`,
+      useSSL: false,
+      pathStyle: true,
+      accessKey: "S3RVER",
+      secretKey: "S3RVER",
+      ...overrides,
+    }),
     async close() {
       await server.close();
       rmSync(directory, { recursive: true, force: true });

@@ -51,20 +51,12 @@ describe("workspace object storage (S3)", () => {
     await createResource(ctx, admin, {
       path: `u/${me}/s3`,
       resourceType: "s3",
-      value: {
-        bucket: s3.bucket,
-        region: "us-east-1",
-        endPoint: s3.endpoint,
-        useSSL: false,
-        pathStyle: true,
-        accessKey: s3.accessKey,
-        secretKey: `$var:u/${me}/s3_secret`,
-      },
+      value: s3.resourceValue({ secretKey: `$var:u/${me}/s3_secret` }),
     });
     await createResource(ctx, admin, {
       path: `u/${me}/wrong_key`,
       resourceType: "s3",
-      value: { bucket: s3.bucket, endPoint: s3.endpoint, useSSL: false, pathStyle: true, accessKey: "NOPE" },
+      value: s3.resourceValue({ accessKey: "NOPE" }),
     });
     await createResource(ctx, admin, {
       path: `u/${me}/pg`,
@@ -199,15 +191,7 @@ describe("workspace object storage (S3)", () => {
     const file = await downloadFile(ctx, developer, {}, "reports/2026/q3 summary.txt");
     assert.equal(await read(file), "quarterly numbers");
     const info = await s3ResourceInfo(ctx, developer, {});
-    assert.deepEqual(info, {
-      bucket: s3.bucket,
-      region: "us-east-1",
-      endPoint: s3.endpoint,
-      useSSL: false,
-      pathStyle: true,
-      accessKey: s3.accessKey,
-      secretKey: s3.secretKey,
-    });
+    assert.deepEqual(info, s3.resourceValue());
     // Naming the resource itself still takes the right to read it.
     await rejectsWith(
       downloadFile(ctx, developer, { s3ResourcePath: `u/${me}/s3` }, "reports/2026/q3 summary.txt"),

@@ -7,7 +7,7 @@ import { getResourceValueInterpolated } from "../resources/resources.ts";
 import type { SecretsContext } from "../secrets/context.ts";
 import type { CallMeta } from "../variables/variables.ts";
 import type { Membership } from "../workspaces.ts";
-import { parseS3Connection, S3Bucket } from "./s3-bucket.ts";
+import { parseS3Connection, S3Bucket, type S3Connection } from "./s3-bucket.ts";
 import { readLargeFileStorage, resourcePathOf } from "./settings.ts";
 
 /**
@@ -22,15 +22,7 @@ export interface StorageTarget {
 }
 
 /** Windmill's S3Resource: what `denoS3LightClientSettings` and the Python client connect with. */
-export interface S3ResourceInfo {
-  bucket: string;
-  region: string;
-  endPoint: string;
-  useSSL: boolean;
-  pathStyle: boolean;
-  accessKey?: string;
-  secretKey?: string;
-}
+export type S3ResourceInfo = Omit<S3Connection, "port">;
 
 /**
  * The membership a public storage's resource is read with: the admin who saved the setting, as
