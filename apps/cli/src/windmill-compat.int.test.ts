@@ -221,7 +221,7 @@ describe("Windmill's clients against Millrace (docs/compatibility.md)", () => {
     assert.deepEqual(disagreements, [], "docs/compatibility.md and reality disagree: run npm run compat");
   });
 
-  it("Windmill settings Millrace lacks: leaving them unset is accepted, setting one is refused naming it", async () => {
+  it("Windmill settings: those Millrace lacks are accepted only unset; object storage is S3 only; refusals name the field", async () => {
     const post = (name: string, body: unknown) =>
       fetch(`${api.url}/api/w/${world.ws}/workspaces/${name}`, {
         method: "POST",
@@ -233,6 +233,18 @@ describe("Windmill's clients against Millrace (docs/compatibility.md)", () => {
     assert.equal(refused.status, 400);
     assert.equal(refused.headers.get("x-error-field"), "webhook");
     assert.match(await refused.text(), /no workspace webhook/);
+    // Object storage: S3 only, refused naming the field; an empty body (what wmill sends for no
+    // storage) removes it.
+    const gcs = await post("edit_large_file_storage_config", {
+      large_file_storage: { type: "GoogleCloudStorage", gcs_resource_path: "f/demo/gcs" },
+    });
+    assert.equal(gcs.status, 400);
+    assert.equal(gcs.headers.get("x-error-field"), "large_file_storage.type");
+    assert.equal((await post("edit_large_file_storage_config", {})).status, 200);
+    const settings = await fetch(`${api.url}/api/w/${world.ws}/workspaces/get_settings`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.equal(((await settings.json()) as { large_file_storage?: unknown }).large_file_storage, undefined);
     const handler = await post("edit_error_handler", { path: "script/f/demo/hello" });
     assert.equal(handler.status, 400);
     const groups = await fetch(`${api.url}/api/groups/overwrite`, {

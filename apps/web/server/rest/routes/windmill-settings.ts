@@ -86,7 +86,7 @@ export const windmillSettingRoutes: Route[] = [
     pattern: "/api/w/:workspace/workspaces/edit_large_file_storage_config",
     summary: "editLargeFileStorageConfig",
     tag: "workspace",
-    body: z.object({ large_file_storage: z.unknown() }),
+    body: z.object({ large_file_storage: z.unknown().optional() }),
     response: textAnswer("Edited the object storage of <workspace>"),
     handler: async (ctx, { body }) => {
       const membership = await ctx.membership();
