@@ -118,8 +118,9 @@ export class S3Bucket {
       secretAccessKey: connection.secretKey ?? "",
       service: "s3",
       region: connection.region,
-      // aws4fetch retries ten times by default: one retry, so that a dead endpoint answers soon.
-      retries: 1,
+      // aws4fetch retries ten times by default; none here: a dead endpoint answers at once, and
+      // an upload's body is a stream that cannot be sent twice. The client decides to try again.
+      retries: 0,
     });
   }
 
@@ -145,7 +146,8 @@ export class S3Bucket {
     this.endpointChecked ??= refuseMetadataEndpoint(new URL(this.objectUrl(key)).hostname, this.via);
     await this.endpointChecked;
     try {
-      return await this.client.fetch(this.objectUrl(key), init);
+      // No redirect is followed: one could lead the server to where the endpoint check said no.
+      return await this.client.fetch(this.objectUrl(key), { ...init, redirect: "manual" });
     } catch (error) {
       const code = (error as { cause?: { code?: unknown } }).cause?.code;
       throw new AppError(
