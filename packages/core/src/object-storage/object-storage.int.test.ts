@@ -59,6 +59,11 @@ describe("workspace object storage (S3)", () => {
       value: s3.resourceValue({ accessKey: "NOPE" }),
     });
     await createResource(ctx, admin, {
+      path: `u/${me}/metadata`,
+      resourceType: "s3",
+      value: s3.resourceValue({ endPoint: "169.254.169.254" }),
+    });
+    await createResource(ctx, admin, {
       path: `u/${me}/pg`,
       resourceType: "postgresql",
       value: { host: "db", port: 5432, user: "u", dbname: "d" },
@@ -174,6 +179,13 @@ describe("workspace object storage (S3)", () => {
       "UPSTREAM_FAILED",
       undefined,
       /refused \(InvalidAccessKeyId\)/,
+    );
+    // The cloud's metadata service is never an object store the server calls.
+    await rejectsWith(
+      downloadFile(ctx, admin, { s3ResourcePath: `u/${me}/metadata` }, "latest/meta-data"),
+      "FORBIDDEN",
+      undefined,
+      /link-local/,
     );
   });
 
