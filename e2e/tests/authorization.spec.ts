@@ -10,7 +10,7 @@ import { ALLOWED, DENIED, buildWorld, type Role, type World } from "../fixtures/
 import { REST_MATRIX, fill, type Call } from "../fixtures/rest-matrix.ts";
 import { readSurface } from "../fixtures/surface.ts";
 import { superadmin } from "./helpers.ts";
-import { TRPC_MATRIX, trpcInput } from "../fixtures/trpc-matrix.ts";
+import { TRPC_MATRIX, closeMatrixS3, trpcInput } from "../fixtures/trpc-matrix.ts";
 
 // The routes and procedures the server really has, read from its code when this file loads.
 const surface = readSurface();
@@ -30,6 +30,7 @@ test.beforeAll(async () => {
 });
 
 test.afterAll(async () => {
+  await closeMatrixS3();
   if (!world) return;
   // Worker group configs are instance-wide (the Workers page lists them): leave none behind.
   const groups = await (

@@ -7,6 +7,7 @@ import {
   FileCode2,
   FolderTree,
   GitBranch,
+  HardDrive,
   House,
   KeyRound,
   Landmark,
@@ -52,6 +53,7 @@ function workspaceLinks(workspace: string): NavLink[] {
     { href: `${base}/governance`, label: "Governance", icon: ShieldCheck },
     { href: `${base}/workers`, label: "Workers", icon: Server },
     { href: `${base}/git-sync`, label: "Git sync", icon: GitBranch },
+    { href: `${base}/object-storage`, label: "Object storage", icon: HardDrive },
   ];
 }
 
