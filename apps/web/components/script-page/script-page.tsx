@@ -1,5 +1,5 @@
 "use client";
-import { useMutation, useQuery } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Webhook } from "lucide-react";
 import Link from "@/components/ui/link";
 import { useRouter } from "next/navigation";
@@ -12,9 +12,9 @@ import { Button } from "@/components/ui/button";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { ScriptActions } from "./script-actions";
-import { RECENT_RUNS } from "./queries";
 import { ScriptVersions } from "./versions";
 
+const RECENT_RUNS = "10";
 const REFRESH_MS = 5000;
 
 type Args = Record<string, unknown>;
@@ -140,8 +140,16 @@ function RecentRuns({ workspace, path }: { workspace: string; path: string }) {
 export function ScriptPage({ workspace, path }: { workspace: string; path: string }) {
   const trpc = useTRPC();
   const script = useQuery({ ...trpc.script.page.queryOptions({ workspace, path }), retry: false });
-  // The recent runs and the versions need only the path: the page route starts them with the
-  // script (queries.ts), so the page takes no second round trip.
+  const queryClient = useQueryClient();
+  // The recent runs and the versions need only the path: asked for with the script (the first
+  // render, in the browser) instead of once it has arrived, so the page takes one round trip.
+  useState(() => {
+    if (typeof window === "undefined") return;
+    void queryClient.prefetchQuery(
+      trpc.job.list.queryOptions({ workspace, script_path_exact: path, per_page: RECENT_RUNS }),
+    );
+    void queryClient.prefetchQuery(trpc.script.versions.queryOptions({ workspace, path }));
+  });
   const [origin, setOrigin] = useState("");
   useEffect(() => setOrigin(window.location.origin), []);
 

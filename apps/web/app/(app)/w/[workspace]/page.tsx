@@ -1,19 +1,206 @@
-import { Prefetch } from "@/server/trpc/prefetch";
-import { WorkspaceHome } from "./home";
+"use client";
+// The workspace home: what ran and what failed lately, what runs next, whether the queue is
+// moving, and the usual ways on. Everything here is read with the caller's own rights.
+import { useQuery } from "@tanstack/react-query";
+import Link from "@/components/ui/link";
+import { use } from "react";
+import { Activity, CalendarPlus, FileCode2, Plus } from "lucide-react";
+import { StatusBadge } from "@/components/job-view";
+import { Button } from "@/components/ui/button";
+import { errorMessage } from "@/lib/errors";
+import { useTRPC } from "@/lib/trpc";
+import { canWrite, useWorkspaceRole } from "@/lib/workspace-role";
 
-export default async function WorkspaceHomePage({ params }: { params: Promise<{ workspace: string }> }) {
-  const { workspace } = await params;
-  // The home's queries (home.tsx), started with the page.
+const REFRESH_MS = 5000;
+
+function when(iso: string | null): string {
+  if (!iso) return "—";
+  const date = new Date(iso);
+  const seconds = Math.round((date.getTime() - Date.now()) / 1000);
+  const abs = Math.abs(seconds);
+  const span =
+    abs < 60
+      ? `${abs} s`
+      : abs < 3600
+        ? `${Math.round(abs / 60)} min`
+        : abs < 86400
+          ? `${Math.round(abs / 3600)} h`
+          : null;
+  if (!span) return date.toLocaleString();
+  return seconds >= 0 ? `in ${span}` : `${span} ago`;
+}
+
+function Section({ title, children, label }: { title: string; label: string; children: React.ReactNode }) {
   return (
-    <Prefetch
-      calls={[
-        ["job.list", { workspace, per_page: "10" }],
-        ["job.list", { workspace, success: "false", per_page: "5" }],
-        ["schedule.list", { workspace }],
-        ["worker.queueStats"],
-      ]}
-    >
-      <WorkspaceHome workspace={workspace} />
-    </Prefetch>
+    <section className="panel stack" aria-label={label}>
+      <h2 style={{ margin: 0 }}>{title}</h2>
+      {children}
+    </section>
+  );
+}
+
+interface RunRow {
+  id: string;
+  kind: string;
+  scriptPath: string | null;
+  status: string;
+  createdAt: string;
+  completedAt: string | null;
+}
+
+/** Runs as status, link and age (of the end when they ended), or why they could not be read. */
+function RunList({
+  workspace,
+  query,
+  empty,
+}: {
+  workspace: string;
+  query: { data?: RunRow[]; error: unknown };
+  empty: string;
+}) {
+  if (query.error) return <div className="error">{errorMessage(query.error)}</div>;
+  if (!query.data) return null;
+  if (query.data.length === 0) return <p className="muted">{empty}</p>;
+  return (
+    <table>
+      <tbody>
+        {query.data.map((job) => (
+          <tr key={job.id}>
+            <td>
+              <StatusBadge status={job.status} />
+            </td>
+            <td className="w-full [overflow-wrap:anywhere]">
+              <Link href={`/w/${workspace}/runs/${job.id}`}>{job.scriptPath ?? job.kind}</Link>
+            </td>
+            <td className="muted whitespace-nowrap">{when(job.completedAt ?? job.createdAt)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export default function WorkspaceHome({ params }: { params: Promise<{ workspace: string }> }) {
+  const { workspace } = use(params);
+  const trpc = useTRPC();
+  const writer = canWrite(useWorkspaceRole(workspace));
+  const recent = useQuery({
+    ...trpc.job.list.queryOptions({ workspace, per_page: "10" }),
+    refetchInterval: REFRESH_MS,
+  });
+  const failures = useQuery({
+    ...trpc.job.list.queryOptions({ workspace, success: "false", per_page: "5" }),
+    refetchInterval: REFRESH_MS,
+  });
+  const schedules = useQuery({
+    ...trpc.schedule.list.queryOptions({ workspace }),
+    refetchInterval: REFRESH_MS,
+  });
+  const queue = useQuery({ ...trpc.worker.queueStats.queryOptions(), refetchInterval: REFRESH_MS });
+
+  const upcoming = (schedules.data ?? [])
+    .filter((s) => s.enabled && s.nextRunAt)
+    .sort((a, b) => (a.nextRunAt! < b.nextRunAt! ? -1 : 1))
+    .slice(0, 5);
+  const stuck = (queue.data ?? []).filter((q) => q.queued - q.scheduled > 0 && q.workers === 0);
+
+  return (
+    <div className="stack">
+      <h1>Home</h1>
+      <nav className="row" aria-label="Quick actions">
+        {writer && (
+          <Button asChild variant="primary">
+            <Link href={`/w/${workspace}/scripts/new`}>
+              <Plus aria-hidden /> New script
+            </Link>
+          </Button>
+        )}
+        {writer && (
+          <Button asChild>
+            <Link href={`/w/${workspace}/schedules/new`}>
+              <CalendarPlus aria-hidden /> New schedule
+            </Link>
+          </Button>
+        )}
+        <Button asChild>
+          <Link href={`/w/${workspace}/runs`}>
+            <Activity aria-hidden /> All runs
+          </Link>
+        </Button>
+        <Button asChild>
+          <Link href={`/w/${workspace}/scripts`}>
+            <FileCode2 aria-hidden /> Scripts
+          </Link>
+        </Button>
+      </nav>
+
+      <div className="grid-2">
+        <Section title="Recent runs" label="Recent runs">
+          <RunList workspace={workspace} query={recent} empty="Nothing has run yet." />
+        </Section>
+
+        <Section title="Recent failures" label="Recent failures">
+          <RunList workspace={workspace} query={failures} empty="No failed runs." />
+        </Section>
+
+        <Section title="Next scheduled runs" label="Next scheduled runs">
+          {schedules.error && <div className="error">{errorMessage(schedules.error)}</div>}
+          {schedules.data && upcoming.length === 0 && <p className="muted">No enabled schedule.</p>}
+          {upcoming.length > 0 && (
+            <table>
+              <tbody>
+                {upcoming.map((s) => (
+                  <tr key={s.path}>
+                    <td className="w-full [overflow-wrap:anywhere]">
+                      <Link href={`/w/${workspace}/schedules/edit/${s.path}`}>{s.path}</Link>
+                      <div className="muted text-xs">runs {s.scriptPath}</div>
+                    </td>
+                    <td className="whitespace-nowrap">{when(s.nextRunAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </Section>
+
+        <Section title="Queue and workers" label="Queue and workers">
+          {queue.error && <div className="error">{errorMessage(queue.error)}</div>}
+          {stuck.length > 0 && (
+            <div className="error" role="alert">
+              No live worker serves {stuck.map((q) => q.tag).join(", ")}: those jobs cannot run.
+            </div>
+          )}
+          {queue.data && queue.data.length === 0 && <p className="muted">The queue is empty.</p>}
+          {queue.data && queue.data.length > 0 && (
+            <div className="overflow-x-auto">
+              <table>
+                <thead>
+                  <tr>
+                    <th>Tag</th>
+                    <th>Waiting</th>
+                    <th>Running</th>
+                    <th>Workers</th>
+                    <th>Oldest wait</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {queue.data.map((q) => (
+                    <tr key={q.tag}>
+                      <td>
+                        <code>{q.tag}</code>
+                      </td>
+                      <td>{q.queued - q.scheduled}</td>
+                      <td>{q.running}</td>
+                      <td>{q.workers}</td>
+                      <td>{q.oldest_wait_secs === null ? "—" : `${Math.round(q.oldest_wait_secs)} s`}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </Section>
+      </div>
+    </div>
   );
 }
