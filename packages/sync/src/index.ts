@@ -13,6 +13,8 @@
 //   <path>.variable.yaml               value (secrets: the `enc:v2:…` ciphertext), is_secret, description
 //   <path>.schedule.yaml               schedule, timezone, script_path, is_flow, args, enabled, summary
 //   groups/<name>.group.yaml           summary, admins, members (as u/<username>)
+//   settings.yaml                      the workspace's settings in wmill's grouped format: name,
+//                                      color, large_file_storage, operator_settings (settings.ts)
 //
 // YAML is written with wmill's own options (its key order, single quotes), so a repository written
 // by `wmill sync pull` and one written here are byte-identical for the same items (tested by running
@@ -22,7 +24,7 @@
 // wmill ignores (dot files and folders, node_modules, root files such as README.md and
 // wmill-lock.yaml, top-level folders wmill never reads, files with extensions wmill never reads),
 // reports in `skipped` the kinds wmill syncs that Millrace does not read yet (flows, apps,
-// triggers, users, settings, JSON-format metadata), and reports anything else it cannot place as
+// triggers, users, JSON-format metadata), and reports anything else it cannot place as
 // an error. Script metadata keys Millrace has no use for (e.g. `dedicated_worker`, `envs`) are
 // dropped. Flows: `<path>__flow/` (or `.flow/`) with `flow.yaml` and the inline step files (flows.ts).
 export {
@@ -58,6 +60,13 @@ export { codeExtension, fromYaml, pathProblem, toYaml, YAML_OPTIONS } from "./la
 /** File suffixes of the Windmill CLI's sync layout; code files: see `codeExtension`. */
 export { SUFFIX as SYNC_SUFFIXES } from "./layout.ts";
 export { tarArchive } from "./tar.ts";
+export {
+  SETTINGS_FILE,
+  settingsDocument,
+  settingsToYaml,
+  TARBALL_SETTINGS_FILE,
+  type SyncSettings,
+} from "./settings.ts";
 export {
   INSTANCE_META_FILE,
   instanceMetaToYaml,

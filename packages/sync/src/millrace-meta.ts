@@ -156,6 +156,7 @@ export function parseInstanceMeta(text: string, errors: SyncError[]): InstanceMe
 export function isSyncManagedFile(file: string): boolean {
   return (
     file === "wmill.yaml" ||
+    file === "settings.yaml" ||
     file.startsWith(".millrace/") ||
     ((file.startsWith("f/") || file.startsWith("u/") || file.startsWith("groups/")) &&
       /\.(yaml|lock|sh|py|ts|sql)$/.test(file) &&

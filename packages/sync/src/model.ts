@@ -1,4 +1,5 @@
 import type { SyncFlow } from "./flows.ts";
+import { normalizeSettings, type SyncSettings } from "./settings.ts";
 
 // The plain-data model of a workspace as it lives in git. No database types: callers (core, the
 // tarball endpoint, restore, the CLI) convert their rows to and from these shapes.
@@ -106,6 +107,8 @@ export interface WorkspaceSnapshot {
   schedules: SyncSchedule[];
   /** `<path>__flow/flow.yaml` (or `<path>.flow/`) with the inline step files beside it. */
   flows: SyncFlow[];
+  /** `settings.yaml` (settings.ts); absent: the repository has none (nothing to write or apply). */
+  settings?: SyncSettings;
 }
 
 /** One problem found in a repository. */
@@ -181,5 +184,6 @@ export function normalizeSnapshot(snapshot: WorkspaceSnapshot): WorkspaceSnapsho
     variables: snapshot.variables.map((v) => ({ ...v })).sort(byKey((v) => v.path)),
     schedules: snapshot.schedules.map((s) => ({ ...s })).sort(byKey((s) => s.path)),
     flows: (snapshot.flows ?? []).map((f) => ({ ...f })).sort(byKey((f) => f.path)),
+    ...(snapshot.settings ? { settings: normalizeSettings(snapshot.settings) } : {}),
   };
 }

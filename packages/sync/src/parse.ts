@@ -11,6 +11,7 @@ import {
   WMILL_SCRIPT_EXTENSIONS,
 } from "./layout.ts";
 import { readFlowFolder, splitFlowFile } from "./flows.ts";
+import { readSettingsDocument, SETTINGS_FILE } from "./settings.ts";
 import {
   DEFAULT_WMILL_YAML,
   normalizeSnapshot,
@@ -203,7 +204,8 @@ const nameProblem = (what: string, name: string) =>
  * or by `snapshotToFiles`.
  *
  * Ignored, as wmill ignores them: anything under a folder or file whose name starts with `.` or under
- * `node_modules`; files at the root other than `*.resource-type.yaml` and `wmill.yaml` (README.md,
+ * `node_modules`; files at the root other than `*.resource-type.yaml`, `settings.yaml` (the
+ * workspace's settings, settings.ts) and `wmill.yaml` (README.md,
  * wmill-lock.yaml, AGENTS.md, …); top-level folders other than f/, u/, groups/ and the ones listed
  * in UNSUPPORTED_DIRS; and files under f/ u/ groups/ whose extension wmill never reads (.md, .txt,
  * images, …). Reported in `skipped`: kinds wmill syncs that Millrace does not read yet (apps,
@@ -265,6 +267,9 @@ export function filesToSnapshot(files: Map<string, string>): ParseResult {
     if (segments.length === 1) {
       if (name.endsWith(SUFFIX.resourceType)) {
         readResourceType(file, name.slice(0, -SUFFIX.resourceType.length));
+      } else if (name === SETTINGS_FILE) {
+        const fields = parseDoc(file);
+        if (fields) snapshot.settings = readSettingsDocument(fields.doc, errors, skipped);
       } else if (/\.resource-type\.json$|^settings(\.[^.]+)?\.(yaml|json)$|^encryption_key/.test(name)) {
         skipped.push({ file, reason: skipReason(file) });
       }
@@ -576,7 +581,8 @@ function skipReason(file: string): string {
   if (/\.user\.yaml$/.test(file)) return "users are not synced by Millrace yet";
   if (/\.app\.yaml$/.test(file)) return "apps are not supported";
   if (/\.resource\.file\./.test(file)) return "file resources are not supported yet";
-  if (/^settings/.test(file)) return "workspace settings are not synced by Millrace yet";
+  if (/^settings/.test(file))
+    return "workspace settings are read from settings.yaml only (not JSON nor per-workspace files)";
   if (/^encryption_key/.test(file)) return "the workspace key travels separately";
   return "not supported by Millrace yet";
 }

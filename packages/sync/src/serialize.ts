@@ -21,6 +21,7 @@ import {
   type SyncVariable,
   type WorkspaceSnapshot,
 } from "./model.ts";
+import { SETTINGS_FILE, settingsDocument, settingsToYaml, TARBALL_SETTINGS_FILE } from "./settings.ts";
 
 /** Drops null fields, as Windmill omits unset optional fields from its files. */
 function withoutNulls(record: Record<string, unknown>): JsonObject {
@@ -99,7 +100,8 @@ export function scheduleDocument(schedule: SyncSchedule): JsonObject {
  * `f/<name>/folder.meta.yaml`, groups `groups/<name>.group.yaml`, resource types
  * `<name>.resource-type.yaml` at the root, the other kinds `<path>.<kind>.yaml`, flows
  * `<path>__flow/` (or `<path>.flow/` unless wmill.yaml says `nonDottedPaths: true`) with
- * `flow.yaml` and one file per inline step, plus `wmill.yaml`.
+ * `flow.yaml` and one file per inline step, plus `wmill.yaml` and, when the snapshot has settings,
+ * `settings.yaml` (settings.ts).
  * The map iterates in sorted path order.
  */
 export function snapshotToFiles(input: WorkspaceSnapshot): Map<string, string> {
@@ -107,6 +109,7 @@ export function snapshotToFiles(input: WorkspaceSnapshot): Map<string, string> {
   const defaultTs = defaultTsOf(snapshot.wmillYaml);
   const files = new Map<string, string>();
   files.set(SUFFIX.settings, snapshot.wmillYaml);
+  if (snapshot.settings) files.set(SETTINGS_FILE, settingsToYaml(snapshot.settings));
   for (const script of snapshot.scripts) {
     files.set(script.path + codeExtension(script.language, defaultTs), script.content);
     files.set(script.path + SUFFIX.scriptMeta, toYaml(scriptDocument(script)));
@@ -151,6 +154,8 @@ export function snapshotToTarballFiles(input: WorkspaceSnapshot): Map<string, st
   const defaultTs = defaultTsOf(snapshot.wmillYaml);
   const files = new Map<string, string>();
   const json = (doc: JsonObject) => JSON.stringify(doc, null, 2);
+  // wmill writes it as settings.yaml only with --include-settings (`elementsToMap`).
+  if (snapshot.settings) files.set(TARBALL_SETTINGS_FILE, json(settingsDocument(snapshot.settings)));
   for (const script of snapshot.scripts) {
     files.set(script.path + codeExtension(script.language, defaultTs), script.content);
     files.set(

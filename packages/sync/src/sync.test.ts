@@ -726,6 +726,164 @@ describe("filesToSnapshot errors", () => {
   });
 });
 
+const OPERATORS = {
+  runs: true,
+  schedules: true,
+  resources: true,
+  variables: true,
+  assets: true,
+  audit_logs: true,
+  triggers: true,
+  groups: true,
+  folders: true,
+  workers: true,
+  manage_schedules: false,
+  manage_triggers: false,
+};
+
+/** A workspace with settings: a color, an object storage with a secondary one, the operators'. */
+function settingsSnapshot(): WorkspaceSnapshot {
+  return {
+    ...fullSnapshot(),
+    settings: {
+      name: "Acme ops",
+      color: "#336699",
+      large_file_storage: {
+        type: "S3Storage",
+        s3_resource_path: "$res:f/data/s3",
+        public_resource: true,
+        secondary_storage: { archive: { type: "S3Storage", s3_resource_path: "f/data/archive" } },
+      },
+      operator_settings: OPERATORS,
+    },
+  };
+}
+
+describe("settings.yaml", () => {
+  it("is written at the root in wmill's grouped format, keys in wmill's order whatever the input's", () => {
+    const files = snapshotToFiles(settingsSnapshot());
+    assert.equal(
+      files.get("settings.yaml"),
+      [
+        "name: Acme ops",
+        "color: '#336699'",
+        "large_file_storage:",
+        "  type: S3Storage",
+        "  public_resource: true",
+        "  s3_resource_path: $res:f/data/s3",
+        "  secondary_storage:",
+        "    archive:",
+        "      type: S3Storage",
+        "      s3_resource_path: f/data/archive",
+        "operator_settings:",
+        "  assets: true",
+        "  audit_logs: true",
+        "  folders: true",
+        "  groups: true",
+        "  manage_schedules: false",
+        "  manage_triggers: false",
+        "  resources: true",
+        "  runs: true",
+        "  schedules: true",
+        "  triggers: true",
+        "  variables: true",
+        "  workers: true",
+        "",
+      ].join("\n"),
+    );
+    const reordered = settingsSnapshot();
+    const settings = reordered.settings!;
+    reordered.settings = {
+      operator_settings: Object.fromEntries(Object.entries(OPERATORS).reverse()),
+      large_file_storage: Object.fromEntries(Object.entries(settings.large_file_storage!).reverse()),
+      color: settings.color,
+      name: settings.name,
+    };
+    assert.deepEqual(snapshotToFiles(reordered), files);
+  });
+
+  it("round-trips; without color or storage the keys are left out; no settings, no file", () => {
+    for (const snapshot of [
+      settingsSnapshot(),
+      {
+        ...fullSnapshot(),
+        settings: { name: "w", color: null, large_file_storage: null, operator_settings: OPERATORS },
+      },
+    ]) {
+      const files = snapshotToFiles(snapshot);
+      const result = filesToSnapshot(files);
+      assert.deepEqual(result.errors, []);
+      assert.deepEqual(result.skipped, []);
+      assert.deepEqual(result.snapshot, normalizeSnapshot(snapshot));
+      assert.deepEqual(snapshotToFiles(result.snapshot), files);
+    }
+    const bare = snapshotToFiles({
+      ...fullSnapshot(),
+      settings: { name: "w", color: null, large_file_storage: null, operator_settings: null },
+    });
+    assert.equal(bare.get("settings.yaml"), "name: w\n");
+    assert.equal(snapshotToFiles(fullSnapshot()).has("settings.yaml"), false);
+    assert.equal(filesToSnapshot(snapshotToFiles(fullSnapshot())).snapshot.settings, undefined);
+  });
+
+  it("reads a file pulled from Windmill: unset Windmill-only settings ignored, set ones skipped, unknown keys and bad types are errors", () => {
+    const windmill = [
+      "name: Acme",
+      "webhook: ''",
+      "mute_critical_alerts: false",
+      "error_handler: null",
+      "auto_invite:",
+      "  enabled: false",
+      "  operator: false",
+      "slack_name: acme-team",
+      "color: '#112233'",
+      "operator_settings:",
+      "  runs: true",
+      "",
+    ].join("\n");
+    const ok = filesToSnapshot(new Map([["settings.yaml", windmill]]));
+    assert.deepEqual(ok.errors, []);
+    assert.deepEqual(ok.skipped, [
+      { file: "settings.yaml", reason: "slack_name: Millrace has no Slack integration; not applied" },
+    ]);
+    assert.deepEqual(ok.snapshot.settings, {
+      name: "Acme",
+      color: "#112233",
+      large_file_storage: null,
+      operator_settings: { runs: true },
+    });
+    const bad = filesToSnapshot(
+      new Map([
+        [
+          "settings.yaml",
+          "name: [a]\ncolour: '#112233'\ncolor: 3\nlarge_file_storage: [x]\noperator_settings:\n  runs: yes please\n",
+        ],
+      ]),
+    );
+    assert.deepEqual(formatSyncErrors(bad.errors).split("\n"), [
+      "settings.yaml (color): color must be a string (#rrggbb)",
+      "settings.yaml (colour): unknown setting colour (Millrace reads name, color, large_file_storage and operator_settings)",
+      "settings.yaml (large_file_storage): large_file_storage must be a map (S3Storage)",
+      "settings.yaml (name): name must be a string",
+      "settings.yaml (operator_settings): operator_settings must be a map of true/false",
+    ]);
+    assert.deepEqual(
+      formatSyncErrors(filesToSnapshot(new Map([["settings.yaml", "- a\n"]])).errors),
+      "settings.yaml: must be a YAML map, got a list",
+    );
+    // Windmill's per-workspace and JSON settings files are not read.
+    assert.deepEqual(
+      filesToSnapshot(
+        new Map([
+          ["settings.json", "{}"],
+          ["settings.prod.yaml", "name: x\n"],
+        ]),
+      ).skipped.map((s) => s.file),
+      ["settings.json", "settings.prod.yaml"],
+    );
+  });
+});
+
 /** A plain ustar archive of text files (what `GET /workspaces/tarball?archive_type=tar` returns). */
 function tarOf(files: Map<string, string>): Buffer {
   const blocks: Buffer[] = [];
@@ -881,6 +1039,49 @@ describe("the real wmill CLI", () => {
       const toSame = await runWmill(dir, snapshotToTarballFiles(snapshot), push);
       assert.deepEqual(changeLines(toSame), [], toSame);
       assert.match(toSame, /remote \(ws\) <- local: 0 changes to apply/, toSame);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the real wmill CLI with includeSettings", () => {
+  const withSettings = (): WorkspaceSnapshot => ({
+    ...settingsSnapshot(),
+    wmillYaml: DEFAULT_WMILL_YAML + "includeSettings: true\n",
+  });
+
+  it("wmill sync pull --include-settings of the tarball's settings.json writes exactly our settings.yaml", async () => {
+    const snapshot = withSettings();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "millrace-wmill-settings-"));
+    try {
+      fs.writeFileSync(path.join(dir, "wmill.yaml"), snapshot.wmillYaml);
+      const tarball = snapshotToTarballFiles(snapshot);
+      assert.ok(tarball.has("settings.json"));
+      const output = await runWmill(dir, tarball, ["sync", "pull", "--yes", "--skip-branch-validation"]);
+      const pulled = readTree(dir);
+      pulled.delete("wmill-lock.yaml");
+      const expected = snapshotToFiles(snapshot);
+      assert.deepEqual([...pulled.keys()].sort(), [...expected.keys()].sort(), output);
+      for (const [file, text] of expected) assert.equal(pulled.get(file), text, file);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("wmill sync push --dry-run: settings.yaml is a change against an empty workspace, none against the same one; without includeSettings it is ignored", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "millrace-wmill-settings-push-"));
+    try {
+      const snapshot = withSettings();
+      writeTree(dir, snapshotToFiles(snapshot));
+      const push = ["sync", "push", "--dry-run", "--yes", "--skip-branch-validation"];
+      const toEmpty = changeLines(await runWmill(dir, new Map(), push));
+      assert.ok(toEmpty.includes("+ settings settings.yaml"), toEmpty.join("\n"));
+      const toSame = await runWmill(dir, snapshotToTarballFiles(snapshot), push);
+      assert.deepEqual(changeLines(toSame), [], toSame);
+      fs.writeFileSync(path.join(dir, "wmill.yaml"), DEFAULT_WMILL_YAML);
+      const ignored = changeLines(await runWmill(dir, new Map(), push));
+      assert.ok(!ignored.some((line) => line.includes("settings.yaml")), ignored.join("\n"));
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
