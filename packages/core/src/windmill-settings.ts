@@ -63,6 +63,11 @@ export function windmillWorkspaceSettings(membership: Membership): {
  */
 export function updateOperatorSettings(membership: Membership, settings: Record<string, unknown>): void {
   requirePermission(membership, "workspace.manage");
+  checkOperatorSettings(settings);
+}
+
+/** Refuses, naming the setting, any operator setting other than Millrace's fixed one. */
+export function checkOperatorSettings(settings: Record<string, unknown>): void {
   for (const [name, value] of Object.entries(settings)) {
     if (value === undefined || value === null) continue;
     const fixed = (OPERATOR_SETTINGS as Record<string, boolean>)[name];
@@ -75,6 +80,14 @@ export function updateOperatorSettings(membership: Membership, settings: Record<
   }
 }
 
+/** A workspace color as stored: `#rrggbb` or null (none); refused naming `color` otherwise. */
+export function workspaceColor(color: string | null | undefined): string | null {
+  const value = color || null;
+  if (value !== null && !/^#[0-9a-fA-F]{6}$/.test(value))
+    throw invalidInput("color", "must be #rrggbb, e.g. #336699");
+  return value;
+}
+
 /** Windmill's changeWorkspaceColor: a #rrggbb color shown beside the workspace's name, or none. */
 export async function changeWorkspaceColor(
   ctx: CoreContext,
@@ -82,9 +95,7 @@ export async function changeWorkspaceColor(
   color: string | null | undefined,
 ): Promise<void> {
   requirePermission(membership, "workspace.manage");
-  const value = color || null;
-  if (value !== null && !/^#[0-9a-fA-F]{6}$/.test(value))
-    throw invalidInput("color", "must be #rrggbb, e.g. #336699");
+  const value = workspaceColor(color);
   await ctx.db.workspace.update({ where: { id: membership.workspace.id }, data: { color: value } });
   await recordAudit(ctx.pool, membership.principal, {
     workspaceId: membership.workspace.id,

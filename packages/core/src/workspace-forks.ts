@@ -219,6 +219,8 @@ export async function createWorkspaceFork(
         };
       }),
       variables: [],
+      // The fork keeps its own name and color (settings.yaml is the parent's).
+      settings: undefined,
     };
     for (const v of snapshot.variables) {
       const value = v.is_secret

@@ -117,6 +117,31 @@ export async function largeFileStorageSetting(
 }
 
 /**
+ * A `large_file_storage` value checked as editLargeFileStorage checks it: each resource it names
+ * must exist and be of type `s3` (`resourceTypeOf` answers a path's type, null when there is
+ * none). Null when the value leaves storage unset.
+ */
+export async function checkLargeFileStorage(
+  value: unknown,
+  resourceTypeOf: (path: string) => Promise<string | null> | string | null,
+): Promise<LargeFileStorage | null> {
+  const setting = parseLargeFileStorage(value);
+  const named: [string, StorageSetting][] = setting
+    ? [["", setting], ...Object.entries(setting.secondary_storage ?? {})]
+    : [];
+  for (const [name, storage] of named) {
+    const field = name
+      ? `large_file_storage.secondary_storage.${name}.s3_resource_path`
+      : "large_file_storage.s3_resource_path";
+    const path = resourcePathOf(storage.s3_resource_path, field);
+    const type = await resourceTypeOf(path);
+    if (type === null) throw invalidInput(field, `no resource ${path} in this workspace`);
+    if (type !== "s3") throw invalidInput(field, `${path} is a ${type} resource, not an s3 one`);
+  }
+  return setting;
+}
+
+/**
  * Windmill's editLargeFileStorageConfig, by a workspace admin. Each resource it names must exist
  * and be of type `s3` now (checked with the admin's rights), so that a typo fails here and not in
  * a job later; an unset value removes the setting.
@@ -127,23 +152,14 @@ export async function editLargeFileStorage(
   value: unknown,
 ): Promise<void> {
   requirePermission(membership, "workspace.manage");
-  const setting = parseLargeFileStorage(value);
-  const named: [string, StorageSetting][] = setting
-    ? [["", setting], ...Object.entries(setting.secondary_storage ?? {})]
-    : [];
-  for (const [name, storage] of named) {
-    const field = name
-      ? `large_file_storage.secondary_storage.${name}.s3_resource_path`
-      : "large_file_storage.s3_resource_path";
-    const path = resourcePathOf(storage.s3_resource_path, field);
-    const resource = await getResource(ctx, membership, path).catch((error: unknown) => {
-      if (error instanceof AppError && error.code === "NOT_FOUND")
-        throw invalidInput(field, `no resource ${path} in this workspace`);
+  const setting = await checkLargeFileStorage(value, async (path) => {
+    try {
+      return (await getResource(ctx, membership, path)).resourceType;
+    } catch (error) {
+      if (error instanceof AppError && error.code === "NOT_FOUND") return null;
       throw error;
-    });
-    if (resource.resourceType !== "s3")
-      throw invalidInput(field, `${path} is a ${resource.resourceType} resource, not an s3 one`);
-  }
+    }
+  });
   const stored: StoredLargeFileStorage | null = setting
     ? { setting, configuredBy: membership.principal.username }
     : null;

@@ -11,7 +11,9 @@ import {
   type WorkspaceSnapshot,
 } from "@millrace/sync";
 import type { CoreContext } from "../context.ts";
+import type { StoredLargeFileStorage } from "../object-storage/settings.ts";
 import { requirePermission } from "../permissions.ts";
+import { OPERATOR_SETTINGS } from "../windmill-settings.ts";
 import type { Membership } from "../workspaces.ts";
 
 const isLanguage = (language: string): language is SyncLanguage =>
@@ -174,6 +176,22 @@ export async function readWorkspaceSnapshot(client: PoolClient, ws: string): Pro
     ws,
   )) {
     snapshot.flows.push({ ...f, schema: f.schema ?? null });
+  }
+  // settings.yaml: what getSettings answers of these (the storage without who configured it).
+  const workspace = (
+    await rows<{ name: string; color: string | null; large_file_storage: StoredLargeFileStorage | null }>(
+      client,
+      "SELECT name, color, large_file_storage FROM workspace WHERE id = $1",
+      ws,
+    )
+  )[0];
+  if (workspace) {
+    snapshot.settings = {
+      name: workspace.name,
+      color: workspace.color,
+      large_file_storage: (workspace.large_file_storage?.setting ?? null) as JsonObject | null,
+      operator_settings: { ...OPERATOR_SETTINGS },
+    };
   }
   return snapshot;
 }

@@ -75,6 +75,8 @@ export const SYNCED_OPERATIONS = [
   "webhooks.token.delete",
   "workspaces.sync_push",
   "workspaces.restore",
+  "workspaces.change_color",
+  "workspaces.edit_large_file_storage",
 ] as const;
 
 const MILLRACE_AUTHOR = { name: "Millrace", email: "git-sync@millrace.invalid" };
@@ -373,6 +375,13 @@ function touchesPath(event: ChangeEvent, r: string, file: string): boolean {
     case "users":
     case "webhooks":
       return file === ".millrace/workspace.yaml";
+    case "workspaces":
+      if (
+        event.operation === "workspaces.change_color" ||
+        event.operation === "workspaces.edit_large_file_storage"
+      )
+        return file === "settings.yaml";
+      return true; // restore / push: everything
     default:
       return true; // restore / push: everything
   }
@@ -412,6 +421,10 @@ function commitMessage(event: ChangeEvent): string {
       restore: "Restore",
       sync_push: "Push to",
     }[action] ?? action;
+  if (event.operation === "workspaces.change_color")
+    return `Change the color of workspace ${event.resource ?? ""}`;
+  if (event.operation === "workspaces.edit_large_file_storage")
+    return `Update the object storage of workspace ${event.resource ?? ""}`;
   const next = renamedTo(event);
   if (next) return `Rename ${NOUNS[kind] ?? kind} ${event.resource ?? ""} to ${next}`;
   const previous = renamedFrom(event);

@@ -11,6 +11,7 @@ import {
   INSTANCE_META_FILE,
   parseInstanceMeta,
   parseWorkspaceMeta,
+  SETTINGS_FILE,
   WORKSPACE_META_FILE,
   type InstanceMeta,
   type SkippedFile,
@@ -49,6 +50,8 @@ import { requirePermission } from "../permissions.ts";
 import { RESERVED_WORKSPACE_IDS, type Membership } from "../workspaces.ts";
 import type { OpenFlow } from "../flows/format.ts";
 import { validateFlow } from "../flows/validate.ts";
+import { checkLargeFileStorage, type LargeFileStorage } from "../object-storage/settings.ts";
+import { checkOperatorSettings, workspaceColor } from "../windmill-settings.ts";
 import { readRepositoryFiles } from "./repository.ts";
 
 export type RestoreContext = JobsContext & SecretsContext;
@@ -110,6 +113,8 @@ interface Plan {
   forgetKey: boolean;
   /** The repository's flows as a deploy stores them (validated). */
   flows: OpenFlowWithPath[];
+  /** settings.yaml, checked; null when the repository has none (the settings stay as they are). */
+  settings: { name: string; color: string | null; storage: LargeFileStorage | null } | null;
 }
 
 type OpenFlowWithPath = OpenFlow & { path: string };
@@ -228,6 +233,7 @@ async function planRestore(
       errors.push({ file, field, message: (error as Error).message });
     }
   }
+  const settings = await planSettings(snapshot, errors);
   const scriptPaths = new Set(snapshot.scripts.map((s) => s.path));
   const flowPaths = new Set(snapshot.flows.map((f) => f.path));
   const flows: OpenFlowWithPath[] = [];
@@ -456,7 +462,38 @@ async function planRestore(
     wrappedKey,
     forgetKey: !existing,
     flows,
+    settings,
   };
+}
+
+/**
+ * settings.yaml checked as the REST calls check it: the color as changeWorkspaceColor, the object
+ * storage as editLargeFileStorage (each resource it names must be an s3 resource, here of the
+ * repository, whose resources replace the workspace's), the operator settings as
+ * updateOperatorSettings. A key the file leaves out is unset (no color, no storage).
+ */
+async function planSettings(snapshot: WorkspaceSnapshot, errors: SyncError[]): Promise<Plan["settings"]> {
+  const settings = snapshot.settings;
+  if (!settings) return null;
+  const check = async <T>(field: string, run: () => T | Promise<T>): Promise<T | null> => {
+    try {
+      return await run();
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      const inner = error.field && error.field !== field ? error.field : null;
+      const named = inner && !inner.startsWith(field) ? `${field}.${inner}` : (inner ?? field);
+      errors.push({ file: SETTINGS_FILE, field: named, message: error.message });
+      return null;
+    }
+  };
+  const color = await check("color", () => workspaceColor(settings.color));
+  const types = new Map(snapshot.resources.map((r) => [r.path, r.resource_type]));
+  const storage = await check("large_file_storage", () =>
+    checkLargeFileStorage(settings.large_file_storage, (path) => types.get(path) ?? null),
+  );
+  const operators = settings.operator_settings;
+  if (operators) await check("operator_settings", () => checkOperatorSettings(operators));
+  return { name: settings.name, color, storage };
 }
 
 /**
@@ -506,6 +543,8 @@ export async function restoreWorkspaceFiles(
     const compared = new Map(files);
     if (!plan.meta) current.delete(WORKSPACE_META_FILE);
     if (!compared.has("wmill.yaml")) current.delete("wmill.yaml");
+    // No settings.yaml: the workspace's settings are left as they are.
+    if (!compared.has(SETTINGS_FILE)) current.delete(SETTINGS_FILE);
     report.diff = diffFiles(current, compared);
     // Only what is already stored needs a confirmation: files that only add need none.
     const overwrites = report.diff.changed.length + report.diff.deleted.length;
@@ -595,7 +634,7 @@ async function applyPlan(
     await q(
       `INSERT INTO workspace (id, name, created_by, created_at, deleted) VALUES ($1, $2, $3::uuid, now(), false)
        ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, deleted = false`,
-      [ws, meta?.name ?? ws, principal.userId],
+      [ws, meta?.name ?? (plan.settings?.name || ws), principal.userId],
     );
   }
   if (plan.wrappedKey) {
@@ -738,6 +777,17 @@ async function applyPlan(
     );
   }
   counts.resources = snapshot.resources.length;
+
+  if (plan.settings) {
+    // After the resources its storage names; configured by whoever restores (as a save by them).
+    const { color, storage } = plan.settings;
+    await q("UPDATE workspace SET color = $2, large_file_storage = $3::jsonb WHERE id = $1", [
+      ws,
+      color,
+      storage === null ? null : JSON.stringify({ setting: storage, configuredBy: principal.username }),
+    ]);
+    counts.settings = 1;
+  }
 
   progress("variables", 0, snapshot.variables.length);
   await q("DELETE FROM variable WHERE workspace_id = $1", [ws]);

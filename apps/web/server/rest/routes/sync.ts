@@ -19,9 +19,14 @@ const tarballQuery = z.object({
   include_schedules: queryBool.optional(),
   include_groups: queryBool.optional(),
   include_key: queryBool.optional(),
+  include_settings: queryBool.optional(),
 });
 
-/** The parts of the workspace the flags leave out (Windmill's defaults: no schedules, no groups). */
+/**
+ * The parts of the workspace the flags leave out (Windmill's defaults: no schedules, no groups, no
+ * settings). `include_settings` (wmill's --include-settings) adds `settings.json`, which wmill
+ * writes as the settings.yaml that git sync commits.
+ */
 function selected(snapshot: WorkspaceSnapshot, flags: z.output<typeof tarballQuery>): WorkspaceSnapshot {
   return {
     ...snapshot,
@@ -32,6 +37,7 @@ function selected(snapshot: WorkspaceSnapshot, flags: z.output<typeof tarballQue
       : snapshot.variables.filter((v) => !(flags.skip_secrets && v.is_secret)),
     schedules: flags.include_schedules ? snapshot.schedules : [],
     groups: flags.include_groups ? snapshot.groups : [],
+    settings: flags.include_settings ? snapshot.settings : undefined,
   };
 }
 
