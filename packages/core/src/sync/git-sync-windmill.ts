@@ -15,7 +15,7 @@ export interface WindmillGitRepositorySettings {
   settings?: { include_path?: string[]; include_type?: string[]; exclude_path?: string[] } | null;
 }
 
-// Windmill's object types as Millrace's sync kinds; the others (apps, triggers, settings, keys,
+// Windmill's object types as Millrace's sync kinds; the others (apps, triggers, keys,
 // workspace dependencies, datatable migrations) are not committed by Millrace's git sync.
 const KINDS: Record<string, SyncKind> = {
   script: "scripts",
@@ -28,6 +28,7 @@ const KINDS: Record<string, SyncKind> = {
   schedule: "schedules",
   group: "groups",
   user: "members",
+  settings: "settings",
 };
 // What Windmill's settings default to: every folder's items.
 const DEFAULT_INCLUDE_PATH = ["f/**"];

@@ -28,6 +28,7 @@ export const SYNC_KINDS = [
   "schedules",
   "flows",
   "members",
+  "settings",
 ] as const;
 export type SyncKind = (typeof SYNC_KINDS)[number];
 
@@ -53,6 +54,7 @@ function withKinds(snapshot: WorkspaceSnapshot, kinds: readonly string[] | undef
     variables: snapshot.variables.filter((v) => (v.is_secret ? has("secrets") : has("variables"))),
     schedules: has("schedules") ? snapshot.schedules : [],
     flows: has("flows") ? snapshot.flows : [],
+    settings: has("settings") ? snapshot.settings : undefined,
   };
 }
 
