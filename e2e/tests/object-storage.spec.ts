@@ -138,8 +138,8 @@ test("an admin sets, tests, shares and removes the object storage; a developer o
   await expect(storages.getByRole("row", { name: /\(primary\)/ })).toContainText(good);
   await expect(storages.getByRole("row", { name: /\(primary\)/ })).toContainText("public");
   await expect(storages.getByRole("row", { name: /archive/ })).toContainText("private");
-  await expect(devPage.getByRole("button", { name: "Save" })).toHaveCount(0);
-  await expect(devPage.getByRole("combobox")).toHaveCount(0);
+  await expect(devPage.getByRole("main").getByRole("button", { name: "Save" })).toHaveCount(0);
+  await expect(devPage.getByRole("main").getByRole("combobox")).toHaveCount(0);
   await devContext.close();
 
   // Removed, after a confirmation.
