@@ -4,7 +4,7 @@
 // TCP collector: its sandbox lets it write nowhere else): 3,000 lines, all unique, and every job
 // ends exactly once, none left running. Prints how long each fault took to recover from.
 import { spawn, type ChildProcess } from "node:child_process";
-import { appendFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -20,10 +20,8 @@ const JOBS = 3000;
 // The worker killed runs few jobs at a time, so that a moment when none of them has reported yet
 // comes often (step 3 below); the other runs most of them.
 const SLOTS = { steady: 14, victim: 2 };
-// A job sleeps this long, then reports its id: a worker killed while its jobs are all younger than
-// KILL_WHILE_YOUNGER_MS kills them before any reported (step 3 below).
+// A job sleeps this long, then reports its id.
 const JOB_SLEEP_S = 0.5;
-const KILL_WHILE_YOUNGER_MS = 350;
 const SECRET = "faults-superadmin-secret-0123456789";
 const KEY = "faults-instance-key-0123456789abcdefghij";
 const PG_PORT = 5491;
@@ -60,6 +58,46 @@ function kill9(proc: Proc): void {
   }
 }
 
+/** The pids whose parent is `pid`. */
+function childrenOf(pid: number): Set<number> {
+  const children = new Set<number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // Fields after the command (which may hold spaces): state, then the parent's pid.
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) children.add(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return children;
+}
+
+function descendantsOf(pid: number): number[] {
+  const found: number[] = [];
+  for (const child of childrenOf(pid)) found.push(child, ...descendantsOf(child));
+  return found;
+}
+
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+  } catch {
+    return "";
+  }
+}
+
+function signal(pid: number, name: NodeJS.Signals): boolean {
+  try {
+    process.kill(pid, name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function until(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string) {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
@@ -75,6 +113,11 @@ test("3,000 jobs through kill -9 of the leader server, a PostgreSQL restart and 
   const linesFile = path.join(os.tmpdir(), `millrace-faults-${process.pid}.txt`);
   writeFileSync(linesFile, "");
   const procs: Proc[] = [];
+  // When each id was reported, and when each fault happened: printed should a job report twice.
+  const reportedAt = new Map<string, number[]>();
+  const faultsAt: string[] = [];
+  const testStart = Date.now();
+  const at = () => `${((Date.now() - testStart) / 1000).toFixed(2)} s`;
   let database: EmbeddedDatabase | null = null;
   const collector = net.createServer((socket) => {
     let buffer = "";
@@ -82,7 +125,11 @@ test("3,000 jobs through kill -9 of the leader server, a PostgreSQL restart and 
       buffer += chunk.toString();
       const lines = buffer.split("\n");
       buffer = lines.pop() ?? "";
-      for (const line of lines) if (line) appendFileSync(linesFile, `${line}\n`);
+      for (const line of lines) {
+        if (!line) continue;
+        appendFileSync(linesFile, `${line}\n`);
+        reportedAt.set(line, [...(reportedAt.get(line) ?? []), Date.now() - testStart]);
+      }
     });
     socket.on("error", () => {});
   });
@@ -189,6 +236,7 @@ test("3,000 jobs through kill -9 of the leader server, a PostgreSQL restart and 
     const follower = servers.find((s) => s !== leader)!;
     const followerLog = follower.output.length;
     let t = Date.now();
+    faultsAt.push(`kill -9 of the leader at ${at()}`);
     kill9(leader);
     await until(() => follower.output.slice(followerLog).includes("now the leader"), 60_000, "a new leader");
     recovered(`kill -9 of the leader server (${leader.name}) until ${follower.name} leads`, Date.now() - t);
@@ -196,9 +244,12 @@ test("3,000 jobs through kill -9 of the leader server, a PostgreSQL restart and 
     // 2. PostgreSQL restarts: jobs that end meanwhile are recorded once it is back, not run again.
     await until(() => lines().length >= 900, 300_000, "900 jobs");
     t = Date.now();
+    faultsAt.push(`PostgreSQL stopping at ${at()}`);
     await database.stop();
+    faultsAt.push(`PostgreSQL stopped at ${at()}`);
     await new Promise((resolve) => setTimeout(resolve, 2000));
     database = await startEmbeddedPostgres(dataDir, { port: PG_PORT, database: "postgres" });
+    faultsAt.push(`PostgreSQL started at ${at()}`);
     const restartedAt = new Date();
     await until(
       async () =>
@@ -212,19 +263,38 @@ test("3,000 jobs through kill -9 of the leader server, a PostgreSQL restart and 
     );
     recovered("PostgreSQL restart (2 s down) until jobs complete again", Date.now() - t);
 
-    // 3. kill -9 of a worker, at a moment none of its running jobs has reported yet (a job that
-    // reported and died before its end was recorded would rightly run again: at least once).
+    // 3. kill -9 of a worker while none of its running jobs has reported yet (a job that reported
+    // and died before its end was recorded would rightly run again: at least once). Which is
+    // decided with the worker's job processes frozen (SIGSTOP), so that none can report between
+    // the look and the kill: under full load a margin of time was not enough (a job seen 350 ms
+    // old reported before a kill 150 ms later took effect). The worker and its launcher keep
+    // running, so that the launcher, not this test, is what kills the jobs with the worker.
     await until(() => lines().length >= 1500, 300_000, "1,500 jobs");
     const victim = workers[1]!;
+    const launcher = () => [...childrenOf(victim.child.pid!)].find((pid) => commandOf(pid).includes("launcher"));
     let stranded: string[] = [];
+    const frozen = new Set<number>();
     await until(
       async () => {
-        const { rows } = await db.query<{ id: string; age_ms: number }>(
-          `SELECT id, extract(epoch FROM now() - started_at::timestamptz) * 1000 AS age_ms
-             FROM job WHERE status = 'running' AND worker_name LIKE 'victim-%'`,
+        const launcherPid = launcher();
+        if (launcherPid === undefined) return false;
+        // Twice: a job spawned while the first pass signalled is caught by the second.
+        for (let pass = 0; pass < 2; pass++) {
+          for (const pid of descendantsOf(launcherPid)) if (signal(pid, "SIGSTOP")) frozen.add(pid);
+        }
+        // Lines sent before the freeze reach the collector.
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const { rows } = await db.query<{ id: string }>(
+          "SELECT id FROM job WHERE status = 'running' AND worker_name LIKE 'victim-%'",
         );
-        if (rows.length === 0 || rows.some((row) => row.age_ms > KILL_WHILE_YOUNGER_MS)) return false;
+        if (rows.length === 0 || rows.some((row) => reportedAt.has(row.id))) {
+          for (const pid of frozen) signal(pid, "SIGCONT");
+          frozen.clear();
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          return false;
+        }
         kill9(victim);
+        faultsAt.push(`kill -9 of the victim at ${at()}: ${JSON.stringify(rows)}`);
         stranded = rows.map((row) => row.id);
         return true;
       },
@@ -249,6 +319,8 @@ test("3,000 jobs through kill -9 of the leader server, a PostgreSQL restart and 
       `kill -9 of worker ${victim.name} (${stranded.length} jobs running) until they were back in the queue`,
       Date.now() - t,
     );
+    // Anything of the killed worker still alive would now run on and report a second time.
+    for (const pid of frozen) signal(pid, "SIGCONT");
 
     await until(
       async () =>
@@ -260,6 +332,19 @@ test("3,000 jobs through kill -9 of the leader server, a PostgreSQL restart and 
       "SELECT status, count(*)::int AS n FROM job WHERE id = ANY($1) GROUP BY status",
       [ids],
     );
+    const twice = [...reportedAt].filter(([, times]) => times.length > 1).map(([id]) => id);
+    if (twice.length > 0) {
+      // Everything known about a job that reported more than once, to tell which fault ran it again.
+      console.log(`fault test: faults: ${faultsAt.join("; ")}`);
+      const { rows: detail } = await db.query(
+        `SELECT j.id, j.worker_name, j.started_at, j.completed_at, j.zombie_restarts, j.boss_job_id,
+                (SELECT l.logs FROM job_log l WHERE l.job_id = j.id) AS logs
+           FROM job j WHERE j.id = ANY($1)`,
+        [twice],
+      );
+      for (const job of detail)
+        console.log(`fault test: reported at ${JSON.stringify(reportedAt.get(job.id))} ms: ${JSON.stringify(job)}`);
+    }
     await db.end();
     console.log(`fault test: ${JSON.stringify(rows)}`);
     const reported = lines();
