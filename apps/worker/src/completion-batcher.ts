@@ -1,4 +1,4 @@
-import { completeJobs, type Boss, type Completion } from "@millrace/core";
+import { completeJobs, type Boss, type ClaimedJob, type Completion } from "@millrace/core";
 import { isTransientDatabaseError, type Pool } from "@millrace/db";
 
 // Backoff between attempts while the database cannot be reached (it restarts, fails over).
@@ -7,7 +7,8 @@ const RETRY_MAX_MS = 5000;
 
 interface Entry {
   completion: Completion;
-  resolve: () => void;
+  /** With the job handed to the completion's slot (Completion.continueIn), if any. */
+  resolve: (continuation: ClaimedJob | null) => void;
   reject: (error: unknown) => void;
 }
 
@@ -50,10 +51,14 @@ export class CompletionBatcher {
     this.log = log;
   }
 
-  add(completion: Completion): Promise<void> {
+  /**
+   * Resolves once the completion is durable, with the job it handed to the completion's slot
+   * (Completion.continueIn) if it handed one.
+   */
+  add(completion: Completion): Promise<ClaimedJob | null> {
     const id = completion.job.id;
     this.held.add(id);
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<ClaimedJob | null>((resolve, reject) => {
       this.pending.push({ completion, resolve, reject });
       this.writing ??= this.drain();
     }).finally(() => this.held.delete(id));
@@ -94,12 +99,12 @@ export class CompletionBatcher {
   /** Writes a batch; returns the entries the database could not be reached for. */
   private async write(batch: Entry[]): Promise<Entry[]> {
     try {
-      await completeJobs(
+      const continued = await completeJobs(
         this.pool,
         this.boss,
         batch.map((entry) => entry.completion),
       );
-      for (const entry of batch) entry.resolve();
+      for (const entry of batch) entry.resolve(continued.get(entry.completion.job.id) ?? null);
       return [];
     } catch (error) {
       if (isTransientDatabaseError(error)) return batch;
@@ -107,13 +112,13 @@ export class CompletionBatcher {
     // One bad row must not lose the others: one by one, and an unstorable one as a failure.
     for (const [index, entry] of batch.entries()) {
       try {
-        await completeJobs(this.pool, this.boss, [entry.completion]);
-        entry.resolve();
+        const continued = await completeJobs(this.pool, this.boss, [entry.completion]);
+        entry.resolve(continued.get(entry.completion.job.id) ?? null);
       } catch (error) {
         if (isTransientDatabaseError(error)) return batch.slice(index);
         try {
-          await completeJobs(this.pool, this.boss, [unrecordable(entry.completion, error)]);
-          entry.resolve();
+          const continued = await completeJobs(this.pool, this.boss, [unrecordable(entry.completion, error)]);
+          entry.resolve(continued.get(entry.completion.job.id) ?? null);
         } catch (fallbackError) {
           entry.completion = unrecordable(entry.completion, error);
           if (isTransientDatabaseError(fallbackError)) return batch.slice(index);

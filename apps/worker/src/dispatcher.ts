@@ -286,25 +286,32 @@ export class Dispatcher {
     return entry;
   }
 
-  private run(entry: RunningJob, slot: SlotState): void {
+  private run(entry: RunningJob, slot: SlotState, handedOver = false): void {
     const { job } = entry;
     const claimedAt = entry.since;
     entry.slot = slot;
     entry.since = performance.now();
-    if (entry.since - claimedAt > 1) entry.startedAt = new Date();
+    // Claimed ahead, or by the transaction that completed the slot's previous job (before its
+    // commit): the job's recorded start becomes the moment it really started.
+    if (handedOver || entry.since - claimedAt > 1) entry.startedAt = new Date();
     slot.currentJobId = job.id;
     slot.occupancy.start();
+    let handover: Promise<ClaimedJob | null> | null = null;
     void runClaimedJob(this.deps, job, entry.controller.signal, () => entry.cancelReason)
       .then((completion) => {
         if (!entry.controller.signal.aborted) this.durations.record(job, performance.now() - entry.since);
         // The slot is free as soon as the job's process is gone; its completion is committed in
         // the background (batched with others). A crash before that commit leaves the job
         // running, and the zombie monitor restarts it: the same as a crash during the job.
+        // A flow step's slot instead waits for the commit, which may hand it the flow's next step.
         if (completion) {
           if (entry.startedAt) completion.startedAt = entry.startedAt;
-          this.batcher.add(completion).catch((error: Error) => {
-            this.log(`could not record job ${job.id}: ${error.message}`);
-          });
+          if (job.parentJobId && !this.stopping) {
+            completion.continueIn = { workerName: slot.name, tags: this.tags };
+          }
+          const recorded = this.batcher.add(completion);
+          recorded.catch((error: Error) => this.log(`could not record job ${job.id}: ${error.message}`));
+          if (completion.continueIn) handover = recorded.catch(() => null);
         }
       })
       .finally(() => {
@@ -312,12 +319,30 @@ export class Dispatcher {
         slot.currentJobId = null;
         slot.jobsExecuted++;
         slot.occupancy.end();
-        // A job claimed ahead takes the slot at once; the claim loop tops the ahead list up.
-        const next = this.stopping ? undefined : this.ahead.shift();
-        if (next) this.run(next, slot);
-        else this.free.push(slot);
-        this.wake.wakeAll();
+        if (!handover) return this.nextInSlot(slot, null);
+        const done = handover.then((next) => this.nextInSlot(slot, next));
+        this.handovers.add(done);
+        void done.finally(() => this.handovers.delete(done));
       });
+  }
+
+  /** Hand-overs (see run) whose slot does not know its next job yet. */
+  private readonly handovers = new Set<Promise<void>>();
+
+  /** The slot's next job: the one handed over to it, else one claimed ahead; else it is free. */
+  private async nextInSlot(slot: SlotState, handedOver: ClaimedJob | null): Promise<void> {
+    if (handedOver && !this.stopping) return this.run(this.track(handedOver), slot, true);
+    if (handedOver) {
+      // Stopping: it never started here, and any worker may run it.
+      await releaseClaimedJobs(this.deps.pool, this.deps.boss, [handedOver]).catch((error: Error) =>
+        this.log(`could not release job ${handedOver.id}: ${error.message}`),
+      );
+    }
+    // A job claimed ahead takes the slot at once; the claim loop tops the ahead list up.
+    const next = this.stopping ? undefined : this.ahead.shift();
+    if (next) this.run(next, slot);
+    else this.free.push(slot);
+    this.wake.wakeAll();
   }
 
   /**
@@ -346,6 +371,8 @@ export class Dispatcher {
     for (const entry of abandoned) entry.controller.abort("shutdown");
     while (this.running.size > 0) await new Promise((resolve) => setTimeout(resolve, 20));
     await this.batcher.flush();
+    // Jobs handed over by those last completions go back to the queue (see nextInSlot).
+    while (this.handovers.size > 0) await Promise.all(this.handovers);
     if (abandoned.length > 0) {
       await requeueAbandonedJobs(
         this.deps.pool,

@@ -67,6 +67,34 @@ describe("flow options with real workers", () => {
     assert.ok(gapC >= 900 && gapC < 5000, `b → c ${gapC} ms`);
   });
 
+  it("a step's slot is handed the flow's next step by the commit that records the step", async () => {
+    // Four free slots: through the queue, the next step would go to the first free slot, not the
+    // one the step just left. Each step's recorded start is when it really started.
+    const id = await runFlowPreview(services, membership, {
+      value: {
+        modules: ["a", "b", "c", "d"].map((step, i) =>
+          bash(step, 'p="$1"\necho "${p}' + step + '"', { p: i === 0 ? "flow_input.p" : "previous_result" }),
+        ),
+      },
+      args: { p: ">" },
+    });
+    const job = await waitForJob(services, membership, id, 30_000);
+    assert.equal(job.status, "success", JSON.stringify(job.result));
+    assert.equal(job.result, ">abcd");
+    const { rows } = await services.pool.query<{ worker_name: string; started_at: Date; completed_at: Date }>(
+      "SELECT worker_name, started_at, completed_at FROM job WHERE parent_job_id = $1 ORDER BY created_at",
+      [id],
+    );
+    assert.equal(rows.length, 4);
+    assert.deepEqual(new Set(rows.map((row) => row.worker_name)).size, 1, JSON.stringify(rows));
+    for (let i = 1; i < rows.length; i++) {
+      assert.ok(
+        rows[i]!.started_at >= rows[i - 1]!.completed_at,
+        `step ${i} started before step ${i - 1} ended`,
+      );
+    }
+  });
+
   it("early_return: run_wait_result answers the named step's result while the rest goes on", async () => {
     await createFlow(services, membership, {
       path: "u/t/early",

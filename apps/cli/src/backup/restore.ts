@@ -18,7 +18,10 @@ import { CliError, EXIT } from "../exit-codes.ts";
 import { BACKUP_FORMAT, BACKUP_VERSION, manifestPathFor, type Manifest } from "./create.ts";
 import { connect, connectError, databaseName, quoteIdent, repoRoot } from "./database.ts";
 
-/** The advisory lock a restore holds while workers must not claim (apps/worker/src/claim-pause.ts). */
+/**
+ * The advisory lock a restore holds while workers must not claim (CLAIM_PAUSE_LOCK_SQL in
+ * packages/core/src/jobs/claim.ts, which the CLI does not load).
+ */
 export const CLAIM_PAUSE_LOCK_SQL = "hashtext('millrace-claim-pause')";
 /** Workers look at the lock at most this often (CLAIM_PAUSE_CHECK_MS there) — waited twice over. */
 const WORKERS_SEE_PAUSE_MS = 1000;

@@ -144,6 +144,66 @@ describe("evaluateExpression", () => {
   });
 });
 
+describe("plain property paths (read without a sandbox)", () => {
+  // `[expr][0]` is no plain path: the sandbox computes it, and must agree.
+  const bySandbox = (expr: string, on: Parameters<typeof evaluateExpression>[1] = env) =>
+    evaluateExpression(`[${expr}][0]`, on);
+
+  it("gives the value the sandbox gives, and a copy each time", async () => {
+    for (const expr of [
+      "flow_input.n",
+      "flow_input . list [2]",
+      "results.a",
+      "results['a'][\"x\"]",
+      "results.b.length",
+      "previous_result",
+      "results.big",
+    ]) {
+      assert.deepEqual(await evaluateExpression(expr, env), await bySandbox(expr), expr);
+    }
+    const first = (await evaluateExpression("results.a", env)) as { x: number };
+    first.x = 0;
+    assert.deepEqual(await evaluateExpression("results.a", env), { x: 40 });
+    assert.deepEqual(
+      await evaluateExpression("flow_input.iter.value", { ...env, iter: { value: "v", index: 3 } }),
+      "v",
+    );
+  });
+
+  it("leaves to the sandbox what is not an own property of the inputs", async () => {
+    const weird = { flow_input: JSON.parse('{"__proto__": {"x": 1}, "s": "abc"}') as unknown };
+    for (const expr of [
+      "flow_input.__proto__",
+      "flow_input.s.length",
+      "flow_input.toString",
+      "flow_input.s[0]",
+    ]) {
+      assert.deepEqual(await evaluateExpression(expr, weird), await bySandbox(expr, weird), expr);
+    }
+    // A missing step result, a property of undefined: the sandbox's own error.
+    await fails("results.missing.x", "error", /TypeError: cannot read property 'x' of undefined/);
+    // Sloppy JavaScript reads a leading zero as octal: the sandbox decides.
+    assert.deepEqual(
+      await evaluateExpression("flow_input.list[01]", env),
+      await bySandbox("flow_input.list[01]"),
+    );
+  });
+
+  it("tests truthiness as JavaScript does", async () => {
+    const { withExpressions } = await import("./expressions.ts");
+    const on = { flow_input: { zero: 0, empty: "", list: [], no: false, yes: "y" } };
+    const exprs = [
+      "flow_input.zero",
+      "flow_input.empty",
+      "flow_input.list",
+      "flow_input.no",
+      "flow_input.yes",
+    ];
+    const tested = await withExpressions(exprs, on, undefined, ({ test }) => exprs.map((expr) => test(expr)));
+    assert.deepEqual(tested, [false, false, true, false, true]);
+  });
+});
+
 describe("evaluateTransforms", () => {
   it("passes static values through and evaluates javascript ones", async () => {
     const args = await evaluateTransforms(

@@ -251,6 +251,50 @@ export async function claimJobs(
 }
 
 /**
+ * The advisory lock `millrace backup restore` holds, exclusively, while nothing may be claimed (it
+ * is replacing the database): every claim first takes it shared, or claims nothing. The CLI has
+ * its own copy (apps/cli/src/backup/restore.ts), to start without this package.
+ */
+export const CLAIM_PAUSE_LOCK_SQL = "hashtext('millrace-claim-pause')";
+
+/**
+ * Claims jobs enqueued earlier in `client`'s own transaction for the worker slots named, which
+ * wait for them (a flow's next step taken by the slot its step freed: completeJobs'
+ * continuations). Their rows and pg-boss dispatches are this transaction's, not committed yet: no
+ * other worker can see them, let alone fetch them, so there is nothing to lock or skip. The
+ * dispatch is used up as a fetch would (see consumingFetch); a job that is no longer queued (its
+ * savepoint rolled back) is not claimed. Nor is anything while a restore pauses claiming: the
+ * shared lock taken here holds the restore back until this transaction ends.
+ */
+export async function claimEnqueuedJobs(
+  client: PoolClient,
+  claims: { jobId: string; workerName: string }[],
+): Promise<ClaimedJob[]> {
+  if (claims.length === 0) return [];
+  const { rows } = await client.query(
+    prepared(
+      `WITH wanted AS (
+       SELECT * FROM unnest($1::uuid[], $2::text[]) AS w(job_id, worker_name)
+        WHERE pg_try_advisory_xact_lock_shared(${CLAIM_PAUSE_LOCK_SQL})
+     ), consumed AS (
+       DELETE FROM pgboss.job b USING job j, wanted w
+        WHERE j.id = w.job_id AND b.name = j.tag AND b.id = j.boss_job_id
+     ), claimed AS (
+       UPDATE job SET status = 'running', started_at = now(), worker_name = w.worker_name
+         FROM wanted w
+        WHERE job.id = w.job_id AND job.status IS NOT DISTINCT FROM 'queued' AND job.concurrency_key IS NULL
+        RETURNING ${CLAIMED_COLUMNS.split(", ")
+          .map((column) => `job.${column}`)
+          .join(", ")}
+     ), ${issueJobTokensSql("claimed")}
+     SELECT claimed.*, job_token.token FROM claimed LEFT JOIN job_token ON job_token.job_id = claimed.id`,
+      [claims.map((claim) => claim.jobId), claims.map((claim) => claim.workerName)],
+    ),
+  );
+  return rows.map((row) => toClaimed(row, row.token ?? null));
+}
+
+/**
  * Puts jobs a worker claimed ahead but did not start back in the queue (the worker is stopping,
  * or the slot it expected did not free in time), so that any worker can run them. Only the
  * claimed dispatch is released: a job canceled or restarted meanwhile is left alone.

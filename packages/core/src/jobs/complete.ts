@@ -1,7 +1,7 @@
 import { prepared, withTransaction, type Pool, type PoolClient } from "@millrace/db";
 import type { Boss } from "./boss.ts";
-import { CAPPED_APPEND, MAX_JOB_LOG_CHARS, type ClaimedJob } from "./claim.ts";
-import { redispatchJob, type RetryPolicy } from "./enqueue.ts";
+import { CAPPED_APPEND, MAX_JOB_LOG_CHARS, claimEnqueuedJobs, type ClaimedJob } from "./claim.ts";
+import { redispatchJob, watchEnqueuedJobs, type EnqueuedJob, type RetryPolicy } from "./enqueue.ts";
 import { JOB_DONE_CHANNEL, NOTIFY_OUTCOMES } from "./events.ts";
 import { settleDependencyJobs } from "../dependencies/settle.ts";
 import { hashToken } from "../auth/tokens.ts";
@@ -30,6 +30,12 @@ export interface Completion {
    * its recorded start moves to this time.
    */
   startedAt?: Date;
+  /**
+   * The worker slot the job ran in, kept free for what follows it: a job this completion enqueues
+   * on one of `tags` (a flow's next step) is claimed for that slot in the same transaction, a
+   * continuation, instead of going through the queue to whichever worker fetches it first.
+   */
+  continueIn?: { workerName: string; tags: readonly string[] };
 }
 
 /** Seconds before retry number `attempt` (1-based), or null when the policy is exhausted. */
@@ -105,14 +111,18 @@ function recordOutcomesValues(completions: Completion[], retries: Completion[]):
  * everything in one transaction: a flow step's completion also moves its flow to the next step
  * (flows/engine), so no crash leaves a flow between two steps.
  */
-export async function completeJobs(pool: Pool, boss: Boss, completions: Completion[]): Promise<void> {
-  if (completions.length === 0) return;
+export async function completeJobs(
+  pool: Pool,
+  boss: Boss,
+  completions: Completion[],
+): Promise<Map<string, ClaimedJob>> {
+  if (completions.length === 0) return new Map();
   const retries = completions.filter(willRetry);
   if (retries.length === 0 && completions.every((c) => c.job.kind !== "dependency" && !c.job.parentJobId)) {
     await pool.query(prepared(RECORD_OUTCOMES, recordOutcomesValues(completions, [])));
-    return;
+    return new Map();
   }
-  await withTransaction(pool, async (client) => {
+  return withTransaction(pool, async (client) => {
     // Flow jobs are locked before their steps' rows, as a flow's cancel locks them (the flow,
     // then its steps): the root flow of each run first (a run's parallel children finishing at
     // once then queue on it rather than each locking its own child flow and then the root in
@@ -122,22 +132,64 @@ export async function completeJobs(pool: Pool, boss: Boss, completions: Completi
     ].sort();
     if (flows.length > 0) {
       await client.query(
-        `SELECT 1 FROM job WHERE id = ANY($1::uuid[])
-            OR id IN (SELECT root_job_id FROM job WHERE id = ANY($1::uuid[]) AND root_job_id IS NOT NULL)
-          ORDER BY root_job_id IS NULL DESC, id FOR UPDATE`,
-        [flows],
+        prepared(
+          `SELECT 1 FROM job WHERE id = ANY($1::uuid[])
+              OR id IN (SELECT root_job_id FROM job WHERE id = ANY($1::uuid[]) AND root_job_id IS NOT NULL)
+            ORDER BY root_job_id IS NULL DESC, id FOR UPDATE`,
+          [flows],
+        ),
       );
     }
     await client.query(prepared(RECORD_OUTCOMES, recordOutcomesValues(completions, retries)));
     for (const c of retries) await scheduleRetry(client, boss, c);
     const finals = completions.filter((c) => !retries.includes(c));
     await settleDependencyJobs(client, boss, finals);
-    await advanceFlows(
-      client,
-      boss,
-      finals.filter((c) => c.job.parentJobId).map((c) => c.job.id),
-    );
+    const steps = finals.filter((c) => c.job.parentJobId);
+    const slots = steps.filter((c) => c.continueIn);
+    const enqueued = slots.length > 0 ? watchEnqueuedJobs(client) : null;
+    try {
+      await advanceFlows(
+        client,
+        boss,
+        steps.map((c) => c.job.id),
+      );
+    } finally {
+      enqueued?.stop();
+    }
+    return enqueued ? continuations(client, slots, enqueued.jobs) : new Map();
   });
+}
+
+/**
+ * Hands the jobs this transaction enqueued (the flows' next steps) to the slots their steps ran
+ * in, each to the first slot that serves its tag: they start as soon as the transaction commits,
+ * without a NOTIFY, a wake-up and a claim in between (~a third of a step's cost in a flow). A
+ * crash after the commit leaves them running under a worker that stops pinging: the zombie
+ * monitor puts them back, as for any claim. Returns them by the completed job's id.
+ */
+async function continuations(
+  client: PoolClient,
+  slots: Completion[],
+  enqueued: EnqueuedJob[],
+): Promise<Map<string, ClaimedJob>> {
+  const claims: { jobId: string; workerName: string; completed: string }[] = [];
+  const taken = new Set<string>();
+  for (const c of slots) {
+    const next = enqueued.find(
+      (job) => job.dueNow && !taken.has(job.id) && c.continueIn!.tags.includes(job.tag),
+    );
+    if (!next) continue;
+    taken.add(next.id);
+    claims.push({ jobId: next.id, workerName: c.continueIn!.workerName, completed: c.job.id });
+  }
+  const claimed = await claimEnqueuedJobs(client, claims);
+  const byJob = new Map(claimed.map((job) => [job.id, job]));
+  const handed = new Map<string, ClaimedJob>();
+  for (const claim of claims) {
+    const job = byJob.get(claim.jobId);
+    if (job) handed.set(claim.completed, job);
+  }
+  return handed;
 }
 
 function retryNote(c: Completion): string {

@@ -255,6 +255,27 @@ function auditRows(inputs: EnqueueInput[], ids: string[]): string {
  * commit (or roll back) with it (a schedule tick commits its job together with the
  * compare-and-set that claimed the tick).
  */
+/** A job enqueued in a watched transaction (see watchEnqueuedJobs). */
+export interface EnqueuedJob {
+  id: string;
+  tag: string;
+  /** A worker may start it as soon as the transaction commits: due now, no concurrency limit. */
+  dueNow: boolean;
+}
+
+const enqueuedIn = new WeakMap<PoolClient, EnqueuedJob[]>();
+
+/**
+ * Records the jobs enqueued in `client`'s transaction from now on, until `stop`: a completion
+ * hands a flow's next step straight to the slot its step freed (completeJobs' continuations).
+ * A job enqueued under a savepoint that is rolled back stays listed; claiming it finds no row.
+ */
+export function watchEnqueuedJobs(client: PoolClient): { jobs: EnqueuedJob[]; stop(): void } {
+  const jobs: EnqueuedJob[] = [];
+  enqueuedIn.set(client, jobs);
+  return { jobs, stop: () => enqueuedIn.delete(client) };
+}
+
 export async function enqueueJobs(
   pool: Pool,
   boss: Boss,
@@ -302,8 +323,16 @@ export async function enqueueJobs(
     for (const [tag, jobs] of groups.slice(1)) await boss.insert(tag, jobs, { db: bossDb(client) });
   };
   const readsLocks = needsLockRead(inputs);
-  if (transaction) await write(transaction, readsLocks ? transaction : null);
-  else if (tags.length === 1 && !readsLocks) await write(pool, null);
+  if (transaction) {
+    await write(transaction, readsLocks ? transaction : null);
+    enqueuedIn.get(transaction)?.push(
+      ...inputs.map((input, i) => ({
+        id: ids[i]!,
+        tag: input.tag,
+        dueNow: !input.concurrency && !(input.scheduledFor && input.scheduledFor > now),
+      })),
+    );
+  } else if (tags.length === 1 && !readsLocks) await write(pool, null);
   else await withTransaction(pool, (client) => write(client, readsLocks ? client : null));
   return ids;
 }

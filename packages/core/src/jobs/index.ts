@@ -15,6 +15,7 @@ export {
   appendJobLog,
   appendLogs,
   claimJobs,
+  CLAIM_PAUSE_LOCK_SQL,
   releaseClaimedJobs,
   nextDueTag,
   MAX_JOB_LOG_CHARS,

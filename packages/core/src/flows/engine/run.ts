@@ -274,10 +274,9 @@ export async function apply(
     if (!next) break;
     action = await machine.stepDone(next.id, next.outcome);
   }
-  await client.query("UPDATE job SET flow_status = $2 WHERE id = $1", [
-    flow.id,
-    JSON.stringify(machine.state),
-  ]);
+  await client.query(
+    prepared("UPDATE job SET flow_status = $2 WHERE id = $1", [flow.id, JSON.stringify(machine.state)]),
+  );
   // run_wait_result answers the early_return step's result: its waiters re-read the flow job.
   if (machine.earlyReturned) await client.query("SELECT pg_notify($1, $2)", [JOB_DONE_CHANNEL, flow.id]);
   return null;
@@ -332,15 +331,19 @@ export async function advanceFlows(client: PoolClient, boss: Boss, jobIds: strin
     status: string;
     result: unknown;
   }>(
-    `SELECT id, parent_job_id, status, result FROM job
-      WHERE id = ANY($1::uuid[]) AND parent_job_id IS NOT NULL AND status IN ('success', 'failure', 'canceled')
-      ORDER BY parent_job_id`,
-    [jobIds],
+    prepared(
+      `SELECT id, parent_job_id, status, result FROM job
+        WHERE id = ANY($1::uuid[]) AND parent_job_id IS NOT NULL AND status IN ('success', 'failure', 'canceled')
+        ORDER BY parent_job_id`,
+      [jobIds],
+    ),
   );
   for (const step of steps) {
     const { rows } = await client.query<FlowJobRow>(
-      `SELECT ${FLOW_JOB_COLUMNS} FROM job WHERE id = $1 AND kind IN ('flow', 'flowpreview') FOR UPDATE`,
-      [step.parent_job_id],
+      prepared(
+        `SELECT ${FLOW_JOB_COLUMNS} FROM job WHERE id = $1 AND kind IN ('flow', 'flowpreview') FOR UPDATE`,
+        [step.parent_job_id],
+      ),
     );
     const flow = rows[0];
     if (!flow || flow.status !== "running" || !flow.flow_status) continue;
