@@ -271,7 +271,8 @@ test("3,000 jobs through kill -9 of the leader server, a PostgreSQL restart and 
     // running, so that the launcher, not this test, is what kills the jobs with the worker.
     await until(() => lines().length >= 1500, 300_000, "1,500 jobs");
     const victim = workers[1]!;
-    const launcher = () => [...childrenOf(victim.child.pid!)].find((pid) => commandOf(pid).includes("launcher"));
+    const launcher = () =>
+      [...childrenOf(victim.child.pid!)].find((pid) => commandOf(pid).includes("launcher"));
     let stranded: string[] = [];
     const frozen = new Set<number>();
     await until(
@@ -343,7 +344,9 @@ test("3,000 jobs through kill -9 of the leader server, a PostgreSQL restart and 
         [twice],
       );
       for (const job of detail)
-        console.log(`fault test: reported at ${JSON.stringify(reportedAt.get(job.id))} ms: ${JSON.stringify(job)}`);
+        console.log(
+          `fault test: reported at ${JSON.stringify(reportedAt.get(job.id))} ms: ${JSON.stringify(job)}`,
+        );
     }
     await db.end();
     console.log(`fault test: ${JSON.stringify(rows)}`);
