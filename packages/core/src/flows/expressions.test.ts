@@ -6,6 +6,7 @@ import {
   evaluateTransforms,
   expressionSyntaxErrors,
   loadExpressionSandbox,
+  withExpressions,
   type ExpressionFailureReason,
 } from "./expressions.ts";
 
@@ -190,7 +191,6 @@ describe("plain property paths (read without a sandbox)", () => {
   });
 
   it("tests truthiness as JavaScript does", async () => {
-    const { withExpressions } = await import("./expressions.ts");
     const on = { flow_input: { zero: 0, empty: "", list: [], no: false, yes: "y" } };
     const exprs = [
       "flow_input.zero",
