@@ -73,12 +73,14 @@ const sandboxState =
 const isolation: JobIsolation = { sandbox: sandbox.kind !== "none", network: true };
 const launcher = new ProcessLauncher();
 await launcher.start();
-// Sandboxes set up ahead of their jobs (see WarmSandboxes): two per kind of job, even for one
-// slot, so that the next job finds one ready while the replacement of the one just used waits
-// while that job is recorded and answered (see replenish). A waiting bash sandbox holds a few MB.
+// Sandboxes set up ahead of their jobs (see WarmSandboxes): three per kind of job, even for one
+// slot, so that the next jobs find one ready while the replacements of those just used wait
+// until their jobs are recorded and answered (see replenish): the three steps of a flow, each
+// handed to the slot its previous step freed, all start warm. A waiting bash sandbox holds a
+// few MB.
 const warmSandboxes =
   sandbox.kind === "bubblewrap"
-    ? new WarmSandboxes({ workRoot: env.JOB_DIR, bwrap: sandbox.path, launcher, perSpec: 2 })
+    ? new WarmSandboxes({ workRoot: env.JOB_DIR, bwrap: sandbox.path, launcher, perSpec: 3 })
     : null;
 
 function setNetwork(config: { network?: boolean } | null): void {

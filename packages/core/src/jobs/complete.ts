@@ -6,7 +6,7 @@ import { JOB_DONE_CHANNEL, NOTIFY_OUTCOMES } from "./events.ts";
 import { settleDependencyJobs } from "../dependencies/settle.ts";
 import { hashToken } from "../auth/tokens.ts";
 import { storableJson, storableText } from "./storable.ts";
-import { advanceFlows } from "../flows/engine/run.ts";
+import { advanceFlows, FLOW_JOB_COLUMNS, FLOW_JOB_KINDS, type FlowJobRow } from "../flows/engine/run.ts";
 
 export interface JobError {
   name: string;
@@ -130,15 +130,20 @@ export async function completeJobs(
     const flows = [
       ...new Set(completions.flatMap((c) => (c.job.parentJobId ? [c.job.parentJobId] : []))),
     ].sort();
+    // The flows' rows come with their locks: the engine reads them from here (advanceFlows).
+    const lockedFlows = new Map<string, FlowJobRow>();
     if (flows.length > 0) {
-      await client.query(
+      const { rows } = await client.query<FlowJobRow>(
         prepared(
-          `SELECT 1 FROM job WHERE id = ANY($1::uuid[])
+          `SELECT ${FLOW_JOB_COLUMNS} FROM job WHERE id = ANY($1::uuid[])
               OR id IN (SELECT root_job_id FROM job WHERE id = ANY($1::uuid[]) AND root_job_id IS NOT NULL)
             ORDER BY root_job_id IS NULL DESC, id FOR UPDATE`,
           [flows],
         ),
       );
+      for (const row of rows) {
+        if ((FLOW_JOB_KINDS as readonly string[]).includes(row.kind)) lockedFlows.set(row.id, row);
+      }
     }
     await client.query(prepared(RECORD_OUTCOMES, recordOutcomesValues(completions, retries)));
     for (const c of retries) await scheduleRetry(client, boss, c);
@@ -152,6 +157,7 @@ export async function completeJobs(
         client,
         boss,
         steps.map((c) => c.job.id),
+        lockedFlows,
       );
     } finally {
       enqueued?.stop();

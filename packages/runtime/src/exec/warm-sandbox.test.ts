@@ -376,7 +376,7 @@ test("a job whose sandbox differs (another network setting) runs cold", async ()
   assert.equal(pool.available(bashSpec), 1, "the waiting sandbox was left for a job of its kind");
 });
 
-test("a used sandbox is replaced later while another is ready, at once when none is left", async () => {
+test("a used sandbox is replaced after its job is over, not in the turn it ended, even once none is left", async () => {
   const otherRoot = path.join(root, "replenish");
   const other = new WarmSandboxes({ workRoot: otherRoot, bwrap: "/usr/bin/bwrap", launcher, perSpec: 2 });
   try {
@@ -395,8 +395,11 @@ test("a used sandbox is replaced later while another is ready, at once when none
     const second = await run(root, { language: "bash", content: "echo two", launcher, warmSandboxes: other });
     assert.equal(second.outcome.status, "success", second.logs);
     await turn();
-    assert.ok(newFolders().length >= 1, "the emptied pool is being topped up");
+    assert.deepEqual(newFolders(), [], "the emptied pool waits too, while the job's outcome is recorded");
+    assert.equal(other.available(bashSpec), 0);
+    // Then it is topped up (perSpec): the next jobs start warm.
     while (other.available(bashSpec) < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.ok(newFolders().length >= 2, "two replacements were set up");
   } finally {
     other.close();
   }

@@ -92,8 +92,10 @@ const ENV_CANDIDATES = ["/usr/bin/env", "/bin/env"];
 // A waiting sandbox's folder: `warm-<owner>-<uuid>` (see owned-folders.ts).
 const WARM_PREFIX = "warm-";
 
-// How long a replacement sandbox waits after a job ended while another one is ready (see replenish).
+// How long a replacement sandbox waits after a job ended (see replenish): while another one is
+// ready, and when none is.
 const REPLENISH_QUIET_MS = 50;
+const REPLENISH_EMPTY_MS = 25;
 
 // Names the stub's bash must not take with `export`: not identifiers, names bash reads when it
 // starts or holds read-only (a fresh process gets them from its environment instead), and the
@@ -159,7 +161,7 @@ export class WarmSandboxes {
     perSpec?: number;
     maxSpecs?: number;
   }) {
-    this.options = { perSpec: 2, maxSpecs: 4, ...options };
+    this.options = { perSpec: 3, maxSpecs: 4, ...options };
     // Folders of the waiting sandboxes of a worker that was killed (kill -9) before it removed them.
     removeStaleFolders(path.resolve(options.workRoot), WARM_PREFIX, removeJobDir);
   }
@@ -227,12 +229,12 @@ export class WarmSandboxes {
       for (let i = this.ready(key); i < this.options.perSpec; i++) this.spawn(key, spec);
     };
     // Setting a sandbox up costs ~18 ms of CPU here (bwrap's namespaces and mounts, its first
-    // bash): done at once, it competes on a 2-core machine with recording and answering the job
-    // that just ended (one at a time, a bash run_wait_result took 25–29 ms instead of ~20). So it
-    // waits while a sandbox of the spec is still ready for the next job; an empty pool is topped
-    // up right after this turn, as the next job would otherwise run cold.
-    if (this.ready(key) === 0) setImmediate(top);
-    else setTimeout(top, REPLENISH_QUIET_MS).unref();
+    // bash). Done at once, it competes on a 2-core machine with recording and answering the job
+    // that just ended: one at a time, a bash run_wait_result took 25–29 ms instead of ~20, and a
+    // flow's last step and answer waited on the sandboxes its first steps had used. So the pool is
+    // topped up only once that is done: a job's completion takes ~2–8 ms here, a flow's answer
+    // ~10 ms after its last step. Sooner while the pool is empty, as the next job would run cold.
+    setTimeout(top, this.ready(key) === 0 ? REPLENISH_EMPTY_MS : REPLENISH_QUIET_MS).unref();
   }
 
   /** Sandboxes of the spec waiting or being set up. */

@@ -62,11 +62,12 @@ const windmillFlowShape = z.object({
 /** A run's arguments: a JSON object, or any other body as `{ body }` (read from the request). */
 const runArgsBody = "the arguments: a JSON object, or any other body as { body }";
 
-async function runByPath(ctx: RestContext, path: string): Promise<string> {
+/** `awaited`: run_wait_result, whose caller learns nothing before the flow's end (RunOptions.awaited). */
+async function runByPath(ctx: RestContext, path: string, awaited = false): Promise<string> {
   const args = runArgs(ctx);
   args.catch(() => {});
   const membership = await ctx.membership();
-  return runFlowByPath(ctx.services, membership, path, await args);
+  return runFlowByPath(ctx.services, membership, path, await args, { awaited });
 }
 
 const userStateParams = z.object({ workspace: z.string(), id: z.string(), key: z.string() });
@@ -238,7 +239,7 @@ export const flowRoutes: Route[] = [
       description: `the flow's result; 500 with the error when it failed (${runArgsBody})`,
     },
     handler: async (ctx, { params }) => {
-      const id = await runByPath(ctx, params.path);
+      const id = await runByPath(ctx, params.path, true);
       // A flow with early_return answers its named step's result as soon as that step is done.
       const job = await waitForFlowResult(
         ctx.services,
