@@ -6,7 +6,11 @@
 import { createPool } from "@millrace/db";
 import { startTestWorker } from "../../apps/worker/src/testing.ts";
 import type { BenchInstance } from "./instance.ts";
+import { spawn } from "node:child_process";
+import { chownSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
+import path from "node:path";
+import { bwrapArgs, detectSandbox, jobUser } from "../../packages/runtime/src/exec/sandbox.ts";
 import { machineBusyMs, ms, summary, withCpuPerRequest } from "./stats.ts";
 
 const RUNS = 100;
@@ -39,6 +43,51 @@ export interface FlowsBench {
   loop: { seconds: number; rate: number; theoretical: number; cpuPerIteration: number };
   /** The same 100 sleeps as plain jobs (no flow) on the same worker: what the machine allows. */
   plainJobs: { seconds: number; rate: number; cpuPerJob: number };
+  /** The same sleeps in bare bubblewrap sandboxes (as a job's), 8 at a time, no Millrace (null: no bwrap). */
+  bareSandboxes: { seconds: number; rate: number; cpuPerJob: number } | null;
+}
+
+/**
+ * The machine's own ceiling for a sandboxed step: `LOOP_ITERATIONS` times `bwrap <a job's sandbox>
+ * bash -c 'sleep …'`, `LOOP_SLOTS` at a time, started straight from here (no worker, database or
+ * warm sandbox). Whatever Millrace does per step comes on top of this.
+ */
+async function bareSandboxLoop(): Promise<FlowsBench["bareSandboxes"]> {
+  const sandbox = detectSandbox();
+  if (sandbox.kind !== "bubblewrap") return null;
+  const dir = mkdtempSync(path.join(os.tmpdir(), "millrace-bench-bare-"));
+  // As the worker starts a job: as the job user (nobody when the worker is root) in its folder.
+  const user = jobUser();
+  if (user) chownSync(dir, user.uid, user.gid);
+  try {
+    const args = [
+      ...bwrapArgs({ jobDir: dir, network: true, executables: [], readOnlyPaths: [] }),
+      "/bin/bash",
+      "-c",
+      `sleep ${LOOP_SLEEP_MS / 1000}`,
+    ];
+    const one = () =>
+      new Promise<void>((resolve, reject) => {
+        const child = spawn(sandbox.path, args, { stdio: "ignore", env: {}, cwd: dir, ...(user ?? {}) });
+        child.on("error", reject);
+        child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`bwrap exited with ${code}`))));
+      });
+    let left = LOOP_ITERATIONS;
+    const lane = async () => {
+      while (left-- > 0) await one();
+    };
+    const cpuBefore = machineBusyMs();
+    const started = performance.now();
+    await Promise.all(Array.from({ length: LOOP_SLOTS }, lane));
+    const seconds = (performance.now() - started) / 1000;
+    return {
+      seconds,
+      rate: LOOP_ITERATIONS / seconds,
+      cpuPerJob: (machineBusyMs() - cpuBefore) / LOOP_ITERATIONS,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 function bash(id: string, content: string, inputs: Record<string, string> = {}, tag?: string) {
@@ -202,6 +251,7 @@ export async function flowsBench(instance: BenchInstance): Promise<FlowsBench> {
           cpuPerIteration,
         },
         plainJobs: { seconds: plainSeconds, rate: LOOP_ITERATIONS / plainSeconds, cpuPerJob: plainCpuPerJob },
+        bareSandboxes: await bareSandboxLoop(),
       };
     } finally {
       await worker.stop();
@@ -212,7 +262,7 @@ export async function flowsBench(instance: BenchInstance): Promise<FlowsBench> {
 }
 
 export function printFlowsBench(result: FlowsBench, section: string): void {
-  const { ready, backToBack, loop, plainJobs } = result;
+  const { ready, backToBack, loop, plainJobs, bareSandboxes } = result;
   console.log(`\n${section}. Flows (run_wait_result over HTTP, alternating with the script)`);
   const print = (label: string, run: FlowSeries, judged: boolean) => {
     const verdict = (met: boolean) => (judged ? ` -> ${met ? "met" : "NOT met"}` : "");
@@ -250,6 +300,14 @@ export function printFlowsBench(result: FlowsBench, section: string): void {
     `   the same ${LOOP_ITERATIONS} sleeps as plain jobs (no flow), same worker and slots: ${plainJobs.seconds.toFixed(2)} s = ` +
       `${plainJobs.rate.toFixed(1)} jobs/s; the loop reaches ${((loop.rate / plainJobs.rate) * 100).toFixed(0)} % of that`,
   );
+  if (bareSandboxes) {
+    console.log(
+      `   the same ${LOOP_ITERATIONS} sleeps in bare bubblewrap sandboxes (bwrap and bash started from here, no Millrace), ` +
+        `${LOOP_SLOTS} at a time: ${bareSandboxes.seconds.toFixed(2)} s = ${bareSandboxes.rate.toFixed(1)}/s = ` +
+        `${((bareSandboxes.rate / loop.theoretical) * 100).toFixed(1)} % of ${loop.theoretical}, machine CPU ` +
+        `${ms(bareSandboxes.cpuPerJob)} each; the loop reaches ${((loop.rate / bareSandboxes.rate) * 100).toFixed(0)} % of that`,
+    );
+  }
   // A sandboxed process per step costs CPU (bubblewrap's namespaces and mounts, bash, the job's
   // rows): the machine's cores bound the rate whatever the slots. The ceiling is what the
   // measured CPU per job allows on this machine's cores.

@@ -6,7 +6,13 @@ import { JOB_DONE_CHANNEL, NOTIFY_OUTCOMES } from "./events.ts";
 import { settleDependencyJobs } from "../dependencies/settle.ts";
 import { hashToken } from "../auth/tokens.ts";
 import { storableJson, storableText } from "./storable.ts";
-import { advanceFlows, FLOW_JOB_COLUMNS, FLOW_JOB_KINDS, type FlowJobRow } from "../flows/engine/run.ts";
+import {
+  advanceFlows,
+  FLOW_JOB_COLUMNS,
+  FLOW_JOB_KINDS,
+  type EndedStep,
+  type FlowJobRow,
+} from "../flows/engine/run.ts";
 
 export interface JobError {
   name: string;
@@ -60,7 +66,7 @@ export function retryDelaySecs(policy: RetryPolicy | null, attempt: number): num
  * scan of it than looking up hundreds of rows by primary key; this comparison keeps that scan
  * cheap (a cast to text, used before, cost ~0.3 µs a row).
  */
-const RECORD_OUTCOMES = `WITH logs AS (
+const RECORD_OUTCOMES_CTES = `WITH logs AS (
      INSERT INTO job_log (job_id, logs)
        SELECT job_id, left(chunk, ${MAX_JOB_LOG_CHARS})
          FROM unnest($1::uuid[], $2::text[]) AS e(job_id, chunk) WHERE chunk <> ''
@@ -73,8 +79,15 @@ const RECORD_OUTCOMES = `WITH logs AS (
        FROM unnest($3::uuid[], $4::uuid[], $5::text[], $6::jsonb[], $8::timestamptz[])
             AS c(job_id, boss_job_id, status, result, started_at)
       WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status IS NOT DISTINCT FROM 'running'
-      RETURNING job.id, job.status, job.result)
+      RETURNING job.id, job.status, job.result, job.parent_job_id)`;
+
+const RECORD_OUTCOMES = `${RECORD_OUTCOMES_CTES}
    ${NOTIFY_OUTCOMES("done", "$7")}`;
+
+/** The same, answering the rows it completed: a flow's engine reads its ended steps from them. */
+const RECORD_OUTCOMES_RETURNING = `${RECORD_OUTCOMES_CTES},
+   notified AS (${NOTIFY_OUTCOMES("done", "$7")})
+   SELECT id, parent_job_id, status, result FROM done, (SELECT count(*) FROM notified) AS n`;
 
 function willRetry(c: Completion): boolean {
   return c.outcome.status === "failure" && retryDelaySecs(c.job.retry, c.job.retryAttempt + 1) !== null;
@@ -145,7 +158,9 @@ export async function completeJobs(
         if ((FLOW_JOB_KINDS as readonly string[]).includes(row.kind)) lockedFlows.set(row.id, row);
       }
     }
-    await client.query(prepared(RECORD_OUTCOMES, recordOutcomesValues(completions, retries)));
+    const { rows: ended } = await client.query<EndedStep>(
+      prepared(RECORD_OUTCOMES_RETURNING, recordOutcomesValues(completions, retries)),
+    );
     for (const c of retries) await scheduleRetry(client, boss, c);
     const finals = completions.filter((c) => !retries.includes(c));
     await settleDependencyJobs(client, boss, finals);
@@ -153,12 +168,7 @@ export async function completeJobs(
     const slots = steps.filter((c) => c.continueIn);
     const enqueued = slots.length > 0 ? watchEnqueuedJobs(client) : null;
     try {
-      await advanceFlows(
-        client,
-        boss,
-        steps.map((c) => c.job.id),
-        lockedFlows,
-      );
+      await advanceFlows(client, boss, { steps: ended, lockedFlows });
     } finally {
       enqueued?.stop();
     }

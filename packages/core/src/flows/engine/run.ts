@@ -317,25 +317,9 @@ export function machineFor(client: PoolClient, flow: FlowJobRow): FlowMachine {
   });
 }
 
-/**
- * Moves the flows whose step jobs `jobIds` just ended (in the caller's transaction, after their
- * outcomes were written): each flow job is locked, the step recorded, the next step enqueued or
- * the flow completed. Jobs that are no flow step, or that the flow no longer waits for (the flow
- * was canceled), change nothing.
- */
-export async function advanceFlows(
-  client: PoolClient,
-  boss: Boss,
-  jobIds: string[],
-  lockedFlows?: ReadonlyMap<string, FlowJobRow>,
-): Promise<void> {
-  if (jobIds.length === 0) return;
-  const { rows: steps } = await client.query<{
-    id: string;
-    parent_job_id: string;
-    status: string;
-    result: unknown;
-  }>(
+async function readEndedSteps(client: PoolClient, jobIds: string[]): Promise<EndedStep[]> {
+  if (jobIds.length === 0) return [];
+  const { rows } = await client.query<EndedStep>(
     prepared(
       `SELECT id, parent_job_id, status, result FROM job
         WHERE id = ANY($1::uuid[]) AND parent_job_id IS NOT NULL AND status IN ('success', 'failure', 'canceled')
@@ -343,12 +327,53 @@ export async function advanceFlows(
       [jobIds],
     ),
   );
+  return rows;
+}
+
+/** A step job that just ended, as its completion stored it. */
+export interface EndedStep {
+  id: string;
+  parent_job_id: string | null;
+  status: string;
+  result: unknown;
+}
+
+/**
+ * What a completion already holds (completeJobs): the ended steps' rows as its statement wrote
+ * them, and their flows' rows as it read them under their lock. Each spares a statement per step.
+ */
+export interface EndedSteps {
+  steps: EndedStep[];
+  lockedFlows: ReadonlyMap<string, FlowJobRow>;
+}
+
+const FINAL_STATUSES = new Set(["success", "failure", "canceled"]);
+
+/**
+ * Moves the flows whose step jobs just ended (`ended`: their ids, or their rows, in the caller's
+ * transaction, after their outcomes were written): each flow job is locked, the step recorded,
+ * the next step enqueued or the flow completed. Jobs that are no flow step, or that the flow no
+ * longer waits for (the flow was canceled), change nothing.
+ */
+export async function advanceFlows(
+  client: PoolClient,
+  boss: Boss,
+  ended: string[] | EndedSteps,
+): Promise<void> {
+  const known = Array.isArray(ended) ? null : ended;
+  const steps = known
+    ? known.steps
+        .filter((step) => step.parent_job_id !== null && FINAL_STATUSES.has(step.status))
+        .sort((a, b) =>
+          a.parent_job_id! < b.parent_job_id! ? -1 : a.parent_job_id! > b.parent_job_id! ? 1 : 0,
+        )
+    : await readEndedSteps(client, ended as string[]);
   // The caller's rows, read under their lock, are current only until a step's advance writes (its
   // flow, or a parent flow it completes): only the first step may use them.
-  let unchanged = lockedFlows;
+  let unchanged = known?.lockedFlows;
   for (const step of steps) {
     const flow =
-      unchanged?.get(step.parent_job_id) ??
+      unchanged?.get(step.parent_job_id!) ??
       (
         await client.query<FlowJobRow>(
           prepared(
