@@ -62,10 +62,10 @@ const CLAIMED_COLUMN_NAMES = [
   "lock",
   "parent_job_id",
 ];
-const CLAIMED_COLUMNS = CLAIMED_COLUMN_NAMES.join(", ");
+export const CLAIMED_COLUMNS = CLAIMED_COLUMN_NAMES.join(", ");
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-function toClaimed(row: any, callbackToken: string | null): ClaimedJob {
+export function toClaimed(row: any, callbackToken: string | null): ClaimedJob {
   return {
     id: row.id,
     bossJobId: row.boss_job_id,
@@ -256,43 +256,6 @@ export async function claimJobs(
  * its own copy (apps/cli/src/backup/restore.ts), to start without this package.
  */
 export const CLAIM_PAUSE_LOCK_SQL = "hashtext('millrace-claim-pause')";
-
-/**
- * Claims jobs enqueued earlier in `client`'s own transaction for the worker slots named, which
- * wait for them (a flow's next step taken by the slot its step freed: completeJobs'
- * continuations). Their rows and pg-boss dispatches are this transaction's, not committed yet: no
- * other worker can see them, let alone fetch them, so there is nothing to lock or skip. The
- * dispatch is used up as a fetch would (see consumingFetch); a job that is no longer queued (its
- * savepoint rolled back) is not claimed. Nor is anything while a restore pauses claiming: the
- * shared lock taken here holds the restore back until this transaction ends.
- */
-export async function claimEnqueuedJobs(
-  client: PoolClient,
-  claims: { jobId: string; workerName: string }[],
-): Promise<ClaimedJob[]> {
-  if (claims.length === 0) return [];
-  const { rows } = await client.query(
-    prepared(
-      `WITH wanted AS (
-       SELECT * FROM unnest($1::uuid[], $2::text[]) AS w(job_id, worker_name)
-        WHERE pg_try_advisory_xact_lock_shared(${CLAIM_PAUSE_LOCK_SQL})
-     ), consumed AS (
-       DELETE FROM pgboss.job b USING job j, wanted w
-        WHERE j.id = w.job_id AND b.name = j.tag AND b.id = j.boss_job_id
-     ), claimed AS (
-       UPDATE job SET status = 'running', started_at = now(), worker_name = w.worker_name
-         FROM wanted w
-        WHERE job.id = w.job_id AND job.status IS NOT DISTINCT FROM 'queued' AND job.concurrency_key IS NULL
-        RETURNING ${CLAIMED_COLUMNS.split(", ")
-          .map((column) => `job.${column}`)
-          .join(", ")}
-     ), ${issueJobTokensSql("claimed")}
-     SELECT claimed.*, job_token.token FROM claimed LEFT JOIN job_token ON job_token.job_id = claimed.id`,
-      [claims.map((claim) => claim.jobId), claims.map((claim) => claim.workerName)],
-    ),
-  );
-  return rows.map((row) => toClaimed(row, row.token ?? null));
-}
 
 /**
  * Puts jobs a worker claimed ahead but did not start back in the queue (the worker is stopping,

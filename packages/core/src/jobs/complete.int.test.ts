@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { createPool } from "@millrace/db";
+import { createPool, withTransaction } from "@millrace/db";
 import { createTestMember, createTestServices, type TestServices } from "../testing.ts";
 import type { Membership } from "../workspaces.ts";
-import { claimJobs } from "./claim.ts";
+import { CLAIM_PAUSE_LOCK_SQL, claimJobs } from "./claim.ts";
 import { completeJobs, type JobOutcome } from "./complete.ts";
-import { enqueueJobs, noopJob, type EnqueueInput } from "./enqueue.ts";
+import { enqueueJobs, markHandOvers, noopJob, offerSlots, type EnqueueInput } from "./enqueue.ts";
 import { JOB_DONE_CHANNEL, type NotifiedOutcome } from "./events.ts";
 import { waitForResult } from "./wait.ts";
 
@@ -119,6 +119,99 @@ describe("enqueue and completion", () => {
       assert.equal(rows[0].synchronous_commit, "on", "the connection's later statements commit durably");
     } finally {
       await single.end();
+    }
+  });
+
+  it("hands a job enqueued in a transaction to an offered slot: written running, its token bounded as a claim's", async () => {
+    const tag = "complete-handover";
+    const stepJob: EnqueueInput = {
+      ...job(tag),
+      kind: "flowscript",
+      permissionedAs: `u/${member.principal.username}`,
+      createdBy: member.principal.username,
+      boundedBy: ["someone-else"],
+    };
+    const { ids, slots } = await withTransaction(services.pool, async (client) => {
+      const offer = offerSlots(client, [
+        { workerName: "w-other", tags: ["not-this-tag"] },
+        { workerName: "w-slot", tags: [tag] },
+      ]);
+      try {
+        // Two jobs for one matching slot: the first is handed over, the second is queued.
+        const ids = await enqueueJobs(services.pool, services.boss, [stepJob, stepJob], {
+          transaction: client,
+        });
+        return { ids, slots: offer.slots };
+      } finally {
+        offer.stop();
+      }
+    });
+    assert.equal(slots[0]!.job, null, "a slot of other tags takes nothing");
+    const handed = slots[1]!.job!;
+    assert.equal(handed.id, ids[0]);
+    assert.equal(handed.workerName, "w-slot");
+    assert.match(handed.callbackToken ?? "", /^jt_/);
+    const { rows } = await services.pool.query(
+      `SELECT j.id, j.status, j.worker_name, b.id AS dispatch FROM job j LEFT JOIN pgboss.job b ON b.id = j.boss_job_id
+        WHERE j.id = ANY($1) ORDER BY j.id = $2 DESC`,
+      [ids, ids[0]],
+    );
+    assert.deepEqual(
+      rows.map((row) => [row.status, row.worker_name, row.dispatch !== null]),
+      [
+        ["running", "w-slot", false],
+        ["queued", null, true],
+      ],
+      "the handed job runs without a dispatch; the other waits in the queue",
+    );
+    // Its token acts within the job's bounds, as a token issued by a claim does.
+    const { rows: tokens } = await services.pool.query(
+      "SELECT bounded_by FROM api_token WHERE kind = 'job' AND label = $1",
+      [`job ${ids[0]}`],
+    );
+    assert.deepEqual(tokens[0]?.bounded_by, ["someone-else"]);
+    await completeJobs(services.pool, services.boss, [
+      { job: handed, outcome: { status: "success", result: 1 }, pendingLog: "" },
+    ]);
+    const { rows: done } = await services.pool.query("SELECT status FROM job WHERE id = $1", [ids[0]]);
+    assert.equal(done[0].status, "success", "the slot completes it as its claim");
+  });
+
+  it("a hand-over rolled back to a savepoint frees its slot; while claims are paused, nothing is handed over", async () => {
+    const tag = "complete-handover-undo";
+    await withTransaction(services.pool, async (client) => {
+      const offer = offerSlots(client, [{ workerName: "w-slot", tags: [tag] }]);
+      const handed = () => offer.slots[0]!.job;
+      await client.query("SAVEPOINT s");
+      const undo = markHandOvers(client);
+      const [rolledBack] = await enqueueJobs(services.pool, services.boss, [job(tag)], {
+        transaction: client,
+      });
+      assert.equal(handed()?.id, rolledBack);
+      await client.query("ROLLBACK TO SAVEPOINT s");
+      undo();
+      assert.equal(handed(), null, "the slot is free again");
+      const [kept] = await enqueueJobs(services.pool, services.boss, [job(tag)], { transaction: client });
+      assert.equal(handed()?.id, kept, "and takes the next job");
+      offer.stop();
+    });
+    // A restore holds the claim-pause lock: the job goes to the queue instead.
+    const restore = await services.pool.connect();
+    try {
+      await restore.query("BEGIN");
+      await restore.query(`SELECT pg_advisory_xact_lock(${CLAIM_PAUSE_LOCK_SQL})`);
+      const { id, taken } = await withTransaction(services.pool, async (client) => {
+        const offer = offerSlots(client, [{ workerName: "w-slot", tags: [tag] }]);
+        const [id] = await enqueueJobs(services.pool, services.boss, [job(tag)], { transaction: client });
+        offer.stop();
+        return { id: id!, taken: offer.slots[0]!.job };
+      });
+      assert.equal(taken, null);
+      const { rows } = await services.pool.query("SELECT status FROM job WHERE id = $1", [id]);
+      assert.equal(rows[0].status, "queued");
+    } finally {
+      await restore.query("ROLLBACK");
+      restore.release();
     }
   });
 

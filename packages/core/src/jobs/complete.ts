@@ -1,7 +1,7 @@
 import { prepared, withTransaction, type Pool, type PoolClient } from "@millrace/db";
 import type { Boss } from "./boss.ts";
-import { CAPPED_APPEND, MAX_JOB_LOG_CHARS, claimEnqueuedJobs, type ClaimedJob } from "./claim.ts";
-import { redispatchJob, watchEnqueuedJobs, type EnqueuedJob, type RetryPolicy } from "./enqueue.ts";
+import { CAPPED_APPEND, MAX_JOB_LOG_CHARS, type ClaimedJob } from "./claim.ts";
+import { offerSlots, redispatchJob, type RetryPolicy } from "./enqueue.ts";
 import { JOB_DONE_CHANNEL, NOTIFY_OUTCOMES } from "./events.ts";
 import { settleDependencyJobs } from "../dependencies/settle.ts";
 import { hashToken } from "../auth/tokens.ts";
@@ -164,49 +164,31 @@ export async function completeJobs(
     for (const c of retries) await scheduleRetry(client, boss, c);
     const finals = completions.filter((c) => !retries.includes(c));
     await settleDependencyJobs(client, boss, finals);
-    const steps = finals.filter((c) => c.job.parentJobId);
-    const slots = steps.filter((c) => c.continueIn);
-    const enqueued = slots.length > 0 ? watchEnqueuedJobs(client) : null;
+    // Each step's slot is offered to the jobs the engine enqueues (the flows' next steps): it takes
+    // the first on one of its tags, written claimed by it (see offerSlots), and starts it as soon
+    // as this transaction commits, without a NOTIFY, a wake-up and a claim in between. A crash after
+    // the commit leaves it running under a worker that stops pinging: the zombie monitor puts it
+    // back, as for any claim.
+    const slots = finals.filter((c) => c.job.parentJobId && c.continueIn);
+    const offer =
+      slots.length > 0
+        ? offerSlots(
+            client,
+            slots.map((c) => c.continueIn!),
+          )
+        : null;
     try {
       await advanceFlows(client, boss, { steps: ended, lockedFlows });
     } finally {
-      enqueued?.stop();
+      offer?.stop();
     }
-    return enqueued ? continuations(client, slots, enqueued.jobs) : new Map();
+    const handed = new Map<string, ClaimedJob>();
+    slots.forEach((c, i) => {
+      const job = offer!.slots[i]!.job;
+      if (job) handed.set(c.job.id, job);
+    });
+    return handed;
   });
-}
-
-/**
- * Hands the jobs this transaction enqueued (the flows' next steps) to the slots their steps ran
- * in, each to the first slot that serves its tag: they start as soon as the transaction commits,
- * without a NOTIFY, a wake-up and a claim in between (the engine's cost per step went from 16.7
- * to 11.7 ms in `npm run bench -- flows`). A crash after the commit leaves them running under a
- * worker that stops pinging: the zombie monitor puts them back, as for any claim. Returns them by
- * the completed job's id.
- */
-async function continuations(
-  client: PoolClient,
-  slots: Completion[],
-  enqueued: EnqueuedJob[],
-): Promise<Map<string, ClaimedJob>> {
-  const claims: { jobId: string; workerName: string; completed: string }[] = [];
-  const taken = new Set<string>();
-  for (const c of slots) {
-    const next = enqueued.find(
-      (job) => job.dueNow && !taken.has(job.id) && c.continueIn!.tags.includes(job.tag),
-    );
-    if (!next) continue;
-    taken.add(next.id);
-    claims.push({ jobId: next.id, workerName: c.continueIn!.workerName, completed: c.job.id });
-  }
-  const claimed = await claimEnqueuedJobs(client, claims);
-  const byJob = new Map(claimed.map((job) => [job.id, job]));
-  const handed = new Map<string, ClaimedJob>();
-  for (const claim of claims) {
-    const job = byJob.get(claim.jobId);
-    if (job) handed.set(claim.completed, job);
-  }
-  return handed;
 }
 
 function retryNote(c: Completion): string {

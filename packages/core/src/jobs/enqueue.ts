@@ -5,6 +5,8 @@ import { ensureQueue, type Boss } from "./boss.ts";
 import { attachLocks, needsLockRead } from "../dependencies/locks.ts";
 import { routeToDedicatedWorkers } from "../dependencies/dedicated.ts";
 import { auditRow, type AuditEntry } from "../audit/index.ts";
+import { issueJobTokensSql } from "../secrets/job-token.ts";
+import { CLAIM_PAUSE_LOCK_SQL, CLAIMED_COLUMNS, toClaimed, type ClaimedJob } from "./claim.ts";
 import type { Principal } from "../auth/principal.ts";
 
 export const JOB_QUEUED_CHANNEL = "millrace_job_queued";
@@ -146,22 +148,7 @@ export function bossJobOptions(job: { priority: number; timeoutSecs: number }, s
 function enqueueStatement(bossInsert: string, p: number): string {
   return `WITH dispatched AS (${bossInsert}
      ), inserted AS (
-       INSERT INTO job (id, boss_job_id, workspace_id, kind, script_path, script_hash, language, content, args,
-         arg_order, tag, priority, created_by, permissioned_as, scheduled_for, timeout_secs, memory_limit_mb,
-         concurrency_key, concurrent_limit, concurrency_time_window_s, retry, schedule_path, lock, bounded_by,
-         parent_job_id, root_job_id, flow_step_id, trigger_kind)
-       SELECT v.id, v.id, v.workspace_id, v.kind, v.script_path, v.script_hash, v.language, v.content, v.args,
-         ARRAY(SELECT jsonb_array_elements_text(v.arg_order)), v.tag, v.priority, v.created_by, v.permissioned_as,
-         v.scheduled_for, v.timeout_secs, v.memory_limit_mb, v.concurrency_key, v.concurrent_limit,
-         v.concurrency_time_window_s, v.retry, v.schedule_path, v.lock,
-         ARRAY(SELECT jsonb_array_elements_text(v.bounded_by)), v.parent_job_id, v.root_job_id, v.flow_step_id,
-         v.trigger_kind
-       FROM jsonb_to_recordset($${p + 1}::jsonb) AS v(id uuid, workspace_id text, kind text, script_path text,
-         script_hash text, language text, content text, args jsonb, arg_order jsonb, tag text, priority int,
-         created_by text, permissioned_as text, scheduled_for timestamptz, timeout_secs int, memory_limit_mb int,
-         concurrency_key text, concurrent_limit int, concurrency_time_window_s int, retry jsonb,
-         schedule_path text, lock text, bounded_by jsonb, parent_job_id uuid, root_job_id uuid, flow_step_id text,
-         trigger_kind text)
+       ${jobInsertSql(p + 1, false)}
        RETURNING tag
      ), audited AS (
        INSERT INTO audit_log (workspace_id, actor, operation, resource, parameters, ip, at)
@@ -170,6 +157,127 @@ function enqueueStatement(bossInsert: string, p: number): string {
            AS a(workspace_id text, actor text, operation text, resource text, parameters jsonb, ip text))
      SELECT pg_notify($${p + 2}, tag) FROM (SELECT DISTINCT tag FROM inserted) AS tags
       WHERE CASE WHEN $${p + 4}::boolean THEN set_config('synchronous_commit', 'off', true) = 'off' ELSE true END`;
+}
+
+/**
+ * The insert of the job rows in `$param` (jobRows' JSON). `running`: claimed as they are written,
+ * each by the worker slot its row names (`worker_name`, see handOverStatement).
+ */
+function jobInsertSql(param: number, running: boolean): string {
+  return `INSERT INTO job (id, boss_job_id, workspace_id, kind, script_path, script_hash, language, content, args,
+         arg_order, tag, priority, created_by, permissioned_as, scheduled_for, timeout_secs, memory_limit_mb,
+         concurrency_key, concurrent_limit, concurrency_time_window_s, retry, schedule_path, lock, bounded_by,
+         parent_job_id, root_job_id, flow_step_id, trigger_kind${running ? ", status, started_at, worker_name" : ""})
+       SELECT v.id, v.id, v.workspace_id, v.kind, v.script_path, v.script_hash, v.language, v.content, v.args,
+         ARRAY(SELECT jsonb_array_elements_text(v.arg_order)), v.tag, v.priority, v.created_by, v.permissioned_as,
+         v.scheduled_for, v.timeout_secs, v.memory_limit_mb, v.concurrency_key, v.concurrent_limit,
+         v.concurrency_time_window_s, v.retry, v.schedule_path, v.lock,
+         ARRAY(SELECT jsonb_array_elements_text(v.bounded_by)), v.parent_job_id, v.root_job_id, v.flow_step_id,
+         v.trigger_kind${running ? ", 'running', now(), v.worker_name" : ""}
+       FROM jsonb_to_recordset($${param}::jsonb) AS v(id uuid, workspace_id text, kind text, script_path text,
+         script_hash text, language text, content text, args jsonb, arg_order jsonb, tag text, priority int,
+         created_by text, permissioned_as text, scheduled_for timestamptz, timeout_secs int, memory_limit_mb int,
+         concurrency_key text, concurrent_limit int, concurrency_time_window_s int, retry jsonb,
+         schedule_path text, lock text, bounded_by jsonb, parent_job_id uuid, root_job_id uuid, flow_step_id text,
+         trigger_kind text${running ? ", worker_name text" : ""})`;
+}
+
+/**
+ * Writes jobs already claimed by the worker slots their rows name, with their WM_TOKENs: a flow's
+ * next step handed to the slot its previous step freed (see offerSlots). No pg-boss dispatch and
+ * no NOTIFY: the job is running from the moment the transaction commits, and only that slot may
+ * complete it (its `boss_job_id` is its own id, as a first dispatch's). Their rows are this
+ * transaction's, so no other worker can see them, let alone claim them. Nothing is written while
+ * a restore pauses claiming: the shared lock taken here holds the restore back until this
+ * transaction ends, and a refused lock leaves the jobs to the queue instead. The token's bounds
+ * come from the row being written (a read of the job table in the same statement would not see
+ * it).
+ */
+function handOverStatement(): string {
+  return `WITH inserted AS (
+       ${jobInsertSql(1, true)}
+        WHERE pg_try_advisory_xact_lock_shared(${CLAIM_PAUSE_LOCK_SQL})
+       RETURNING ${CLAIMED_COLUMNS}, bounded_by
+     ), ${issueJobTokensSql("inserted", { boundsOfClaimed: true })}
+     SELECT inserted.*, job_token.token FROM inserted LEFT JOIN job_token ON job_token.job_id = inserted.id`;
+}
+
+/** A worker slot a transaction may hand a job it enqueues to (see offerSlots). */
+export interface OfferedSlot {
+  workerName: string;
+  tags: readonly string[];
+  /** The job handed to the slot, once one was. */
+  job: ClaimedJob | null;
+}
+
+const slotOffers = new WeakMap<PoolClient, OfferedSlot[]>();
+
+/**
+ * Offers `slots` to the jobs enqueued in `client`'s transaction from now on, until `stop`: each
+ * takes the first job due now on one of its tags (a completion hands a flow's next step to the
+ * slot its step freed: completeJobs). Such a job is written claimed (handOverStatement).
+ */
+export function offerSlots(
+  client: PoolClient,
+  slots: { workerName: string; tags: readonly string[] }[],
+): { slots: OfferedSlot[]; stop(): void } {
+  const offered = slots.map((slot) => ({ ...slot, job: null }));
+  slotOffers.set(client, offered);
+  return { slots: offered, stop: () => slotOffers.delete(client) };
+}
+
+/**
+ * Marks the hand-overs made so far in `client`'s transaction; the function returned forgets those
+ * made since, whose writes the caller rolled back to a savepoint (their slots are free again).
+ */
+export function markHandOvers(client: PoolClient): () => void {
+  const before = new Set((slotOffers.get(client) ?? []).filter((slot) => slot.job));
+  return () => {
+    for (const slot of slotOffers.get(client) ?? []) if (!before.has(slot)) slot.job = null;
+  };
+}
+
+/**
+ * Writes the jobs that offered slots of the transaction take as claimed by them; returns the
+ * indexes of those written (the others go through the queue).
+ */
+async function handOver(
+  client: PoolClient,
+  inputs: EnqueueInput[],
+  ids: string[],
+  now: Date,
+): Promise<Set<number>> {
+  const open = (slotOffers.get(client) ?? []).filter((slot) => !slot.job);
+  const taken: { index: number; slot: OfferedSlot }[] = [];
+  inputs.forEach((input, index) => {
+    if (input.audit || input.concurrency || (input.scheduledFor && input.scheduledFor > now)) return;
+    const slot = open.find(
+      (candidate) => candidate.tags.includes(input.tag) && !taken.some((t) => t.slot === candidate),
+    );
+    if (slot) taken.push({ index, slot });
+  });
+  if (taken.length === 0) return new Set();
+  const rows = JSON.parse(
+    jobRows(
+      taken.map((t) => inputs[t.index]!),
+      taken.map((t) => ids[t.index]!),
+      now,
+    ),
+  ) as object[];
+  const { rows: claimed } = await client.query(
+    prepared(handOverStatement(), [
+      JSON.stringify(rows.map((row, i) => ({ ...row, worker_name: taken[i]!.slot.workerName }))),
+    ]),
+  );
+  const byId = new Map(claimed.map((row) => [row.id as string, toClaimed(row, row.token ?? null)]));
+  const written = new Set<number>();
+  for (const { index, slot } of taken) {
+    const job = byId.get(ids[index]!);
+    if (!job) continue;
+    slot.job = job;
+    written.add(index);
+  }
+  return written;
 }
 
 function jobRows(inputs: EnqueueInput[], ids: string[], now: Date): string {
@@ -253,29 +361,9 @@ function auditRows(inputs: EnqueueInput[], ids: string[]): string {
  * lock to look up, no caller transaction) is one autocommitted statement: a run is one round
  * trip. Otherwise the writes go in one transaction: with `transaction`, the caller's, so they
  * commit (or roll back) with it (a schedule tick commits its job together with the
- * compare-and-set that claimed the tick).
+ * compare-and-set that claimed the tick); a job a slot offered to that transaction takes is
+ * written claimed by it instead (offerSlots).
  */
-/** A job enqueued in a watched transaction (see watchEnqueuedJobs). */
-export interface EnqueuedJob {
-  id: string;
-  tag: string;
-  /** A worker may start it as soon as the transaction commits: due now, no concurrency limit. */
-  dueNow: boolean;
-}
-
-const enqueuedIn = new WeakMap<PoolClient, EnqueuedJob[]>();
-
-/**
- * Records the jobs enqueued in `client`'s transaction from now on, until `stop`: a completion
- * hands a flow's next step straight to the slot its step freed (completeJobs' continuations).
- * A job enqueued under a savepoint that is rolled back stays listed; claiming it finds no row.
- */
-export function watchEnqueuedJobs(client: PoolClient): { jobs: EnqueuedJob[]; stop(): void } {
-  const jobs: EnqueuedJob[] = [];
-  enqueuedIn.set(client, jobs);
-  return { jobs, stop: () => enqueuedIn.delete(client) };
-}
-
 export async function enqueueJobs(
   pool: Pool,
   boss: Boss,
@@ -291,6 +379,11 @@ export async function enqueueJobs(
   const ids = inputs.map(() => randomUUID());
   const write = async (client: Pool | PoolClient, lockReader: PoolClient | null) => {
     if (lockReader) inputs = await attachLocks(lockReader, inputs, now);
+    await writeQueued(client, inputs, ids);
+  };
+  // The jobs go to the queue: their rows, their pg-boss dispatches, a NOTIFY per tag.
+  const writeQueued = async (client: Pool | PoolClient, inputs: EnqueueInput[], ids: string[]) => {
+    if (inputs.length === 0) return;
     const byTag = new Map<string, { id: string; data: { jobId: string } }[]>();
     inputs.forEach((input, i) => {
       const id = ids[i]!;
@@ -324,13 +417,13 @@ export async function enqueueJobs(
   };
   const readsLocks = needsLockRead(inputs);
   if (transaction) {
-    await write(transaction, readsLocks ? transaction : null);
-    enqueuedIn.get(transaction)?.push(
-      ...inputs.map((input, i) => ({
-        id: ids[i]!,
-        tag: input.tag,
-        dueNow: !input.concurrency && !(input.scheduledFor && input.scheduledFor > now),
-      })),
+    if (readsLocks) inputs = await attachLocks(transaction, inputs, now);
+    const handed = await handOver(transaction, inputs, ids, now);
+    const queued = inputs.flatMap((input, i) => (handed.has(i) ? [] : [i]));
+    await writeQueued(
+      transaction,
+      queued.map((i) => inputs[i]!),
+      queued.map((i) => ids[i]!),
     );
   } else if (tags.length === 1 && !readsLocks) await write(pool, null);
   else await withTransaction(pool, (client) => write(client, readsLocks ? client : null));

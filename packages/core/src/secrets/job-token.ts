@@ -21,11 +21,13 @@ export const JOB_TOKEN_KINDS = ["script", "preview", "flowscript", "init_script"
  * made and sent hundreds before): 244 random bits from two `gen_random_uuid()`, which reads
  * PostgreSQL's strong random source. `job_token` is MATERIALIZED so that the token returned is
  * the one stored. Issued in the claim statement itself: one round trip less per job.
+ * `boundsOfClaimed`: `claimed` also has the jobs' `bounded_by`, to be read from it (its rows are
+ * written by the same statement, and a read of the job table there would not see them).
  */
-export function issueJobTokensSql(claimed: string): string {
+export function issueJobTokensSql(claimed: string, options: { boundsOfClaimed?: boolean } = {}): string {
   return `job_token AS MATERIALIZED (
        SELECT c.id AS job_id, c.workspace_id, c.timeout_secs, u.id AS user_id,
-              ${jobBoundsSql("c", "u.username")} AS bounded_by,
+              ${jobBoundsSql("c", "u.username", options.boundsOfClaimed ? "c.bounded_by" : undefined)} AS bounded_by,
               'jt_' || replace(gen_random_uuid()::text, '-', '') || replace(gen_random_uuid()::text, '-', '') AS token
          FROM ${claimed} c
          JOIN "user" u ON u.username = substr(c.permissioned_as, 3) AND NOT u.disabled
@@ -46,10 +48,14 @@ export function issueJobTokensSql(claimed: string): string {
  * `workspace_id` and `script_hash`) other than `runner`: the job's `bounded_by` (set at enqueue)
  * and, whatever enqueued the job, the deployer of the script version it runs. A job's token and
  * its `$var:`/`$res:` arguments act with the intersection of their rights and the runner's.
+ * `boundedBy`: SQL of the job's `bounded_by` array, when it is at hand (else read from its row).
  */
-export function jobBoundsSql(job: string, runner: string): string {
+export function jobBoundsSql(job: string, runner: string, boundedBy?: string): string {
+  const own = boundedBy
+    ? `SELECT unnest(${boundedBy}) AS name`
+    : `SELECT unnest(bj.bounded_by) AS name FROM job bj WHERE bj.id = ${job}.id`;
   return `ARRAY(SELECT b.name FROM (
-                SELECT unnest(bj.bounded_by) AS name FROM job bj WHERE bj.id = ${job}.id
+                ${own}
                 UNION SELECT s.created_by FROM script s
                  WHERE s.workspace_id = ${job}.workspace_id AND s.hash = ${job}.script_hash
               ) b WHERE b.name <> ${runner} ORDER BY b.name)`;

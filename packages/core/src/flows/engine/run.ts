@@ -17,7 +17,7 @@ import { auditRow } from "../../audit/index.ts";
 import type { Principal } from "../../auth/principal.ts";
 import { AppError, invalidInput, notFound } from "../../errors.ts";
 import type { Boss } from "../../jobs/boss.ts";
-import { enqueueJobs, triggerKind, type EnqueueInput } from "../../jobs/enqueue.ts";
+import { enqueueJobs, markHandOvers, triggerKind, type EnqueueInput } from "../../jobs/enqueue.ts";
 import { JOB_DONE_CHANNEL, NOTIFY_OUTCOMES } from "../../jobs/events.ts";
 import { waitUntilFinished, type FinishedJob } from "../../jobs/wait.ts";
 import { JOB_CANCEL_CHANNEL } from "../../jobs/cancel.ts";
@@ -387,6 +387,7 @@ export async function advanceFlows(
     // A fault of the engine itself must not make the step's completion unrecordable (its worker
     // would retry it forever): the flow fails instead, saying why.
     await client.query("SAVEPOINT advance_flow");
+    const undoHandOvers = markHandOvers(client);
     try {
       const machine = machineFor(client, flow);
       const action = await machine.stepDone(step.id, step);
@@ -394,6 +395,7 @@ export async function advanceFlows(
       await client.query("RELEASE SAVEPOINT advance_flow");
     } catch (error) {
       await client.query("ROLLBACK TO SAVEPOINT advance_flow");
+      undoHandOvers();
       if (isTransientDatabaseError(error)) throw error;
       const message = error instanceof Error ? error.message : String(error);
       await finish(client, boss, flow, flow.flow_status, {
