@@ -250,6 +250,8 @@ async function handOver(
   const open = (slotOffers.get(client) ?? []).filter((slot) => !slot.job);
   const taken: { index: number; slot: OfferedSlot }[] = [];
   inputs.forEach((input, index) => {
+    // Due now and unlimited, as a claim would take it; a job with an audit entry (none of a flow's
+    // steps) goes the queue's way, whose statement writes it.
     if (input.audit || input.concurrency || (input.scheduledFor && input.scheduledFor > now)) return;
     const slot = open.find(
       (candidate) => candidate.tags.includes(input.tag) && !taken.some((t) => t.slot === candidate),
@@ -257,16 +259,14 @@ async function handOver(
     if (slot) taken.push({ index, slot });
   });
   if (taken.length === 0) return new Set();
-  const rows = JSON.parse(
-    jobRows(
-      taken.map((t) => inputs[t.index]!),
-      taken.map((t) => ids[t.index]!),
-      now,
-    ),
-  ) as object[];
   const { rows: claimed } = await client.query(
     prepared(handOverStatement(), [
-      JSON.stringify(rows.map((row, i) => ({ ...row, worker_name: taken[i]!.slot.workerName }))),
+      jobRows(
+        taken.map((t) => inputs[t.index]!),
+        taken.map((t) => ids[t.index]!),
+        now,
+        taken.map((t) => t.slot.workerName),
+      ),
     ]),
   );
   const byId = new Map(claimed.map((row) => [row.id as string, toClaimed(row, row.token ?? null)]));
@@ -280,7 +280,8 @@ async function handOver(
   return written;
 }
 
-function jobRows(inputs: EnqueueInput[], ids: string[], now: Date): string {
+/** The job rows' JSON (see jobInsertSql); `workerNames`: of the slots that claim them, if claimed. */
+function jobRows(inputs: EnqueueInput[], ids: string[], now: Date, workerNames?: string[]): string {
   return JSON.stringify(
     inputs.map((input, i) => ({
       id: ids[i],
@@ -310,6 +311,7 @@ function jobRows(inputs: EnqueueInput[], ids: string[], now: Date): string {
       root_job_id: input.rootJobId ?? null,
       flow_step_id: input.flowStepId ?? null,
       trigger_kind: triggerKind(input),
+      ...(workerNames ? { worker_name: workerNames[i] } : {}),
     })),
   );
 }
