@@ -143,13 +143,15 @@ export async function completeJobs(
     const flows = [
       ...new Set(completions.flatMap((c) => (c.job.parentJobId ? [c.job.parentJobId] : []))),
     ].sort();
-    // The flows' rows come with their locks: the engine reads them from here (advanceFlows).
+    // The flows' rows come with their locks: the engine reads them from here (advanceFlows). One
+    // array of ids, so that the primary key finds them: `id = ANY(…) OR id IN (…)` scanned the
+    // whole job table on every step's completion (2.4 ms at 15k jobs, 0.1 ms this way).
     const lockedFlows = new Map<string, FlowJobRow>();
     if (flows.length > 0) {
       const { rows } = await client.query<FlowJobRow>(
         prepared(
-          `SELECT ${FLOW_JOB_COLUMNS} FROM job WHERE id = ANY($1::uuid[])
-              OR id IN (SELECT root_job_id FROM job WHERE id = ANY($1::uuid[]) AND root_job_id IS NOT NULL)
+          `SELECT ${FLOW_JOB_COLUMNS} FROM job
+            WHERE id = ANY($1::uuid[] || ARRAY(SELECT root_job_id FROM job WHERE id = ANY($1::uuid[]) AND root_job_id IS NOT NULL))
             ORDER BY root_job_id IS NULL DESC, id FOR UPDATE`,
           [flows],
         ),
