@@ -176,6 +176,11 @@ function stepJobInput(flow: FlowJobRow, step: StepJobRequest): EnqueueInput {
  * starts it, in `client`'s transaction. Its outcome when it finished at once (no step needed a
  * job): the parent takes it itself, as the child's finish does not advance it (the parent's
  * machine is the one running here).
+ *
+ * Its row is written once its first step is enqueued, with the state that records it (see
+ * apply's `unwritten`): an insert followed by an update of its state cost a round trip more on
+ * every parallel iteration's start. Nothing reads the row before (its steps name it as their
+ * parent, which no constraint checks), and it is built here as the insert would return it.
  */
 async function startChildFlow(
   client: PoolClient,
@@ -185,36 +190,60 @@ async function startChildFlow(
   scheduledFor: Date | null,
 ): Promise<{ id: string; outcome: Outcome | null }> {
   const id = randomUUID();
-  const state = initialState(request.value, request.args, request.seed, scheduledFor);
-  const { rows } = await client.query<FlowJobRow>(
-    `INSERT INTO job (id, workspace_id, kind, script_path, script_hash, language, content, args, tag, priority,
-       status, created_by, permissioned_as, bounded_by, started_at, timeout_secs, raw_flow, flow_status, trigger_kind,
-       parent_job_id, root_job_id, flow_step_id)
-     VALUES ($1, $2, $3, $4, $5, 'flow', NULL, $6, 'flow', $7, 'running', $8, $9, $10, now(), $11, $12, $13, 'flow',
-       $14, $15, $16)
-     RETURNING ${FLOW_JOB_COLUMNS}`,
-    [
-      id,
-      parent.workspace_id,
-      parent.kind,
-      request.path ?? parent.script_path,
-      request.versionId === null ? null : String(request.versionId),
-      storableJson(request.args),
-      request.priority ?? request.value.priority ?? parent.priority,
-      parent.created_by,
-      parent.permissioned_as,
-      parent.bounded_by,
-      parent.timeout_secs,
-      JSON.stringify(request.value),
-      JSON.stringify(state),
-      parent.id,
-      parent.root_job_id ?? parent.id,
-      request.stepId,
-    ],
-  );
-  const child = rows[0]!;
+  const args = storableJson(request.args);
+  const rawFlow = JSON.stringify(request.value);
+  const child: FlowJobRow = {
+    id,
+    workspace_id: parent.workspace_id,
+    kind: parent.kind,
+    status: "running",
+    // As jsonb gives them back, what a read of the row gave the machine: copies that share no
+    // object with the parent's state.
+    args: JSON.parse(args) as Record<string, unknown>,
+    raw_flow: JSON.parse(rawFlow) as FlowValue,
+    flow_status: JSON.parse(
+      JSON.stringify(initialState(request.value, request.args, request.seed, scheduledFor)),
+    ) as FlowState,
+    created_by: parent.created_by,
+    permissioned_as: parent.permissioned_as,
+    bounded_by: parent.bounded_by,
+    priority: request.priority ?? request.value.priority ?? parent.priority,
+    timeout_secs: parent.timeout_secs,
+    root_job_id: parent.root_job_id ?? parent.id,
+    parent_job_id: parent.id,
+    script_path: request.path ?? parent.script_path,
+  };
+  const insert = async (state: FlowState) => {
+    await client.query(
+      prepared(
+        `INSERT INTO job (id, workspace_id, kind, script_path, script_hash, language, content, args, tag, priority,
+           status, created_by, permissioned_as, bounded_by, started_at, timeout_secs, raw_flow, flow_status,
+           trigger_kind, parent_job_id, root_job_id, flow_step_id)
+         VALUES ($1, $2, $3, $4, $5, 'flow', NULL, $6, 'flow', $7, 'running', $8, $9, $10, now(), $11, $12, $13,
+           'flow', $14, $15, $16)`,
+        [
+          id,
+          child.workspace_id,
+          child.kind,
+          child.script_path,
+          request.versionId === null ? null : String(request.versionId),
+          args,
+          child.priority,
+          child.created_by,
+          child.permissioned_as,
+          child.bounded_by,
+          child.timeout_secs,
+          rawFlow,
+          JSON.stringify(state),
+          parent.id,
+          child.root_job_id,
+          request.stepId,
+        ],
+      ),
+    );
+  };
   const machine = machineFor(client, child);
-  const outcome = await apply(client, boss, child, machine, await machine.start(), false);
+  const outcome = await apply(client, boss, child, machine, await machine.start(), false, insert);
   return { id, outcome };
 }
 
@@ -232,9 +261,16 @@ export async function apply(
   machine: FlowMachine,
   first: Action,
   notifyParent = true,
+  unwritten: ((state: FlowState) => Promise<void>) | null = null,
 ): Promise<Outcome | null> {
   const ready: { id: string; outcome: Outcome }[] = [];
   let action: Action | null = first;
+  // A child flow's row not written yet (startChildFlow): written before anything updates it.
+  const write = async () => {
+    const insert = unwritten;
+    unwritten = null;
+    await insert?.(machine.state);
+  };
   for (;;) {
     if (machine.cancelJobs.length > 0) {
       const ids = machine.cancelJobs.splice(0);
@@ -243,6 +279,7 @@ export async function apply(
       }
     }
     if (action?.kind === "finish") {
+      await write();
       await finish(client, boss, flow, machine.state, action.outcome, notifyParent);
       return action.outcome;
     }
@@ -260,6 +297,7 @@ export async function apply(
           status: "failure" as const,
           result: { error: { name: "StepError", message: error.message, step_id: step.stepId } },
         };
+        await write();
         await finish(client, boss, flow, machine.state, outcome, notifyParent);
         return outcome;
       }
@@ -274,9 +312,12 @@ export async function apply(
     if (!next) break;
     action = await machine.stepDone(next.id, next.outcome);
   }
-  await client.query(
-    prepared("UPDATE job SET flow_status = $2 WHERE id = $1", [flow.id, JSON.stringify(machine.state)]),
-  );
+  if (unwritten) await write();
+  else {
+    await client.query(
+      prepared("UPDATE job SET flow_status = $2 WHERE id = $1", [flow.id, JSON.stringify(machine.state)]),
+    );
+  }
   // run_wait_result answers the early_return step's result: its waiters re-read the flow job.
   if (machine.earlyReturned) await client.query("SELECT pg_notify($1, $2)", [JOB_DONE_CHANNEL, flow.id]);
   return null;
@@ -290,20 +331,27 @@ async function finish(
   outcome: { status: string; result: unknown },
   notifyParent = true,
 ): Promise<void> {
-  const { rows } = await client.query<{ concurrency_key: string | null }>(
+  const { rows } = await client.query<EndedStep & { concurrency_key: string | null }>(
     prepared(
       `WITH done AS (
          UPDATE job SET status = $2::job_status, result = $3::jsonb, flow_status = $4, completed_at = now()
           WHERE id = $1 AND status IS NOT DISTINCT FROM 'running'
-          RETURNING id, status, result, concurrency_key),
+          RETURNING id, parent_job_id, status, result, concurrency_key),
        notified AS (${NOTIFY_OUTCOMES("done", "$5")})
-       SELECT concurrency_key FROM done, (SELECT count(*) FROM notified) AS n`,
+       SELECT id, parent_job_id, status, result, concurrency_key FROM done, (SELECT count(*) FROM notified) AS n`,
       [flow.id, outcome.status, storableJson(outcome.result), JSON.stringify(state), JOB_DONE_CHANNEL],
     ),
   );
   if (rows.length === 0) return;
-  // A child flow (parallel iteration or branch, sub-flow): its parent moves on in this transaction.
-  if (flow.parent_job_id && notifyParent) await advanceFlows(client, boss, [flow.id]);
+  // A child flow (parallel iteration or branch, sub-flow): its parent moves on in this transaction,
+  // from the row as this statement stored it (a read of it back cost a round trip per child).
+  if (flow.parent_job_id && notifyParent) {
+    const { id, parent_job_id, status, result } = rows[0]!;
+    await advanceFlows(client, boss, {
+      steps: [{ id, parent_job_id, status, result }],
+      lockedFlows: new Map(),
+    });
+  }
   // A run of a flow with a concurrency limit: the next waiting run of its key may start.
   if (rows[0]!.concurrency_key) await startQueuedFlows(client, boss, rows[0]!.concurrency_key);
 }
