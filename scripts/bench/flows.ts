@@ -11,6 +11,7 @@ import { chownSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { bwrapArgs, detectSandbox, jobUser } from "../../packages/runtime/src/exec/sandbox.ts";
+import { pipelineRun } from "./pipeline.ts";
 import { machineBusyMs, ms, summary, withCpuPerRequest } from "./stats.ts";
 
 const RUNS = 100;
@@ -50,19 +51,35 @@ export interface FlowsBench {
   loop: { seconds: number; rate: number; theoretical: number; cpuPerIteration: number; shares: number[] };
   /** The same 100 sleeps as plain jobs (no flow) on the same worker: what the machine allows. */
   plainJobs: { seconds: number; rate: number; cpuPerJob: number };
+  /**
+   * The same sleeps as plain jobs queued beforehand and due at one moment (section 3's pipeline,
+   * on a worker of as many slots): Millrace's own rate for them, with no submission in the way.
+   */
+  queuedJobs: { seconds: number; rate: number };
   /** The same sleeps in bare bubblewrap sandboxes (as a job's), 8 at a time, no Millrace (null: no bwrap). */
-  bareSandboxes: { seconds: number; rate: number; cpuPerJob: number } | null;
+  bareSandboxes: BareRun | null;
+  /** The same sleeps as bare processes (`bash -c 'sleep …'`, no sandbox), 8 at a time, no Millrace. */
+  bareProcesses: BareRun;
+}
+
+interface BareRun {
+  seconds: number;
+  rate: number;
+  cpuPerJob: number;
 }
 
 /**
- * The machine's own ceiling for a sandboxed step: `LOOP_ITERATIONS` times `bwrap <a job's sandbox>
- * bash -c 'sleep …'`, `LOOP_SLOTS` at a time, started straight from here (no worker, database or
- * warm sandbox). Whatever Millrace does per step comes on top of this.
+ * The machine's own ceilings for a step: `LOOP_ITERATIONS` times `bash -c 'sleep …'`, `LOOP_SLOTS`
+ * at a time, started straight from here (no worker, database or warm sandbox), each in a bare
+ * bubblewrap sandbox as a job's (null: no bwrap here) or as a bare process. Whatever Millrace does
+ * per step comes on top of the first; nothing that starts a process per step beats the second.
  */
-async function bareSandboxLoop(): Promise<FlowsBench["bareSandboxes"]> {
-  const runs: NonNullable<FlowsBench["bareSandboxes"]>[] = [];
+async function bareLoop(sandboxed: true): Promise<BareRun | null>;
+async function bareLoop(sandboxed: false): Promise<BareRun>;
+async function bareLoop(sandboxed: boolean): Promise<BareRun | null> {
+  const runs: BareRun[] = [];
   for (let i = 0; i < BASELINE_REPEATS; i++) {
-    const run = await bareSandboxRun();
+    const run = await bareRun(sandboxed);
     if (!run) return null;
     runs.push(run);
   }
@@ -74,25 +91,30 @@ function medianRun<T extends { seconds: number }>(runs: T[]): T {
   return [...runs].sort((a, b) => a.seconds - b.seconds)[Math.floor(runs.length / 2)]!;
 }
 
-async function bareSandboxRun(): Promise<FlowsBench["bareSandboxes"]> {
+async function bareRun(sandboxed: boolean): Promise<BareRun | null> {
   const sandbox = detectSandbox();
-  if (sandbox.kind !== "bubblewrap") return null;
+  if (sandboxed && sandbox.kind !== "bubblewrap") return null;
   const dir = mkdtempSync(path.join(os.tmpdir(), "millrace-bench-bare-"));
   // As the worker starts a job: as the job user (nobody when the worker is root) in its folder.
   const user = jobUser();
   if (user) chownSync(dir, user.uid, user.gid);
   try {
-    const args = [
-      ...bwrapArgs({ jobDir: dir, network: true, executables: [], readOnlyPaths: [] }),
-      "/bin/bash",
-      "-c",
-      `sleep ${LOOP_SLEEP_MS / 1000}`,
-    ];
+    const command = ["/bin/bash", "-c", `sleep ${LOOP_SLEEP_MS / 1000}`];
+    const [file, ...args] =
+      sandbox.kind === "bubblewrap" && sandboxed
+        ? [
+            sandbox.path,
+            ...bwrapArgs({ jobDir: dir, network: true, executables: [], readOnlyPaths: [] }),
+            ...command,
+          ]
+        : command;
     const one = () =>
       new Promise<void>((resolve, reject) => {
-        const child = spawn(sandbox.path, args, { stdio: "ignore", env: {}, cwd: dir, ...(user ?? {}) });
+        const child = spawn(file!, args, { stdio: "ignore", env: {}, cwd: dir, ...(user ?? {}) });
         child.on("error", reject);
-        child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`bwrap exited with ${code}`))));
+        child.on("exit", (code) =>
+          code === 0 ? resolve() : reject(new Error(`${file} exited with ${code}`)),
+        );
       });
     let left = LOOP_ITERATIONS;
     const lane = async () => {
@@ -278,6 +300,18 @@ export async function flowsBench(instance: BenchInstance): Promise<FlowsBench> {
       };
       const plainRuns = [];
       for (let i = 0; i < BASELINE_REPEATS; i++) plainRuns.push(await plainRun());
+      const queuedRuns = [];
+      for (let i = 0; i < BASELINE_REPEATS; i++) {
+        queuedRuns.push(
+          await pipelineRun(instance.databaseUrl, {
+            count: LOOP_ITERATIONS,
+            slots: LOOP_SLOTS,
+            tag: `benchflowqueued${i}`,
+            args: {},
+            bash: `sleep ${LOOP_SLEEP_MS / 1000}`,
+          }),
+        );
+      }
       return {
         ready,
         backToBack,
@@ -289,7 +323,9 @@ export async function flowsBench(instance: BenchInstance): Promise<FlowsBench> {
           shares: loopRuns.map((run) => LOOP_ITERATIONS / run.seconds / theoretical),
         },
         plainJobs: medianRun(plainRuns),
-        bareSandboxes: await bareSandboxLoop(),
+        queuedJobs: medianRun(queuedRuns),
+        bareSandboxes: await bareLoop(true),
+        bareProcesses: await bareLoop(false),
       };
     } finally {
       await worker.stop();
@@ -300,7 +336,7 @@ export async function flowsBench(instance: BenchInstance): Promise<FlowsBench> {
 }
 
 export function printFlowsBench(result: FlowsBench, section: string): void {
-  const { ready, backToBack, loop, plainJobs, bareSandboxes } = result;
+  const { ready, backToBack, loop, plainJobs, queuedJobs, bareSandboxes, bareProcesses } = result;
   console.log(`\n${section}. Flows (run_wait_result over HTTP, alternating with the script)`);
   const print = (label: string, run: FlowSeries, judged: boolean) => {
     const verdict = (met: boolean) => (judged ? ` -> ${met ? "met" : "NOT met"}` : "");
@@ -340,6 +376,12 @@ export function printFlowsBench(result: FlowsBench, section: string): void {
       `${plainJobs.seconds.toFixed(2)} s = ` +
       `${plainJobs.rate.toFixed(1)} jobs/s; the loop reaches ${((loop.rate / plainJobs.rate) * 100).toFixed(0)} % of that`,
   );
+  console.log(
+    `   the same ${LOOP_ITERATIONS} sleeps as plain jobs queued beforehand and due at one moment (no submission in the ` +
+      `way, as section 3), a worker of ${LOOP_SLOTS} slots, median of ${BASELINE_REPEATS}: ${queuedJobs.seconds.toFixed(2)} s = ` +
+      `${queuedJobs.rate.toFixed(1)} jobs/s = ${((queuedJobs.rate / loop.theoretical) * 100).toFixed(1)} % of ` +
+      `${loop.theoretical}; the loop reaches ${((loop.rate / queuedJobs.rate) * 100).toFixed(0)} % of that`,
+  );
   if (bareSandboxes) {
     console.log(
       `   the same ${LOOP_ITERATIONS} sleeps in bare bubblewrap sandboxes (bwrap and bash started from here, no Millrace), ` +
@@ -349,6 +391,24 @@ export function printFlowsBench(result: FlowsBench, section: string): void {
         `${ms(bareSandboxes.cpuPerJob)} each; the loop reaches ${((loop.rate / bareSandboxes.rate) * 100).toFixed(0)} % of that`,
     );
   }
+  console.log(
+    `   the same ${LOOP_ITERATIONS} sleeps as bare processes (bash started from here, no sandbox, no Millrace), ` +
+      `${LOOP_SLOTS} at a time, median of ${BASELINE_REPEATS}: ${bareProcesses.seconds.toFixed(2)} s = ` +
+      `${bareProcesses.rate.toFixed(1)}/s = ${((bareProcesses.rate / loop.theoretical) * 100).toFixed(1)} % of ` +
+      `${loop.theoretical}, machine CPU ${ms(bareProcesses.cpuPerJob)} each`,
+  );
+  // 100 iterations on 8 slots: some slot runs ceil(100 / 8) steps in a row, whatever the order.
+  const rounds = Math.ceil(LOOP_ITERATIONS / LOOP_SLOTS);
+  const scheduleBound = LOOP_ITERATIONS / ((rounds * LOOP_SLEEP_MS) / 1000);
+  const allowedMs = (LOOP_ITERATIONS / (0.9 * loop.theoretical) / rounds) * 1000 - LOOP_SLEEP_MS;
+  console.log(
+    `   with ${rounds} steps in a row on some slot, no schedule beats ${((rounds * LOOP_SLEEP_MS) / 1000).toFixed(2)} s = ` +
+      `${scheduleBound.toFixed(1)}/s = ${((scheduleBound / loop.theoretical) * 100).toFixed(1)} % of ${loop.theoretical}; ` +
+      `90 % leaves ${allowedMs.toFixed(1)} ms per step beyond its sleep for everything else (the process, its ` +
+      `sandbox, recording it, starting the next); the loop took ${((loop.seconds / rounds) * 1000 - LOOP_SLEEP_MS).toFixed(1)} ms, ` +
+      `bare sandboxes ${bareSandboxes ? `${((bareSandboxes.seconds / rounds) * 1000 - LOOP_SLEEP_MS).toFixed(1)} ms` : "-"}, ` +
+      `bare processes ${((bareProcesses.seconds / rounds) * 1000 - LOOP_SLEEP_MS).toFixed(1)} ms`,
+  );
   // A sandboxed process per step costs CPU (bubblewrap's namespaces and mounts, bash, the job's
   // rows): the machine's cores bound the rate whatever the slots. The ceiling is what the
   // measured CPU per job allows on this machine's cores.
