@@ -2,6 +2,8 @@
 // job on its own tag, run by an ordinary worker, and the transaction that records a step enqueues
 // the next one. (Here rather than in packages/core: core cannot depend on the worker app.)
 import assert from "node:assert/strict";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import {
   cancelJob,
@@ -213,6 +215,66 @@ describe("flow engine with real workers", () => {
       [job.id],
     );
     assert.deepEqual(rows, [{ retry_attempt: 2, status: "failure" }]);
+  });
+
+  /**
+   * A flow whose first step fails twice and succeeds on its third attempt, under `retry`. The
+   * step's outcome comes from outside its sandbox (each attempt gets a fresh one): a local server
+   * that answers "fail" twice, then which hit it is; bash reaches it through /dev/tcp. Answers
+   * the flow job and when each attempt reached the server.
+   */
+  async function failingTwice(retry: Record<string, unknown>) {
+    const hits: number[] = [];
+    const server = http.createServer((_request, response) => {
+      hits.push(performance.now());
+      response.end(hits.length < 3 ? "fail" : `ok ${hits.length}`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const job = await preview([
+        bash(
+          "flaky",
+          [
+            'port="$1"',
+            'exec 3<>"/dev/tcp/127.0.0.1/$port"',
+            "printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3",
+            "reply=$(cat <&3)",
+            'case "$reply" in *"ok "*) echo "attempt-${reply##*ok }" ;; *) exit 1 ;; esac',
+          ].join("\n"),
+          { port: String(port) },
+          { retry },
+        ),
+        bash("after", 'p="$1"\necho "after-$p"', { p: "previous_result" }),
+      ]);
+      assert.equal(job.status, "success", JSON.stringify(job.result));
+      assert.equal(job.result, "after-attempt-3");
+      assert.equal(hits.length, 3);
+      const { rows } = await services.pool.query(
+        "SELECT flow_step_id, retry_attempt, status FROM job WHERE parent_job_id = $1 ORDER BY created_at",
+        [job.id],
+      );
+      assert.deepEqual(rows, [
+        { flow_step_id: "flaky", retry_attempt: 2, status: "success" },
+        { flow_step_id: "after", retry_attempt: 0, status: "success" },
+      ]);
+      return hits;
+    } finally {
+      server.close();
+    }
+  }
+
+  it("retry (constant): a step that fails twice succeeds on its third attempt, and the flow goes on with its result", async () => {
+    await failingTwice({ constant: { attempts: 2, seconds: 0 } });
+  });
+
+  it("retry (exponential): the attempts wait multiplier × seconds^attempt, then the third succeeds", async () => {
+    const [first, second, third] = await failingTwice({
+      exponential: { attempts: 2, multiplier: 0.2, seconds: 2 },
+    });
+    // 0.2 × 2^1 = 0.4 s before the second attempt, 0.2 × 2^2 = 0.8 s before the third.
+    assert.ok(second! - first! >= 400, `second attempt after ${second! - first!} ms`);
+    assert.ok(third! - second! >= 800, `third attempt after ${third! - second!} ms`);
   });
 
   it("branchall runs every branch (in turn) and gives the list of their results; whileloopflow stops on its stop_after_if", async () => {
