@@ -15,6 +15,8 @@ const config: NextConfig = {
     // Flow expressions run in QuickJS compiled to WebAssembly: the .wasm file is read from the package.
     "quickjs-emscripten-core",
     "@jitl/quickjs-wasmfile-release-sync",
+    // User patterns run on RE2 compiled to WebAssembly (see packages/core/src/linear-regexp.ts).
+    "re2-wasm",
   ],
   turbopack: { root: path.resolve(import.meta.dirname, "../..") },
   poweredByHeader: false,

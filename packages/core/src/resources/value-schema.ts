@@ -1,13 +1,21 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { Ajv, type CodeOptions, type ErrorObject, type ValidateFunction } from "ajv";
 import { AppError, invalidInput } from "../errors.ts";
+import { linearRegExp, UnsupportedPatternError } from "../linear-regexp.ts";
 import { parsePath } from "../paths.ts";
 
 export const MAX_SCHEMA_BYTES = 64 * 1024;
 export const MAX_VALUE_BYTES = 1024 * 1024;
 const MAX_CACHED_VALIDATORS = 200;
 
+const regExp: NonNullable<CodeOptions["regExp"]> = Object.assign(
+  (pattern: string, flags: string) => linearRegExp(pattern, flags),
+  {
+    code: "linearRegExp",
+  },
+);
 // Formats are informative in resource type schemas (Windmill's hub uses custom ones): ignore them.
-const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
+// User patterns never run on V8's backtracking engine (see linear-regexp.ts).
+const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false, code: { regExp } });
 const validators = new Map<string, ValidateFunction>();
 
 const REFERENCE = /^\$(var|res):(.*)$/s;
@@ -51,9 +59,29 @@ export function checkTypeSchema(schema: unknown): Record<string, unknown> {
   try {
     validatorFor(schema);
   } catch (error) {
+    if (error instanceof UnsupportedPatternError)
+      throw invalidInput(patternField(schema, error), error.message);
     throw invalidInput("schema", `not a valid JSON Schema: ${(error as Error).message}`);
   }
   return schema as Record<string, unknown>;
+}
+
+/** `schema.properties.a.pattern`: where the refused pattern sits (`schema` when not found). */
+function patternField(schema: object, error: UnsupportedPatternError): string {
+  const search = (node: unknown, field: string): string | null => {
+    if (typeof node !== "object" || node === null) return null;
+    for (const [key, child] of Object.entries(node)) {
+      if (key === "pattern" && typeof child === "string" && error.message.includes(JSON.stringify(child)))
+        return `${field}.pattern`;
+      if (key === "patternProperties" && typeof child === "object" && child !== null)
+        for (const name of Object.keys(child))
+          if (error.message.includes(JSON.stringify(name))) return `${field}.patternProperties`;
+      const found = search(child, `${field}.${key}`);
+      if (found) return found;
+    }
+    return null;
+  };
+  return search(schema, "schema") ?? "schema";
 }
 
 function pointerParts(pointer: string): string[] {
@@ -116,7 +144,13 @@ export function checkResourceValue(value: unknown, schema: object | null, typeNa
     throw invalidInput("value", `larger than ${MAX_VALUE_BYTES >> 20} MB`);
   checkReferences(value, "value");
   if (!schema) return;
-  const validate = validatorFor(schema);
+  let validate: ValidateFunction;
+  try {
+    validate = validatorFor(schema);
+  } catch (error) {
+    // A type stored before its schema's checks were what they are now (a lookaround pattern).
+    throw invalidInput("resource_type", `${typeName}'s schema cannot be used: ${(error as Error).message}`);
+  }
   if (validate(value)) return;
   const problems = (validate.errors ?? [])
     .filter((error) => !(error.keyword !== "required" && parseReference(valueAt(value, error.instancePath))))
