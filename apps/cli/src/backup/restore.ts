@@ -7,7 +7,8 @@
 //    sequences, and compares each table's row count with the manifest. Any error or count that
 //    differs rolls the whole transaction back: the database is then exactly as before.
 // 3. Applies the migrations newer than the backup (`prisma migrate deploy`, as npm start does).
-// 4. Recreates pg-boss's schema and queues and dispatches the queued (and running) jobs again.
+// 4. Recreates pg-boss's schema and queues and dispatches the queued (and running) jobs again
+//    (flow runs aside: the flow engine advances them, see redispatchQueuedJobs).
 // 5. Releases the pause.
 import fs from "node:fs";
 import path from "node:path";
@@ -323,8 +324,10 @@ async function redispatchQueuedJobs(url: string, queues: string[]): Promise<numb
       timeout_secs: number | null;
       scheduled_for: Date;
     }>(
+      // Flow runs have no dispatch: the flow engine advances them from their stored state (a flow
+      // waiting for an approval stays waiting). Their steps are jobs like any other.
       `SELECT id, tag, priority, timeout_secs, scheduled_for FROM job
-        WHERE status IN ('queued', 'running') ORDER BY created_at`,
+        WHERE status IN ('queued', 'running') AND kind NOT IN ('flow', 'flowpreview') ORDER BY created_at`,
     );
     for (const job of rows) {
       await withTransaction(pool, (tx) =>

@@ -159,6 +159,10 @@ function consumingFetch(fetchSql: string): string {
  * taken while nothing was queued it scanned every queued job through the queue index once per
  * claimed job (5,000 x 400 rows, 450 ms instead of 10).
  */
+// Flow runs are advanced by the flow engine, never run by a worker: a dispatch that names one (a
+// restore or repair gone wrong) is consumed without starting it, and the flow keeps its state.
+const ENGINE_KINDS = "('flow', 'flowpreview')";
+
 function claimStatement(fetchSql: string, p: number): string {
   const columns = CLAIMED_COLUMN_NAMES.map((column) => `job.${column}`);
   const nulls = (count: number) => Array<string>(count).fill("NULL").join(", ");
@@ -170,7 +174,7 @@ function claimStatement(fetchSql: string, p: number): string {
        UPDATE job SET status = 'running', started_at = now(), worker_name = ($${p + 1}::text[])[c.n]
          FROM numbered c
         WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status IS NOT DISTINCT FROM 'queued'
-          AND job.concurrency_key IS NULL
+          AND job.concurrency_key IS NULL AND job.kind NOT IN ${ENGINE_KINDS}
         RETURNING c.n AS claimed_n, ${columns.join(", ")}
      ), ${issueJobTokensSql("claimed")}
      SELECT n AS fetched_n, job_id AS fetched_job_id, boss_job_id AS fetched_boss_job_id,
@@ -298,7 +302,8 @@ async function claimLimited(
     // Status with IS NOT DISTINCT FROM: the row is found by primary key (see claimStatement).
     const { rows } = await client.query(
       `SELECT id, tag, priority, timeout_secs, concurrency_key, concurrent_limit, concurrency_time_window_s
-         FROM job WHERE id = $1 AND boss_job_id = $2 AND status IS NOT DISTINCT FROM 'queued' FOR UPDATE`,
+         FROM job WHERE id = $1 AND boss_job_id = $2 AND status IS NOT DISTINCT FROM 'queued'
+          AND kind NOT IN ${ENGINE_KINDS} FOR UPDATE`,
       [claim.jobId, claim.bossJobId],
     );
     const job = rows[0];

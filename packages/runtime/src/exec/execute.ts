@@ -1,7 +1,7 @@
 import { readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { Language } from "../languages.ts";
+import { isLanguage, type Language } from "../languages.ts";
 import { bunStartEnv } from "./bun-stub.ts";
 import { JOB_LANG, jobPath, prlimitPath, resolvedInterpreters } from "./interpreters.ts";
 import { prlimitArgs, resolveLimits, ulimitArgs } from "./limits.ts";
@@ -397,6 +397,11 @@ function launch(
 
 export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
   if (req.signal?.aborted) return { status: "canceled" };
+  // Whatever a job row says (a restored or hand-edited row, a newer server's language), the
+  // worker fails that job with the reason and goes on: nothing below may see an unknown language.
+  if (!isLanguage(req.language))
+    return failure("UnsupportedLanguage", `this worker cannot run ${JSON.stringify(req.language)} code`);
+  if (typeof req.content !== "string") return failure("ExecutionErr", "the job has no code to run");
   if (req.language === "postgresql") return executePostgresql(req);
   const spec = sandboxSpec(req);
   const warm = spec ? (req.warmSandboxes?.take(spec) ?? null) : null;
