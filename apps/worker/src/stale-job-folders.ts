@@ -10,10 +10,12 @@ const JOB_FOLDER = /^(?:\.worker-script-)?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[
 const SWEEP_EVERY_MS = 10 * 60 * 1000;
 
 /**
- * Removes the job folders in `jobDir` whose job is not running: those of a worker killed (kill -9,
- * a crash) while its jobs ran, which it never removed. A job running on another worker that shares
- * `jobDir` is running, and keeps its folder. One readdir and, when job folders are found, one
- * query. Returns the folders removed.
+ * Removes the job folders in `jobDir` whose job this database knows and is not running: those of
+ * a worker killed (kill -9, a crash) while its jobs ran, which it never removed. A job running on
+ * another worker that shares `jobDir` is running, and keeps its folder. A folder whose job this
+ * database does not know is another instance's (the default JOB_DIR is shared by every instance
+ * on a host, and job ids are random UUIDs): it is never touched. One readdir and, when job folders
+ * are found, one query. Returns the folders removed.
  */
 export async function removeStaleJobFolders(pool: Pool, jobDir: string): Promise<string[]> {
   const folders = new Map<string, string>();
@@ -27,11 +29,11 @@ export async function removeStaleJobFolders(pool: Pool, jobDir: string): Promise
   }
   if (folders.size === 0) return [];
   const { rows } = await pool.query<{ id: string }>(
-    "SELECT id::text AS id FROM job WHERE id = ANY($1::uuid[]) AND status = 'running'",
+    "SELECT id::text AS id FROM job WHERE id = ANY($1::uuid[]) AND status <> 'running'",
     [[...new Set(folders.values())]],
   );
-  const running = new Set(rows.map((row) => row.id));
-  const stale = [...folders].filter(([, id]) => !running.has(id)).map(([name]) => name);
+  const ended = new Set(rows.map((row) => row.id));
+  const stale = [...folders].filter(([, id]) => ended.has(id)).map(([name]) => name);
   for (const name of stale) removeJobDir(path.join(jobDir, name));
   return stale;
 }
