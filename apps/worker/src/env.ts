@@ -42,6 +42,23 @@ const workerEnvSchema = z.object({
   NO_PROXY: z.string().optional(),
   // A job whose result (JSON) is larger than this many MB fails with ResultTooLarge.
   JOB_MAX_RESULT_MB: positiveIntVar(10),
+  // Memory limit (MB) of jobs whose script sets none; unset: each slot's share of 3/4 of the
+  // machine's memory (see job-memory.ts); 0: no limit.
+  JOB_MEMORY_LIMIT_MB: z
+    .string()
+    .optional()
+    .transform((value, context) => {
+      if (value === undefined || value === "") return undefined;
+      const number = Number(value);
+      if (!Number.isInteger(number) || number < 0) {
+        context.addIssue({
+          code: "custom",
+          message: `must be a whole number of MB (0: no limit), got "${value}"`,
+        });
+        return z.NEVER;
+      }
+      return number;
+    }),
   // MB a job's folder may hold (its files, and deleted ones it keeps open): DiskQuotaExceeded past it.
   JOB_DISK_QUOTA_MB: positiveIntVar(1024),
   // Run jobs without bubblewrap even where it is available (trusted code only).

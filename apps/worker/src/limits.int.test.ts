@@ -1,5 +1,5 @@
 // Hardening of the limits through real worker processes: the disk quota of a job's folder, the
-// file-size limit, the temporary folders of a worker killed with SIGKILL, secrets masked in what
+// file-size limit, the default memory limit, the temporary folders of a worker killed with SIGKILL, secrets masked in what
 // a job prints and returns.
 import assert from "node:assert/strict";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
@@ -129,6 +129,24 @@ describe("job limits with real worker processes", () => {
         script,
       );
     }
+  });
+
+  it("a job whose script sets no memory limit gets the slot's share of the memory, or JOB_MEMORY_LIMIT_MB", async () => {
+    // 100 slots on a machine of less than ~34 GB: each slot's share is under the 256 MB floor.
+    const defaults = await worker({ WORKER_TAGS: "lim-mem", NUM_WORKERS: "100" });
+    assert.match(defaults.output(), /jobs without a memory limit of their own get 256 MB/);
+    const hog = [
+      "def main():",
+      "    held = [b'x' * (1024 * 1024) for _ in range(600)]",
+      "    return len(held)",
+    ].join("\n");
+    await deploy({ path: "u/t/hog", tag: "lim-mem", language: "python3", content: hog });
+    const killed = errorOf(await run("u/t/hog"));
+    assert.equal(killed.name, "OutOfMemory", killed.message);
+    assert.match(killed.message, /256 MB/);
+    await defaults.stop();
+    await worker({ WORKER_TAGS: "lim-mem", NUM_WORKERS: "100", JOB_MEMORY_LIMIT_MB: "2048" });
+    assert.equal((await run("u/t/hog")).result, 600);
   });
 
   it("the temporary folders of a worker killed with SIGKILL are removed by the next one", async () => {

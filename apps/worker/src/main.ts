@@ -31,6 +31,7 @@ import { Notifications } from "./notifications.ts";
 import { secretReadByJob } from "./job-secrets.ts";
 import { Occupancy } from "./occupancy.ts";
 import { sweepStaleJobFolders } from "./stale-job-folders.ts";
+import { jobMemoryDefault } from "./job-memory.ts";
 import type { JobIsolation } from "./run-job.ts";
 
 const VERSION = "0.1.0";
@@ -108,6 +109,7 @@ const runDeps = {
   },
   dedicated: null as DedicatedRunner | null,
   diskQuotaBytes: env.JOB_DISK_QUOTA_MB * 1024 * 1024,
+  defaultMemoryLimitMb: jobMemoryDefault(env.JOB_MEMORY_LIMIT_MB, env.NUM_WORKERS),
   maxResultBytes: env.JOB_MAX_RESULT_MB * 1024 * 1024,
 };
 const workerScripts = { pool, jobDir: env.JOB_DIR, group: env.WORKER_GROUP, workerName: prefix, log };
@@ -199,6 +201,14 @@ log(
         `(apt-get install bubblewrap), or set DISABLE_SANDBOX=true to run jobs without isolation ` +
         `(every job as one user: only for code you trust)`
       : `sandbox: disabled (DISABLE_SANDBOX is set): jobs run WITHOUT isolation, environment scrubbed, limits applied`,
+);
+log(
+  runDeps.defaultMemoryLimitMb === null
+    ? "memory: jobs without a memory limit of their own have none (JOB_MEMORY_LIMIT_MB=0)"
+    : `memory: jobs without a memory limit of their own get ${runDeps.defaultMemoryLimitMb} MB` +
+        (env.JOB_MEMORY_LIMIT_MB === undefined
+          ? " (each slot's share of 3/4 of the memory; JOB_MEMORY_LIMIT_MB sets it)"
+          : ""),
 );
 // Last of the start lines: whoever waits for "serving tags" (tests, the bench) has read them all.
 log(

@@ -47,6 +47,8 @@ export interface RunJobDeps {
   dedicated?: DedicatedRunner | null;
   /** What a job's folder may hold (JOB_DISK_QUOTA_MB); default DEFAULT_LIMITS.maxDiskBytes. */
   diskQuotaBytes?: number;
+  /** Memory limit (MB) of jobs that set none (see job-memory.ts); null: none. */
+  defaultMemoryLimitMb?: number | null;
   /** A job whose result is larger fails with ResultTooLarge (JOB_MAX_RESULT_MB). */
   maxResultBytes?: number;
 }
@@ -125,7 +127,7 @@ async function runScript(
     nodeModulesDir: deno?.nodeModulesDir ?? dependencies.nodeModulesDir,
     workRoot: deps.jobDir,
     timeoutMs: job.timeoutSecs * 1000,
-    memoryLimitMb: job.memoryLimitMb,
+    memoryLimitMb: job.memoryLimitMb ?? deps.defaultMemoryLimitMb ?? null,
     sandbox: deps.isolation?.sandbox ?? true,
     network: deps.isolation?.network ?? true,
     signal,
