@@ -24,7 +24,12 @@ const log = (message: string) => console.log(`[millrace] ${message}`);
 
 const runsServer = env.MODE !== "worker";
 const runsWorkers = env.MODE !== "server";
-const baseUrl = env.BASE_URL ?? `http://localhost:${env.PORT}`;
+// A worker alone is usually given only where it reaches a server (BASE_INTERNAL_URL): that is
+// then also the URL its jobs see as BASE_URL, not a localhost where no server runs.
+const baseUrl =
+  env.BASE_URL ??
+  (env.MODE === "worker" ? env.BASE_INTERNAL_URL : undefined) ??
+  `http://localhost:${env.PORT}`;
 const numWorkers = env.NUM_WORKERS ?? (env.MODE === "standalone" ? "2" : "1");
 
 let embedded: EmbeddedDatabase | null = null;

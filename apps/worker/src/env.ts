@@ -12,7 +12,8 @@ const workerEnvSchema = z.object({
     .default("default"),
   WORKER_TAGS: tagListVar,
   NUM_WORKERS: positiveIntVar(1),
-  BASE_URL: z.url().default("http://localhost:8000"),
+  // Unset: BASE_INTERNAL_URL (see loadWorkerEnv), else http://localhost:8000.
+  BASE_URL: z.url().optional(),
   BASE_INTERNAL_URL: z.url().optional(),
   JOB_DIR: z.string().default(path.join(os.tmpdir(), "millrace-jobs")),
   WORKER_NAME_PREFIX: z.string().optional(),
@@ -85,8 +86,9 @@ export function installerEnv(env: WorkerEnv): Record<string, string> {
   return out;
 }
 
-export type WorkerEnv = z.infer<typeof workerEnvSchema>;
+export type WorkerEnv = z.infer<typeof workerEnvSchema> & { BASE_URL: string };
 
 export function loadWorkerEnv(env: Record<string, string | undefined> = process.env): WorkerEnv {
-  return parseEnv(workerEnvSchema, env);
+  const parsed = parseEnv(workerEnvSchema, env);
+  return { ...parsed, BASE_URL: parsed.BASE_URL ?? parsed.BASE_INTERNAL_URL ?? "http://localhost:8000" };
 }

@@ -1,5 +1,6 @@
 // `npm start`'s children die with it, whatever signal it gets: a worker must never go on claiming
 // jobs unsupervised. Real processes: `npm start` (MODE=worker, on the test database) and its worker.
+// And what such a worker hands its jobs when it is given only BASE_INTERNAL_URL.
 import assert from "node:assert/strict";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -7,6 +8,8 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { deployScript, runScriptByPath, waitForJob } from "@millrace/core";
+import { createTestMember, createTestServices } from "@millrace/core/testing";
 import { createTestDatabase, type TestDatabase } from "@millrace/db/testing";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -50,7 +53,10 @@ async function until(check: () => boolean, timeoutMs: number, what: string, left
 }
 
 /** `npm start` as MODE=worker; resolves once its worker serves its tags. */
-async function npmStart(marker: string): Promise<{ npm: ChildProcess; output: () => string }> {
+async function npmStart(
+  marker: string,
+  url = database.url,
+): Promise<{ npm: ChildProcess; output: () => string }> {
   let output = "";
   const npm = spawn("npm", ["start"], {
     cwd: repo,
@@ -60,7 +66,7 @@ async function npmStart(marker: string): Promise<{ npm: ChildProcess; output: ()
       PATH: process.env.PATH,
       HOME: os.tmpdir(),
       MODE: "worker",
-      DATABASE_URL: database.url,
+      DATABASE_URL: url,
       BASE_INTERNAL_URL: "http://127.0.0.1:9",
       WORKER_TAGS: `supervision-${marker}`,
       WORKER_GRACE_PERIOD: "2",
@@ -123,5 +129,37 @@ describe("npm start supervises what it started", () => {
     assert.ok(all().length > 1, "npm and its worker run");
     process.kill(npm.pid!, "SIGTERM");
     await until(() => all().length === 0, 20_000, "npm start and everything it started to stop", all);
+  });
+
+  it("MODE=worker given only BASE_INTERNAL_URL hands it to its jobs as BASE_URL and WM_BASE_URL", async () => {
+    const services = await createTestServices();
+    const marker = `base-${process.pid}`;
+    const { npm } = await npmStart(marker, services.database.url);
+    try {
+      const { membership } = await createTestMember(services, "baseurl");
+      const path = `u/${membership.principal.username}/urls`;
+      await deployScript(services, membership, {
+        path,
+        language: "bash",
+        tag: `supervision-${marker}`,
+        content:
+          'echo "{\\"base\\": \\"$BASE_URL\\", \\"wm\\": \\"$WM_BASE_URL\\", \\"internal\\": \\"$BASE_INTERNAL_URL\\"}" > result.json',
+      });
+      const job = await waitForJob(
+        services,
+        membership,
+        await runScriptByPath(services, membership, path, {}),
+        30_000,
+      );
+      assert.deepEqual(job.result, {
+        base: "http://127.0.0.1:9",
+        wm: "http://127.0.0.1:9",
+        internal: "http://127.0.0.1:9",
+      });
+    } finally {
+      killGroup(npm.pid!, "SIGTERM");
+      await until(() => npm.exitCode !== null || npm.signalCode !== null, 20_000, "npm start to stop");
+      await services.close();
+    }
   });
 });
