@@ -258,6 +258,15 @@ export function filesToSnapshot(files: Map<string, string>): ParseResult {
   const flowFolders = new Map<string, string>(); // folder → flow path
 
   for (const file of [...files.keys()].sort()) {
+    // A Windows path pushed as it is: read as one root file it would be ignored, while the push
+    // reported it as added. Refused, naming it.
+    if (file.includes("\\")) {
+      errors.push({
+        file,
+        message: `backslashes are not folder separators in a repository: name it ${file.replaceAll("\\", "/")}`,
+      });
+      continue;
+    }
     const segments = file.split("/");
     const name = segments[segments.length - 1] ?? "";
     if (segments.some((s) => s.startsWith(".") || s === "node_modules" || s === "")) continue;

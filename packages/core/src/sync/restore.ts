@@ -518,6 +518,13 @@ export async function restoreWorkspaceFiles(
   const started = performance.now();
   const errors: SyncError[] = [];
   const skipped = filesToSnapshot(new Map([...files].filter(([f]) => !f.startsWith(".millrace/")))).skipped;
+  // `.millrace/` is the instance side (members, wrapped keys): only a restore applies it.
+  if (options.scope === "workspace") {
+    const instanceFiles = [...files.keys()].filter((f) => f.startsWith(".millrace/")).sort();
+    for (const file of instanceFiles)
+      skipped.push({ file, reason: "instance files are applied by a restore, not by a push" });
+    if (instanceFiles.length > 0) files = new Map([...files].filter(([f]) => !f.startsWith(".millrace/")));
+  }
   const plan = await planRestore(ctx, files, options, errors);
   const report: RestoreReport = {
     workspaceId: plan?.workspaceId ?? options.workspaceId ?? "",
