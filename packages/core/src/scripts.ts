@@ -25,6 +25,15 @@ import { applyArgCustomizations, checkArgCustomizations } from "./arg-customizat
 
 export const MAX_SCRIPT_BYTES = 512 * 1024;
 
+/** A script's code, the same limit whichever way it comes (deploy, push, restore, wmill). */
+export function checkScriptContent(content: unknown, field = "content"): string {
+  if (typeof content !== "string") throw invalidInput(field, "is required");
+  if (Buffer.byteLength(content) > MAX_SCRIPT_BYTES) {
+    throw invalidInput(field, `at most ${MAX_SCRIPT_BYTES / 1024} KiB`);
+  }
+  return content;
+}
+
 export interface NewScriptInput extends ScriptLimitsInput {
   path: string;
   content: string;
@@ -185,10 +194,7 @@ export async function deployScript(
   // The version would be the caller's (its runs bounded by the caller's rights alone), though
   // code of someone else wrote it.
   refuseWhenBounded(membership.principal, "deploy scripts");
-  if (typeof input.content !== "string") throw invalidInput("content", "is required");
-  if (Buffer.byteLength(input.content) > MAX_SCRIPT_BYTES) {
-    throw invalidInput("content", `at most ${MAX_SCRIPT_BYTES / 1024} KiB`);
-  }
+  checkScriptContent(input.content);
   if (!isLanguage(input.language)) {
     throw invalidInput(
       "language",

@@ -94,6 +94,13 @@ export async function readFlow(
  * Parses and validates a flow document (its shape, step ids, expressions, `results.x` reads,
  * the scripts it names in the caller's workspace), throwing INVALID_INPUT naming the field.
  */
+/** A flow's size, the same limit whichever way it comes (deploy, push, restore, wmill). */
+export function checkFlowSize(document: object): void {
+  if (JSON.stringify(document).length > MAX_FLOW_BYTES) {
+    throw invalidInput("value", `the flow is larger than ${MAX_FLOW_BYTES / 1024 / 1024} MB`);
+  }
+}
+
 export async function checkFlow(ctx: CoreContext, workspaceId: string, input: FlowInput): Promise<OpenFlow> {
   const document = {
     summary: input.summary === undefined || input.summary === null ? "" : input.summary,
@@ -103,9 +110,7 @@ export async function checkFlow(ctx: CoreContext, workspaceId: string, input: Fl
     value: input.value,
     ...(input.schema === undefined || input.schema === null ? {} : { schema: input.schema }),
   };
-  if (JSON.stringify(document).length > MAX_FLOW_BYTES) {
-    throw invalidInput("value", `the flow is larger than ${MAX_FLOW_BYTES / 1024 / 1024} MB`);
-  }
+  checkFlowSize(document);
   return validateFlow(document, {
     scriptExists: async (path, hash) => {
       const { rows } = await ctx.pool.query(

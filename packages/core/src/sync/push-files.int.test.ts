@@ -1,6 +1,7 @@
 // Issue 34 item 5, the sync push (`millrace sync push`, POST /sync/push): a file whose name has
 // backslashes was reported as added and applied while nothing was stored; `.millrace/` files,
-// which a push leaves to restore, were reported as added on an unchanged push.
+// which a push leaves to restore, were reported as added on an unchanged push; a 67 MB script came
+// in through a restore while a deploy allows 512 KiB.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { createKeyring } from "../secrets/index.ts";
@@ -62,5 +63,45 @@ describe("sync push reports what it applies", () => {
       membership.workspace.id,
     ]);
     assert.deepEqual(rows, [{ path: "f/app/url" }]);
+  });
+
+  it("holds a push and a restore to the limits a deploy has (script, flow, variable), naming the file", async () => {
+    const files = await readRepositoryFiles(services.pool, membership.workspace.id);
+    files.set("f/app/huge.script.yaml", "summary: ''\ndescription: ''\nlock: ''\nkind: script\nschema: {}\n");
+    files.set("f/app/huge.sh", `echo ${"x".repeat(600 * 1024)}\n`);
+    files.set(
+      "f/app/long.variable.yaml",
+      `value: ${"y".repeat(1024 * 1024 + 1)}\nis_secret: false\ndescription: ''\n`,
+    );
+    files.set(
+      "f/app/wide__flow/flow.yaml",
+      `summary: ''\nvalue:\n  modules:\n    - id: a\n      value:\n        type: identity\n      summary: ${"z".repeat(2 * 1024 * 1024)}\n`,
+    );
+    const expected = [
+      { file: "f/app/huge.script.yaml", field: "content" },
+      { file: "f/app/long.variable.yaml", field: "value" },
+      { file: "f/app/wide__flow/flow.yaml", field: "value" },
+    ];
+    const pushed = await push(files);
+    assert.equal(pushed.applied, false);
+    assert.deepEqual(
+      pushed.errors.map(({ file, field }) => ({ file, field })).sort((a, b) => (a.file < b.file ? -1 : 1)),
+      expected,
+    );
+    await services.pool.query(`UPDATE "user" SET is_super_admin = true WHERE id = $1`, [
+      membership.principal.userId,
+    ]);
+    files.delete(".millrace/workspace.yaml");
+    const restored = await restoreWorkspaceFiles(
+      ctx,
+      { ...membership.principal, isSuperAdmin: true },
+      files,
+      { scope: "instance", workspaceId: "restored-big" },
+    );
+    assert.equal(restored.applied, false);
+    assert.deepEqual(
+      restored.errors.map(({ file, field }) => ({ file, field })).sort((a, b) => (a.file < b.file ? -1 : 1)),
+      expected,
+    );
   });
 });

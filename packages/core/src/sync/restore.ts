@@ -31,7 +31,7 @@ import { checkTimezone, parseCron, tickAfter } from "../schedules/cron.ts";
 import { SCHEDULE_CHANGED_CHANNEL } from "../schedules/schedules.ts";
 import type { SecretsContext } from "../secrets/context.ts";
 import { isEncrypted, openSecret, sealSecret, type WorkspaceDataKey } from "../secrets/keyring.ts";
-import { versionHash } from "../scripts.ts";
+import { checkScriptContent, versionHash } from "../scripts.ts";
 import { checkScriptLimits } from "../jobs/limits.ts";
 import { validateTag } from "../jobs/tags.ts";
 import {
@@ -50,6 +50,8 @@ import { requirePermission } from "../permissions.ts";
 import { RESERVED_WORKSPACE_IDS, type Membership } from "../workspaces.ts";
 import type { OpenFlow } from "../flows/format.ts";
 import { validateFlow } from "../flows/validate.ts";
+import { checkFlowSize } from "../flows/store.ts";
+import { checkVariableValue } from "../variables/variables.ts";
 import { checkLargeFileStorage, type LargeFileStorage } from "../object-storage/settings.ts";
 import { checkOperatorSettings, workspaceColor } from "../windmill-settings.ts";
 import { readRepositoryFiles } from "./repository.ts";
@@ -244,15 +246,17 @@ async function planRestore(
     try {
       // Steps may name the repository's scripts and flows (a hash pins a version that a restore
       // re-creates under a new hash, so it is checked by path only).
-      const checked = await validateFlow(
-        {
-          summary: flow.summary,
-          description: flow.description,
-          value: flow.value,
-          ...(flow.schema ? { schema: flow.schema } : {}),
-        },
-        { scriptExists: (path) => scriptPaths.has(path), flowExists: (path) => flowPaths.has(path) },
-      );
+      const document = {
+        summary: flow.summary,
+        description: flow.description,
+        value: flow.value,
+        ...(flow.schema ? { schema: flow.schema } : {}),
+      };
+      checkFlowSize(document);
+      const checked = await validateFlow(document, {
+        scriptExists: (path) => scriptPaths.has(path),
+        flowExists: (path) => flowPaths.has(path),
+      });
       flows.push({ ...checked, path: flow.path });
     } catch (error) {
       errors.push({
@@ -285,6 +289,7 @@ async function planRestore(
   for (const script of snapshot.scripts) {
     const file = `${script.path}.script.yaml`;
     try {
+      checkScriptContent(script.content);
       checkRequirements(script.language, script.content);
     } catch (error) {
       errors.push({ file, field: "content", message: (error as Error).message });
@@ -388,6 +393,17 @@ async function planRestore(
   let wrappedKey: string | null = null;
   let dataKey: WorkspaceDataKey | null = null;
   let keyLost = false;
+  for (const variable of snapshot.variables.filter((v) => !v.is_secret)) {
+    try {
+      checkVariableValue(variable.value);
+    } catch (error) {
+      errors.push({
+        file: fileOf("variable", variable.path),
+        field: "value",
+        message: (error as Error).message,
+      });
+    }
+  }
   const secretVariables = snapshot.variables.filter((v) => v.is_secret);
   if (secretVariables.length > 0 && !ctx.secrets.configured) {
     errors.push({

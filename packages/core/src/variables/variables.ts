@@ -54,7 +54,8 @@ function view(row: VariableRow, value: string | null): VariableView {
   };
 }
 
-function checkValue(value: unknown): string {
+/** A variable's value, the same limit whichever way it comes (create, push, restore, wmill). */
+export function checkVariableValue(value: unknown): string {
   if (typeof value !== "string") throw invalidInput("value", "must be a string");
   if (value.length > MAX_VARIABLE_VALUE_CHARS)
     throw invalidInput("value", `at most ${MAX_VARIABLE_VALUE_CHARS} characters`);
@@ -259,7 +260,7 @@ export async function createVariable(
 ): Promise<VariableView> {
   requirePermission(membership, "variable.write");
   parsePath(input.path);
-  const value = checkValue(input.value);
+  const value = checkVariableValue(input.value);
   const description = checkDescription(input.description);
   const isSecret = input.isSecret ?? false;
   if (typeof isSecret !== "boolean") throw invalidInput("is_secret", "must be true or false");
@@ -316,7 +317,7 @@ export async function updateVariable(
   parsePath(path);
   const newPath = input.path ?? path;
   if (newPath !== path) parsePath(newPath);
-  const value = input.value === undefined ? undefined : checkValue(input.value);
+  const value = input.value === undefined ? undefined : checkVariableValue(input.value);
   const description = input.description === undefined ? undefined : checkDescription(input.description);
   if (input.isSecret !== undefined && typeof input.isSecret !== "boolean")
     throw invalidInput("is_secret", "must be true or false");
