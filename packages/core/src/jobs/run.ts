@@ -18,7 +18,7 @@ import type { Membership } from "../workspaces.ts";
 import type { Boss } from "./boss.ts";
 import { enqueueJob, type RetryPolicy } from "./enqueue.ts";
 import type { JobEvents } from "./events.ts";
-import { checkedPriority, resolveConcurrencyKey, type JobLimits } from "./limits.ts";
+import { checkedPriority, checkedTimeout, resolveConcurrencyKey, type JobLimits } from "./limits.ts";
 import { assertTagAllowed } from "../workers/custom-tags.ts";
 import { resolveTag, tagForRunnable } from "./tags.ts";
 
@@ -182,6 +182,8 @@ export interface PreviewInput {
   content: string;
   args: unknown;
   path?: string | null;
+  /** Seconds, as a script's `timeout` (the editor tests a script with its settings). */
+  timeout?: number | null;
 }
 
 /** Runs code that is not deployed (the editor's test run), as Windmill's preview jobs do. */
@@ -200,6 +202,7 @@ export async function runPreview(
     throw error;
   }
   const runArgs = checkedArgs(schema, input.args);
+  const timeout = checkedTimeout(ctx.limits, input.timeout);
   const workspaceId = membership.workspace.id;
   const { principal } = membership;
   return enqueueJob(ctx.pool, ctx.boss, {
@@ -214,7 +217,7 @@ export async function runPreview(
     tag: resolveTag(tagForRunnable(null, input.language), workspaceId, runArgs),
     priority: 0,
     scheduledFor: null,
-    timeoutSecs: timeoutFor(ctx, null),
+    timeoutSecs: timeoutFor(ctx, timeout),
     memoryLimitMb: ctx.limits.defaultMemoryLimitMb ?? null,
     concurrency: null,
     retry: null,

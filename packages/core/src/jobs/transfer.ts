@@ -2,10 +2,11 @@
 // imported on the other side, and deleted from the first. Only workspace admins do this: an
 // export holds every user's arguments, results and logs.
 import type { Job } from "@millrace/db";
-import { withTransaction } from "@millrace/db";
+import { withTransaction, type PoolClient } from "@millrace/db";
 import { recordAudit } from "../audit/index.ts";
 import { AppError, invalidInput } from "../errors.ts";
 import { runFlowByPath } from "../flows/engine/run.ts";
+import { ALL_GROUP } from "../people/groups.ts";
 import { requirePermission } from "../permissions.ts";
 import type { Membership } from "../workspaces.ts";
 import { MAX_JOBS_PER_PAGE } from "./queries.ts";
@@ -72,6 +73,42 @@ export interface ImportedCompletedJob {
 }
 
 /**
+ * Who a job was created by and runs as decides who sees it and what it may do: an import may name
+ * only this workspace's members (disabled ones included: history keeps them) and groups, never an
+ * arbitrary user (an admin could otherwise file jobs under anyone's name).
+ */
+async function checkJobOwners(
+  client: PoolClient,
+  workspaceId: string,
+  jobs: ImportedCompletedJob[],
+): Promise<void> {
+  const { rows: members } = await client.query<{ username: string }>(
+    `SELECT u.username FROM workspace_member m JOIN "user" u ON u.id = m.user_id WHERE m.workspace_id = $1`,
+    [workspaceId],
+  );
+  const { rows: groups } = await client.query<{ name: string }>(
+    `SELECT name FROM "group" WHERE workspace_id = $1`,
+    [workspaceId],
+  );
+  const usernames = new Set(members.map((row) => row.username));
+  const groupNames = new Set([ALL_GROUP, ...groups.map((row) => row.name)]);
+  jobs.forEach((job, index) => {
+    if (!usernames.has(job.createdBy))
+      throw invalidInput(
+        `[${index}].created_by`,
+        `${job.createdBy} is not a member of workspace ${workspaceId}: add them before importing their jobs`,
+      );
+    const [kind, name = ""] = job.permissionedAs.split(/\/(.*)/s);
+    const known = kind === "u" ? usernames.has(name) : kind === "g" && groupNames.has(name);
+    if (!known)
+      throw invalidInput(
+        `[${index}].permissioned_as`,
+        `${job.permissionedAs} is not a member or group of workspace ${workspaceId}`,
+      );
+  });
+}
+
+/**
  * Finished jobs recorded as they were (history: nothing runs), all or none: an id that already
  * exists refuses the whole import, naming it (Windmill: the job id is unique).
  */
@@ -91,6 +128,7 @@ export async function importCompletedJobs(
       const index = jobs.findIndex((job) => job.id === taken[0]!.id);
       throw new AppError("CONFLICT", `[${index}].id: job ${taken[0].id} already exists`, `[${index}].id`);
     }
+    await checkJobOwners(client, workspaceId, jobs);
     for (const job of jobs) {
       const flow = job.kind === "flow" || job.kind === "flowpreview";
       await client.query(

@@ -158,6 +158,8 @@ export const jobRunRoutes: Route[] = [
       content: z.string(),
       args: z.unknown().optional(),
       path: z.string().nullish(),
+      // Not in Windmill's Preview: a script's `timeout`, honoured instead of silently dropped.
+      timeout: z.number().nullish(),
     }),
     response: RUN_ANSWER,
     handler: async (ctx, { body }) => {
@@ -166,6 +168,7 @@ export const jobRunRoutes: Route[] = [
         content: body.content,
         args: body.args ?? {},
         path: body.path ?? null,
+        timeout: body.timeout ?? null,
       });
       return text(id, 201);
     },

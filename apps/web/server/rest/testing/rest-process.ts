@@ -1,9 +1,11 @@
-// The web app's REST router (the handlers Next serves under /api) on a plain Node HTTP server, as
+// The web app's REST router (the handlers Next serves under /api) and tRPC (/api/trpc, without a
+// browser session: API tokens only) on a plain Node HTTP server, as
 // a process of its own: a test can then watch it from outside (is its event loop free? does it
 // survive?) as a client of a real server would. Reads DATABASE_URL and MILLRACE_SECRET_KEY like
 // the web server; prints `listening <url>` once it answers.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { handleTrpc } from "../../trpc/handler.ts";
 import { handleRest } from "../handler.ts";
 
 const server = http.createServer((req, res) => {
@@ -16,7 +18,8 @@ const server = http.createServer((req, res) => {
       headers: req.headers as Record<string, string>,
       ...(body && req.method !== "GET" ? { body } : {}),
     });
-    void handleRest(request).then(async (response) => {
+    const handle = request.url.includes("/api/trpc/") ? handleTrpc : handleRest;
+    void handle(request).then(async (response) => {
       res.writeHead(response.status, Object.fromEntries(response.headers));
       res.end(Buffer.from(await response.arrayBuffer()));
     });
