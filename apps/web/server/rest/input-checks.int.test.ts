@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { createApiToken, createUser, principalOf } from "@millrace/core";
+import { createApiToken, createUser } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
 import { startRestProcess, type RestProcess } from "./testing/index.ts";
 
