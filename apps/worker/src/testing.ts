@@ -1,7 +1,6 @@
 // Starts a real worker process for integration tests and stops it (and its job processes) after.
 import { spawn, type ChildProcess } from "node:child_process";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -94,25 +93,14 @@ export async function startTestApi(databaseUrl: string, secretKey: string): Prom
       pool: { end(): Promise<void> };
     }>;
   };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      const body = chunks.length ? Buffer.concat(chunks) : undefined;
-      const request = new Request(`http://${req.headers.host}${req.url}`, {
-        method: req.method,
-        headers: req.headers as Record<string, string>,
-        ...(body && req.method !== "GET" ? { body } : {}),
-      });
-      void handleRest(request).then(async (response) => {
-        res.writeHead(response.status, Object.fromEntries(response.headers));
-        res.end(Buffer.from(await response.arrayBuffer()));
-      });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { serveFetchHandler } = (await import(web("rest/testing/node-server.ts"))) as {
+    serveFetchHandler: (
+      handle: (request: Request) => Promise<Response>,
+    ) => Promise<{ server: http.Server; url: string }>;
+  };
+  const { server, url } = await serveFetchHandler(handleRest);
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url,
     async close() {
       await new Promise((resolve) => server.close(resolve));
       const started = await getServices();

@@ -3,8 +3,7 @@
 // getFlowUserState from a Node process, getGranularAcls, and the instance settings that
 // `wmill instance pull` reads (listGlobalSettings, getInstanceConfig).
 import assert from "node:assert/strict";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type http from "node:http";
 import { after, before, describe, it } from "node:test";
 import {
   addGroupMember,
@@ -16,6 +15,7 @@ import {
   type Membership,
 } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
+import { serveFetchHandler } from "./testing/node-server.ts";
 
 const KEY = "added-endpoints-test-key-0123456789abcdef";
 const SUPERADMIN = "added-endpoints-superadmin-secret";
@@ -53,24 +53,7 @@ describe("endpoints added for Windmill's clients", () => {
     process.env.MILLRACE_SECRET_KEY = KEY;
     process.env.SUPERADMIN_SECRET = SUPERADMIN;
     const { handleRest } = await import("./handler.ts");
-    server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (chunk: Buffer) => chunks.push(chunk));
-      req.on("end", () => {
-        const body = chunks.length ? Buffer.concat(chunks) : undefined;
-        const request = new Request(`http://${req.headers.host}${req.url}`, {
-          method: req.method,
-          headers: req.headers as Record<string, string>,
-          ...(body && req.method !== "GET" ? { body } : {}),
-        });
-        void handleRest(request).then(async (response) => {
-          res.writeHead(response.status, Object.fromEntries(response.headers));
-          res.end(Buffer.from(await response.arrayBuffer()));
-        });
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server, url: base } = await serveFetchHandler(handleRest));
   });
   after(async () => {
     await new Promise((resolve) => server?.close(resolve));
