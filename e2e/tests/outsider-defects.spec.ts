@@ -85,3 +85,28 @@ test("item 10: Run from a script page with a version diff raises no page error",
   }
   expect(errors).toEqual([]);
 });
+
+test("item 7: flows are reached from the sidebar, the home page and the Scripts list", async ({
+  page,
+  request,
+}) => {
+  const workspace = uniqueWorkspace("out7");
+  await createWorkspace(request, workspace);
+  await signIn(page);
+  await page.goto(`/w/${workspace}`);
+  const sidebar = page.getByRole("navigation", { name: "Main" });
+  await sidebar.getByRole("link", { name: "Flows", exact: true }).click();
+  await expect(page).toHaveURL(new RegExp(`/w/${workspace}/flows$`));
+  await expect(sidebar.getByRole("link", { name: "Flows", exact: true })).toHaveClass(/active/);
+
+  await page.goto(`/w/${workspace}`);
+  await page
+    .getByRole("navigation", { name: "Quick actions" })
+    .getByRole("link", { name: "New flow" })
+    .click();
+  await expect(page).toHaveURL(new RegExp(`/w/${workspace}/flows/add$`));
+
+  await page.goto(`/w/${workspace}/scripts`);
+  await page.getByRole("main").getByRole("link", { name: /flows/i }).first().click();
+  await expect(page).toHaveURL(new RegExp(`/w/${workspace}/flows$`));
+});

@@ -21,6 +21,7 @@ import {
   Variable,
   History,
   LayoutGrid,
+  Workflow,
   type LucideIcon,
 } from "lucide-react";
 import { signOut } from "next-auth/react";
@@ -43,6 +44,7 @@ function workspaceLinks(workspace: string): NavLink[] {
   return [
     { href: base, label: "Home", icon: House, exact: true },
     { href: `${base}/scripts`, label: "Scripts", icon: FileCode2 },
+    { href: `${base}/flows`, label: "Flows", icon: Workflow },
     { href: `${base}/runs`, label: "Runs", icon: Activity },
     { href: `${base}/schedules`, label: "Schedules", icon: CalendarClock },
     { href: `${base}/variables`, label: "Variables", icon: Variable },

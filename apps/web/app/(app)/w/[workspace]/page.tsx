@@ -4,7 +4,7 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "@/components/ui/link";
 import { use } from "react";
-import { Activity, CalendarPlus, FileCode2, Plus } from "lucide-react";
+import { Activity, CalendarPlus, FileCode2, Plus, Workflow } from "lucide-react";
 import { StatusBadge } from "@/components/job-view";
 import { Button } from "@/components/ui/button";
 import { errorMessage } from "@/lib/errors";
@@ -117,6 +117,13 @@ export default function WorkspaceHome({ params }: { params: Promise<{ workspace:
         )}
         {writer && (
           <Button asChild>
+            <Link href={`/w/${workspace}/flows/add`}>
+              <Workflow aria-hidden /> New flow
+            </Link>
+          </Button>
+        )}
+        {writer && (
+          <Button asChild>
             <Link href={`/w/${workspace}/schedules/new`}>
               <CalendarPlus aria-hidden /> New schedule
             </Link>
@@ -130,6 +137,11 @@ export default function WorkspaceHome({ params }: { params: Promise<{ workspace:
         <Button asChild>
           <Link href={`/w/${workspace}/scripts`}>
             <FileCode2 aria-hidden /> Scripts
+          </Link>
+        </Button>
+        <Button asChild>
+          <Link href={`/w/${workspace}/flows`}>
+            <Workflow aria-hidden /> Flows
           </Link>
         </Button>
       </nav>
