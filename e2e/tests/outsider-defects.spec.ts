@@ -110,3 +110,60 @@ test("item 7: flows are reached from the sidebar, the home page and the Scripts 
   await page.getByRole("main").getByRole("link", { name: /flows/i }).first().click();
   await expect(page).toHaveURL(new RegExp(`/w/${workspace}/flows$`));
 });
+
+test("item 11: operators and developers are not offered admin pages, nor operators Edit and run", async ({
+  page,
+  browser,
+  request,
+}) => {
+  const workspace = uniqueWorkspace("out11");
+  await createWorkspace(request, workspace);
+  const folder = await request.post(`/api/w/${workspace}/folders/create`, {
+    headers: superadmin,
+    data: { name: "shared", extra_perms: { "g/all": true } },
+  });
+  expect(folder.status(), await folder.text()).toBe(201);
+  await deployScript(request, workspace, "f/shared/hello", superadmin, 'echo "hello"');
+  const id = await (
+    await request.post(`/api/w/${workspace}/jobs/run/p/f/shared/hello`, { headers: superadmin, data: {} })
+  ).text();
+  await completedJob(request, workspace, id);
+  const operator = await createAccount(request, "out11-op");
+  const developer = await createAccount(request, "out11-dev");
+  await addMember(request, workspace, operator.email, "operator");
+  await addMember(request, workspace, developer.email, "developer");
+  const adminOnly = ["Git sync", "Workers", "Governance", "Object storage"];
+
+  await signIn(page);
+  await page.goto(`/w/${workspace}`);
+  const adminSidebar = page.getByRole("navigation", { name: "Main" });
+  for (const name of adminOnly)
+    await expect(adminSidebar.getByRole("link", { name, exact: true })).toBeVisible();
+
+  for (const account of [operator, developer]) {
+    const other = await pageAs(browser, account.email, account.password);
+    try {
+      await other.goto(`/w/${workspace}/runs/${id}`);
+      await expect(other.getByTestId("job-status").first()).toHaveText("success");
+      const sidebar = other.getByRole("navigation", { name: "Main" });
+      await expect(sidebar.getByRole("link", { name: "Runs", exact: true })).toBeVisible();
+      for (const name of adminOnly)
+        await expect(sidebar.getByRole("link", { name, exact: true })).toHaveCount(0);
+      await expect(other.getByRole("button", { name: "Run again" })).toBeVisible();
+      if (account === operator) {
+        await expect(other.getByRole("button", { name: "Edit and run" })).toHaveCount(0);
+        await expect(other.getByRole("link", { name: "Run with other arguments" })).toBeVisible();
+      } else {
+        await expect(other.getByRole("button", { name: "Edit and run" })).toBeVisible();
+      }
+      // Nor through the command palette.
+      await other.keyboard.press("Control+k");
+      const palette = other.getByTestId("command-palette");
+      await expect(palette.locator("[cmdk-root]")).toHaveAttribute("data-loaded", "true");
+      await palette.getByRole("combobox").fill("Git sync");
+      await expect(palette.getByRole("option", { name: "Git sync" })).toHaveCount(0);
+    } finally {
+      await other.context().close();
+    }
+  }
+});
