@@ -167,3 +167,46 @@ test("item 11: operators and developers are not offered admin pages, nor operato
     }
   }
 });
+
+test("item 12: the command palette ranks exact, then prefix, then substring, then fuzzy matches", async ({
+  page,
+  request,
+}) => {
+  const workspace = uniqueWorkspace("out12");
+  await createWorkspace(request, workspace);
+  // ts_obj's summary names the pipeline (a word-start match that cmdk's own score put first);
+  // post_it_pre matches "pipe" only letter by letter.
+  await deploy(
+    request,
+    workspace,
+    `u/${ADMIN}/ts_obj`,
+    "bun",
+    "export function main() {}",
+    "Builds a typed object for the pipeline",
+  );
+  for (const name of ["post_it_pre", "my_pipe_run", "pipeline", "pipe"])
+    await deploy(request, workspace, `u/${ADMIN}/${name}`, "bash", `echo ${name}`);
+  await signIn(page);
+  await page.goto(`/w/${workspace}/scripts`);
+  await page.keyboard.press("Control+k");
+  const palette = page.getByTestId("command-palette");
+  await expect(palette.locator("[cmdk-root]")).toHaveAttribute("data-loaded", "true");
+  const input = palette.getByRole("combobox");
+  // The options' paths, in the order shown (each option's first monospace span is its path).
+  const firstPaths = async () => palette.getByRole("option").locator(".font-mono").allTextContents();
+
+  await input.fill("pipe");
+  await expect
+    .poll(firstPaths)
+    .toEqual(
+      ["pipe", "pipeline", "my_pipe_run", "ts_obj", "post_it_pre"].map((name) => `u/${ADMIN}/${name}`),
+    );
+  await input.fill("u/e2e_admin/pipel");
+  await expect.poll(async () => (await firstPaths())[0]).toBe(`u/${ADMIN}/pipeline`);
+  await input.fill("obj");
+  await expect.poll(async () => (await firstPaths())[0]).toBe(`u/${ADMIN}/ts_obj`);
+  // Enter opens the best match.
+  await input.fill("pipe");
+  await input.press("Enter");
+  await expect(page).toHaveURL(new RegExp(`/w/${workspace}/scripts/get/u/${ADMIN}/pipe$`));
+});
