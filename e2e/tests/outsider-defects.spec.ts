@@ -210,3 +210,66 @@ test("item 12: the command palette ranks exact, then prefix, then substring, the
   await input.press("Enter");
   await expect(page).toHaveURL(new RegExp(`/w/${workspace}/scripts/get/u/${ADMIN}/pipe$`));
 });
+
+test("item 6: switching language offers the new template or keeps the code on request; Deploy names a mismatch", async ({
+  page,
+  request,
+}) => {
+  const workspace = uniqueWorkspace("out6");
+  await createWorkspace(request, workspace);
+  page.on("dialog", (dialog) => void (dialog.type() === "beforeunload" ? dialog.accept() : dialog.dismiss()));
+  await signIn(page);
+  await page.goto(`/w/${workspace}/scripts/new`);
+  const language = page.getByLabel("Language");
+  const lines = page.getByTestId("code-editor").locator(".view-lines");
+
+  // Untouched template code follows the language.
+  await language.selectOption("python3");
+  await expect(lines).toContainText("def main");
+  await language.selectOption("bash");
+  await expect(lines).toContainText('echo "Hello $name"');
+
+  await language.selectOption("python3");
+  await page.getByLabel("Path").fill(`u/${ADMIN}/mixed`);
+  await setCode(page, 'import os\n\ndef main(x: int = 2):\n    return {"twice": x * 2}\n');
+  await expect(page.getByTestId("draft-saved")).toBeVisible();
+  // Leave and come back: the draft is restored.
+  await page.getByRole("link", { name: "Runs", exact: true }).click();
+  await page.getByTestId("confirm-dialog").getByRole("button", { name: "Leave" }).click();
+  await expect(page).toHaveURL(new RegExp(`/w/${workspace}/runs$`));
+  await page.goto(`/w/${workspace}/scripts/new`);
+  await expect(page.getByTestId("draft-restored")).toBeVisible();
+  await expect(lines).toContainText("import os");
+
+  // Edited code: asked first.
+  await language.selectOption("bash");
+  const ask = page.getByTestId("confirm-dialog");
+  await expect(ask).toContainText("bash");
+  await expect(ask.getByRole("button", { name: "Replace with the bash template" })).toBeVisible();
+  await ask.getByRole("button", { name: "Keep my code" }).click();
+  await expect(language).toHaveValue("bash");
+  await expect(lines).toContainText("import os");
+
+  // Deploying Python as bash names the mismatch; cancelling deploys nothing.
+  await page.getByRole("button", { name: "Deploy" }).click();
+  const confirm = page.getByTestId("confirm-dialog");
+  await expect(confirm).toContainText(/looks like Python/i);
+  await expect(confirm).toContainText("bash");
+  await confirm.getByRole("button", { name: "Cancel" }).click();
+  await expect(confirm).toHaveCount(0);
+  const listed = await request.get(`/api/w/${workspace}/scripts/list`, { headers: superadmin });
+  expect(await listed.json()).toEqual([]);
+
+  // Switching again, this time to the template.
+  await language.selectOption("python3");
+  await expect(lines).toContainText("import os");
+  await language.selectOption("bun");
+  await page
+    .getByTestId("confirm-dialog")
+    .getByRole("button", { name: "Replace with the bun template" })
+    .click();
+  await expect(lines).toContainText("export async function main");
+  await expect(lines).not.toContainText("import os");
+  await page.getByRole("button", { name: "Deploy" }).click();
+  await expect(page).toHaveURL(new RegExp(`/w/${workspace}/scripts/edit/u/${ADMIN}/mixed$`));
+});

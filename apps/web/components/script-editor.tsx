@@ -1,6 +1,12 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import type { ArgSchema } from "@millrace/runtime";
+import type { ArgSchema, Language } from "@millrace/runtime";
+import {
+  FAMILY_LABEL,
+  FAMILY_OF,
+  detectLanguageFamily,
+  languageMismatch,
+} from "@millrace/runtime/detect-language";
 import dynamic from "next/dynamic";
 import Link from "@/components/ui/link";
 import { useRouter } from "next/navigation";
@@ -304,6 +310,7 @@ function LoadedEditor({
   const trpc = useTRPC();
   const router = useRouter();
   const queryClient = useQueryClient();
+  const confirm = useConfirm();
   const wide = useMediaQuery(WIDE);
   const draftPath = existingPath ?? "";
   const restored = draft?.value ?? null;
@@ -547,8 +554,25 @@ function LoadedEditor({
     return () => document.removeEventListener("keydown", onKey);
   }, []);
 
-  function changeLanguage(next: string) {
-    if (content === TEMPLATES[language] || content === "") {
+  /**
+   * Untouched template code becomes the new language's template. Code the author wrote stays when
+   * it reads as the new language (Bun and Deno share TypeScript); otherwise they choose, since
+   * Python kept as main.sh only fails later, in someone else's run.
+   */
+  async function changeLanguage(next: string) {
+    const untouched = content.trim() === "" || Object.values(TEMPLATES).includes(content);
+    const family = FAMILY_OF[next as Language];
+    const detected = detectLanguageFamily(content);
+    let replace = untouched;
+    if (!untouched && family !== FAMILY_OF[language as Language] && detected !== family) {
+      replace = await confirm({
+        title: `Switch to ${next}?`,
+        description: `The code in the editor is ${FAMILY_LABEL[detected ?? FAMILY_OF[language as Language]]}, not ${FAMILY_LABEL[family]}: as ${next} it would not run.`,
+        action: `Replace with the ${next} template`,
+        cancel: "Keep my code",
+      });
+    }
+    if (replace) {
       setContent(TEMPLATES[next] ?? "");
       setEditorGeneration((n) => n + 1);
     }
@@ -574,8 +598,19 @@ function LoadedEditor({
     edited();
   }
 
-  function submit() {
+  async function submit() {
     if (clientPathProblem) return;
+    const mismatch = languageMismatch(language as Language, content);
+    if (
+      mismatch &&
+      !(await confirm({
+        title: `Deploy ${FAMILY_LABEL[mismatch]} code as ${language}?`,
+        description: `This code looks like ${FAMILY_LABEL[mismatch]}, but the script's language is ${language}: its runs would fail. Switch the language, or deploy it anyway.`,
+        action: `Deploy as ${language}`,
+        destructive: true,
+      }))
+    )
+      return;
     deployedAtEdit.current = edits.current;
     deploying.current = true;
     deploy.mutate({
@@ -710,7 +745,7 @@ function LoadedEditor({
               type="button"
               disabled={deploy.isPending || !!clientPathProblem}
               title={clientPathProblem ?? undefined}
-              onClick={submit}
+              onClick={() => void submit()}
             >
               {deploy.isPending ? "Deploying…" : "Deploy"}
             </button>
@@ -774,7 +809,7 @@ function LoadedEditor({
             name="language"
             value={language}
             disabled={!canWrite}
-            onChange={(e) => changeLanguage(e.target.value)}
+            onChange={(e) => void changeLanguage(e.target.value)}
           >
             {LANGUAGES.map((l) => (
               <option key={l}>{l}</option>
