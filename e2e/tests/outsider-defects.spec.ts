@@ -273,3 +273,74 @@ test("item 6: switching language offers the new template or keeps the code on re
   await page.getByRole("button", { name: "Deploy" }).click();
   await expect(page).toHaveURL(new RegExp(`/w/${workspace}/scripts/edit/u/${ADMIN}/mixed$`));
 });
+
+test("item 9: the approval page and the run page give each step the same status", async ({
+  page,
+  request,
+}) => {
+  test.setTimeout(120_000);
+  const workspace = uniqueWorkspace("out9");
+  await createWorkspace(request, workspace);
+  const path = `u/${ADMIN}/gated`;
+  const created = await request.post(`/api/w/${workspace}/flows/create`, {
+    headers: superadmin,
+    data: {
+      path,
+      summary: "gated",
+      value: {
+        modules: [
+          {
+            id: "first",
+            value: { type: "rawscript", language: "bash", content: "echo first", input_transforms: {} },
+          },
+          { id: "gate", value: { type: "identity" }, suspend: { required_events: 1, timeout: 600 } },
+          {
+            id: "after",
+            value: { type: "rawscript", language: "bash", content: "echo after", input_transforms: {} },
+          },
+        ],
+      },
+    },
+  });
+  expect(created.status(), await created.text()).toBeLessThan(300);
+  const flowId = await (
+    await request.post(`/api/w/${workspace}/jobs/run/f/${path}`, { headers: superadmin, data: {} })
+  ).text();
+  let stepJob = "";
+  await expect
+    .poll(async () => {
+      const job = await (
+        await request.get(`/api/w/${workspace}/jobs_u/get/${flowId}`, { headers: superadmin })
+      ).json();
+      stepJob = job.flow_status?._engine?.suspended?.job ?? "";
+      return stepJob;
+    })
+    .not.toBe("");
+  const urls = (await (
+    await request.get(`/api/w/${workspace}/jobs/resume_urls/${stepJob}/1?approver=ops`, {
+      headers: superadmin,
+    })
+  ).json()) as { approvalPage: string };
+
+  await signIn(page);
+  await page.goto(`/w/${workspace}/runs/${flowId}`);
+  const node = (step: string) =>
+    page
+      .getByTestId("flow-run-view")
+      .getByTestId("flow-node")
+      .and(page.locator(`[data-step="${step}"]`));
+  await expect(node("gate")).toHaveAttribute("data-status", "suspended");
+  const onRunPage: Record<string, string> = {};
+  for (const step of ["first", "gate", "after"])
+    onRunPage[step] = (await node(step).getAttribute("data-status")) ?? "";
+  expect(onRunPage).toEqual({ first: "success", gate: "suspended", after: "waiting" });
+
+  const url = new URL(urls.approvalPage);
+  await page.goto(url.pathname + url.search);
+  const steps = page.getByRole("list", { name: "Steps" });
+  for (const step of ["first", "gate", "after"]) {
+    await expect(steps.getByRole("listitem").filter({ hasText: step }).locator(".status")).toHaveText(
+      onRunPage[step]!,
+    );
+  }
+});
