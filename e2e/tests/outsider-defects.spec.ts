@@ -344,3 +344,32 @@ test("item 9: the approval page and the run page give each step the same status"
     );
   }
 });
+
+test("item 8: the version diff shows indentation-only changes", async ({ page, request }) => {
+  const workspace = uniqueWorkspace("out8");
+  await createWorkspace(request, workspace);
+  const path = `u/${ADMIN}/indent`;
+  const before = [
+    "def main(items: list = []):",
+    "    total = 0",
+    "    for item in items:",
+    "        if item:",
+    "        total += 1",
+    "        print(item)",
+    "        print(total)",
+    "    return total",
+    "",
+  ].join("\n");
+  const after = before
+    .replace("        total += 1", "            total += 1")
+    .replace("        print(item)", "            print(item)")
+    .replace("        print(total)", "            print(total)");
+  await deploy(request, workspace, path, "python3", before);
+  await deploy(request, workspace, path, "python3", after);
+  await signIn(page);
+  await page.goto(`/w/${workspace}/scripts/get/${path}`);
+  const modified = page.getByTestId("version-diff").locator(".editor.modified");
+  await expect(modified).toContainText("print(total)");
+  // Three changed lines are marked on the new side.
+  await expect(modified.locator(".line-insert")).toHaveCount(3);
+});

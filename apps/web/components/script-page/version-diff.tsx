@@ -78,6 +78,9 @@ export default function VersionDiff({
           renderSideBySide: true,
           // Side by side even in a narrow column: the point is to see both versions.
           useInlineViewWhenSpaceIsLimited: false,
+          // Indentation is syntax in Python and YAML (a fixed IndentationError is a whitespace-only
+          // change), and a changed bash heredoc or SQL literal differs too: every change shows.
+          ignoreTrimWhitespace: false,
           minimap: { enabled: false },
           fontSize: 13,
           scrollBeyondLastLine: false,
