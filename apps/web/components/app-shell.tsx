@@ -130,6 +130,9 @@ export function AppShell({ children }: { children: ReactNode }) {
 
   return (
     <div className="shell">
+      <a href="#main-content" className="skip-link">
+        Skip to content
+      </a>
       <header className="topbar">
         <button
           type="button"
@@ -185,7 +188,9 @@ export function AppShell({ children }: { children: ReactNode }) {
           Sign out
         </a>
       </nav>
-      <main className="main">{children}</main>
+      <main className="main" id="main-content" tabIndex={-1}>
+        {children}
+      </main>
     </div>
   );
 }

@@ -15,6 +15,8 @@ import { Group, Panel, Separator } from "react-resizable-panels";
 import { toast } from "sonner";
 import { ArgsForm } from "@/components/args-form";
 import { JobView } from "@/components/job-view";
+import { PathField } from "@/components/path-field";
+import { DeployConflict, isDeployConflict } from "@/components/workbench/deploy-conflict";
 import { Button } from "@/components/ui/button";
 import { useConfirm } from "@/components/ui/confirm";
 import { Tabs, TabsContent, TabsList, TabsTrigger } from "@/components/ui/tabs";
@@ -506,10 +508,11 @@ function LoadedEditor({
       ? { field: deployField, message: deployMessage }
       : null;
   const clientPathProblem = existingPath ? null : pathProblem(path, me);
-  const pathError = clientPathProblem ?? (deployField === "path" ? deployMessage : null);
   const summaryError = deployField === "summary" ? deployMessage : null;
+  const conflict = isDeployConflict(deploy.error);
   const generalDeployError =
     deployMessage &&
+    !conflict &&
     deployField !== "path" &&
     deployField !== "summary" &&
     !settingField &&
@@ -598,7 +601,8 @@ function LoadedEditor({
     edited();
   }
 
-  async function submit() {
+  /** `parentHash`: the version to replace, when the author chose to overwrite a newer one. */
+  async function submit(parentHash: string | null = deployedHash) {
     if (clientPathProblem) return;
     const mismatch = languageMismatch(language as Language, content);
     if (
@@ -619,7 +623,7 @@ function LoadedEditor({
       summary,
       language,
       content,
-      parentHash: deployedHash,
+      parentHash,
       ...deploySettings(settings),
       arg_customizations: cleanCustomizations(customizations),
       draftPath: existingPath ? null : "",
@@ -777,21 +781,14 @@ function LoadedEditor({
         </div>
       )}
       <div className="panel row" style={{ marginBottom: "1rem" }}>
-        <label style={{ flex: "2 1 14rem", minWidth: 0 }}>
-          Path <span className="hint">u/&lt;user&gt;/&lt;name&gt; or f/&lt;folder&gt;/&lt;name&gt;</span>
-          <input
-            name="path"
-            value={path}
-            disabled={!!existingPath || !canWrite}
-            aria-invalid={!!pathError}
-            onChange={(e) => changePath(e.target.value)}
-          />
-          {pathError && (
-            <span className="field-error" data-testid="path-error">
-              {pathError}
-            </span>
-          )}
-        </label>
+        <PathField
+          style={{ flex: "2 1 14rem", minWidth: 0 }}
+          value={path}
+          onChange={changePath}
+          problem={clientPathProblem}
+          serverError={deployField === "path" ? deployMessage : null}
+          disabled={!!existingPath || !canWrite}
+        />
         <label style={{ flex: "2 1 14rem", minWidth: 0 }}>
           Summary
           <input
@@ -817,6 +814,15 @@ function LoadedEditor({
           </select>
         </label>
       </div>
+      {conflict && (
+        <DeployConflict
+          workspace={workspace}
+          path={existingPath ?? path}
+          isNew={!existingPath}
+          deploying={deploy.isPending}
+          onOverwrite={(latestHash) => void submit(latestHash)}
+        />
+      )}
       {generalDeployError && (
         <div className="error" role="alert" style={{ marginBottom: "1rem" }}>
           {generalDeployError}
