@@ -250,3 +250,36 @@ test("item 13: a run's arguments are listed in the signature's order", async ({ 
   expect(at.every((index) => index >= 0)).toBe(true);
   expect(at).toEqual([...at].sort((a, b) => a - b));
 });
+
+test("item 13: the YAML view reads the same after a save as before it", async ({ page, request }) => {
+  const workspace = uniqueWorkspace("out13yaml");
+  await createWorkspace(request, workspace);
+  await signIn(page);
+  await page.goto(`/w/${workspace}/flows/add`);
+  await page.getByLabel("Path").fill(`u/${ADMIN}/kept_order`);
+  await page.getByTestId("add-step").click();
+  await page.getByRole("menuitem", { name: "Inline script: bash", exact: true }).click();
+  const yamlText = async () => {
+    await page.getByRole("tab", { name: "YAML" }).click();
+    await expect(page.getByTestId("yaml-editor").locator(".monaco-editor")).toBeVisible();
+    await expect.poll(() => page.evaluate(() => "monaco" in globalThis)).toBe(true);
+    const text = await page.evaluate(() => {
+      const models = (
+        globalThis as unknown as {
+          monaco: { editor: { getModels(): { uri: { toString(): string }; getValue(): string }[] } };
+        }
+      ).monaco.editor
+        .getModels()
+        .filter((m) => m.uri.toString().startsWith("file:///flow.yaml"));
+      return models[models.length - 1]?.getValue() ?? "";
+    });
+    await page.getByRole("tab", { name: "Graph" }).click();
+    return text;
+  };
+  const before = await yamlText();
+  expect(before).toContain("id: a");
+  await page.getByTestId("deploy-flow").click();
+  await expect(page).toHaveURL(new RegExp(`/flows/edit/u/${ADMIN}/kept_order$`));
+  await expect(page.getByTestId("flow-version")).toBeVisible();
+  expect(await yamlText()).toBe(before);
+});
