@@ -308,7 +308,12 @@ test.describe("run results", () => {
     await signIn(page, operator.email, operator.password);
     await page.goto(`/w/${workspace}/runs/${script}`);
     await expect(page.getByTestId("job-status")).toHaveText("success");
-    await expect(page.getByRole("button", { name: "Edit and run" })).toBeVisible();
+    // "Edit" is for those who may edit scripts (issue 34, item 11); the run form is a link away.
+    await expect(page.getByRole("button", { name: "Edit and run" })).toHaveCount(0);
+    await expect(page.getByRole("link", { name: "Run with other arguments" })).toHaveAttribute(
+      "href",
+      `/w/${workspace}/scripts/get/f/shared/greet`,
+    );
     await page.getByRole("button", { name: "Run again" }).click();
     await expect(page).not.toHaveURL(new RegExp(`/runs/${script}$`));
     const byOperator = await completedJob(request, workspace, page.url().split("/").at(-1) as string);

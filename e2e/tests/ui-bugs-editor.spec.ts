@@ -170,7 +170,11 @@ test("bug 5: the path field can be cleared and edited; an invalid path is explai
   const deploy = page.getByRole("button", { name: "Deploy" });
   const fieldError = page.getByTestId("path-error");
   await expect(pathInput).toHaveValue(`u/${ADMIN_USERNAME}/`);
-  await expect(fieldError).toContainText(`Give the script a name after u/${ADMIN_USERNAME}/`);
+  // Before any typing, what is missing is a hint, not an error (issue 34, item 13).
+  await expect(page.getByTestId("path-hint")).toContainText(
+    `Give the script a name after u/${ADMIN_USERNAME}/`,
+  );
+  await expect(fieldError).toHaveCount(0);
   await expect(deploy).toBeDisabled();
 
   // Cleared, it stays cleared.

@@ -21,6 +21,7 @@ import {
   Variable,
   History,
   LayoutGrid,
+  Workflow,
   type LucideIcon,
 } from "lucide-react";
 import { signOut } from "next-auth/react";
@@ -31,18 +32,25 @@ import { CommandPalette } from "@/components/command-palette";
 import { ThemeToggle } from "@/components/theme-toggle";
 import { useTRPC } from "@/lib/trpc";
 import { cn } from "@/lib/utils";
+import { roleCan, useWorkspaceRole, type WorkspaceRole } from "@/lib/workspace-role";
+import type { Action } from "@millrace/core/permissions";
 
 const ADMINS_WORKSPACE = "admins";
 /** The workspace the sidebar offers on pages outside one (account, admin): the last one opened. */
 export const LAST_WORKSPACE_KEY = "millrace-last-workspace";
 
-type NavLink = { href: string; label: string; icon: LucideIcon; exact?: boolean };
+type NavLink = { href: string; label: string; icon: LucideIcon; exact?: boolean; needs?: Action };
 
-function workspaceLinks(workspace: string): NavLink[] {
+/**
+ * The workspace's pages that the role may use: a page whose every action the server would refuse
+ * (an operator on Git sync meets "may not workspace manage") is not offered at all.
+ */
+function workspaceLinks(workspace: string, role: WorkspaceRole | undefined): NavLink[] {
   const base = `/w/${workspace}`;
-  return [
+  const links: NavLink[] = [
     { href: base, label: "Home", icon: House, exact: true },
     { href: `${base}/scripts`, label: "Scripts", icon: FileCode2 },
+    { href: `${base}/flows`, label: "Flows", icon: Workflow },
     { href: `${base}/runs`, label: "Runs", icon: Activity },
     { href: `${base}/schedules`, label: "Schedules", icon: CalendarClock },
     { href: `${base}/variables`, label: "Variables", icon: Variable },
@@ -50,11 +58,13 @@ function workspaceLinks(workspace: string): NavLink[] {
     { href: `${base}/members`, label: "Members", icon: Users },
     { href: `${base}/folders`, label: "Folders & groups", icon: FolderTree },
     { href: `${base}/audit`, label: "Audit log", icon: ScrollText },
-    { href: `${base}/governance`, label: "Governance", icon: ShieldCheck },
-    { href: `${base}/workers`, label: "Workers", icon: Server },
-    { href: `${base}/git-sync`, label: "Git sync", icon: GitBranch },
-    { href: `${base}/object-storage`, label: "Object storage", icon: HardDrive },
+    { href: `${base}/governance`, label: "Governance", icon: ShieldCheck, needs: "governance.read" },
+    // Worker groups and tags are configured by admins; others see queue health on the home page.
+    { href: `${base}/workers`, label: "Workers", icon: Server, needs: "workspace.manage" },
+    { href: `${base}/git-sync`, label: "Git sync", icon: GitBranch, needs: "workspace.manage" },
+    { href: `${base}/object-storage`, label: "Object storage", icon: HardDrive, needs: "workspace.manage" },
   ];
+  return links.filter((link) => !link.needs || roleCan(role, link.needs));
 }
 
 /**
@@ -87,6 +97,8 @@ export function AppShell({ children }: { children: ReactNode }) {
     !!routeWorkspace && !!workspaces.data && !workspaces.isFetching && !known(routeWorkspace);
   const workspace =
     routeWorkspace ?? (known(lastWorkspace) ? lastWorkspace : undefined) ?? workspaces.data?.[0]?.id;
+  const role = useWorkspaceRole(workspace ?? "");
+  const pages = workspace && !unknownRouteWorkspace ? workspaceLinks(workspace, role) : [];
 
   const accountLinks: NavLink[] = [
     { href: "/workspaces", label: "All workspaces", icon: LayoutGrid, exact: true },
@@ -118,6 +130,9 @@ export function AppShell({ children }: { children: ReactNode }) {
 
   return (
     <div className="shell">
+      <a href="#main-content" className="skip-link">
+        Skip to content
+      </a>
       <header className="topbar">
         <button
           type="button"
@@ -159,10 +174,10 @@ export function AppShell({ children }: { children: ReactNode }) {
         </select>
         <CommandPalette
           workspace={workspace && !unknownRouteWorkspace ? workspace : undefined}
-          pages={workspace && !unknownRouteWorkspace ? workspaceLinks(workspace) : []}
+          pages={pages}
           isSuperAdmin={!!me.data?.isSuperAdmin}
         />
-        {workspace && !unknownRouteWorkspace && workspaceLinks(workspace).map(renderLink)}
+        {pages.map(renderLink)}
         <div className="nav-section">Account</div>
         {accountLinks.map(renderLink)}
         <div className="spacer" />
@@ -173,7 +188,9 @@ export function AppShell({ children }: { children: ReactNode }) {
           Sign out
         </a>
       </nav>
-      <main className="main">{children}</main>
+      <main className="main" id="main-content" tabIndex={-1}>
+        {children}
+      </main>
     </div>
   );
 }

@@ -16,10 +16,11 @@ import {
   type LucideIcon,
 } from "lucide-react";
 import { useRouter } from "next/navigation";
-import type { ReactNode } from "react";
+import { useState, type ReactNode } from "react";
 import type { PalettePage } from "@/components/command-palette";
 import { Dialog, DialogContent } from "@/components/ui/dialog";
 import { errorMessage } from "@/lib/errors";
+import { rankGroups } from "@/lib/palette-rank";
 import { useTRPC } from "@/lib/trpc";
 
 type Entry = { key: string; label: ReactNode; keywords: string[]; href: string; icon: LucideIcon };
@@ -56,6 +57,13 @@ export default function CommandPaletteDialog({
 }) {
   const trpc = useTRPC();
   const router = useRouter();
+  // Each opening starts from an empty box, as the dialog's own input did before it was controlled.
+  const [search, setSearch] = useState("");
+  const [wasOpen, setWasOpen] = useState(open);
+  if (open !== wasOpen) {
+    setWasOpen(open);
+    if (!open) setSearch("");
+  }
   const data = useQuery({
     ...trpc.search.palette.queryOptions({ workspace: workspace ?? "" }),
     enabled: open && !!workspace,
@@ -193,7 +201,10 @@ export default function CommandPaletteDialog({
       icon: p.icon,
     })),
   });
-  const allGroups = [...groups, pageGroup("Pages", pages), pageGroup("Account", accountPages)];
+  const shown = rankGroups(
+    [...groups, pageGroup("Pages", pages), pageGroup("Account", accountPages)],
+    search,
+  );
 
   return (
     <Dialog open={open} onOpenChange={setOpen}>
@@ -202,9 +213,12 @@ export default function CommandPaletteDialog({
           label="Search scripts, flows, schedules, resources, variables, runs and pages"
           loop
           vimBindings={false}
+          shouldFilter={false}
           data-loaded={d ? "true" : "false"}
         >
           <Command.Input
+            value={search}
+            onValueChange={setSearch}
             placeholder="Search scripts, flows, schedules, variables, runs, pages…"
             className="mb-2 w-full"
             autoFocus
@@ -217,24 +231,22 @@ export default function CommandPaletteDialog({
               </p>
             )}
             <Command.Empty className="px-2 py-3 text-muted">Nothing matches.</Command.Empty>
-            {allGroups
-              .filter((group) => group.entries.length > 0)
-              .map((group) => (
-                <Command.Group key={group.heading} heading={group.heading} className={groupClass}>
-                  {group.entries.map((entry) => (
-                    <Command.Item
-                      key={entry.key}
-                      value={entry.key}
-                      keywords={entry.keywords}
-                      className={itemClass}
-                      onSelect={() => go(entry.href)}
-                    >
-                      <entry.icon aria-hidden className="size-4 shrink-0 opacity-70" />
-                      {entry.label}
-                    </Command.Item>
-                  ))}
-                </Command.Group>
-              ))}
+            {shown.map((group) => (
+              <Command.Group key={group.heading} heading={group.heading} className={groupClass}>
+                {group.entries.map((entry) => (
+                  <Command.Item
+                    key={entry.key}
+                    value={entry.key}
+                    keywords={entry.keywords}
+                    className={itemClass}
+                    onSelect={() => go(entry.href)}
+                  >
+                    <entry.icon aria-hidden className="size-4 shrink-0 opacity-70" />
+                    {entry.label}
+                  </Command.Item>
+                ))}
+              </Command.Group>
+            ))}
           </Command.List>
         </Command>
       </DialogContent>

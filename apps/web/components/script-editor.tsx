@@ -1,6 +1,12 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import type { ArgSchema } from "@millrace/runtime";
+import type { ArgSchema, Language } from "@millrace/runtime";
+import {
+  FAMILY_LABEL,
+  FAMILY_OF,
+  detectLanguageFamily,
+  languageMismatch,
+} from "@millrace/runtime/detect-language";
 import dynamic from "next/dynamic";
 import Link from "@/components/ui/link";
 import { useRouter } from "next/navigation";
@@ -9,6 +15,8 @@ import { Group, Panel, Separator } from "react-resizable-panels";
 import { toast } from "sonner";
 import { ArgsForm } from "@/components/args-form";
 import { JobView } from "@/components/job-view";
+import { PathField } from "@/components/path-field";
+import { DeployConflict, isDeployConflict } from "@/components/workbench/deploy-conflict";
 import { Button } from "@/components/ui/button";
 import { useConfirm } from "@/components/ui/confirm";
 import { Tabs, TabsContent, TabsList, TabsTrigger } from "@/components/ui/tabs";
@@ -304,6 +312,7 @@ function LoadedEditor({
   const trpc = useTRPC();
   const router = useRouter();
   const queryClient = useQueryClient();
+  const confirm = useConfirm();
   const wide = useMediaQuery(WIDE);
   const draftPath = existingPath ?? "";
   const restored = draft?.value ?? null;
@@ -499,10 +508,11 @@ function LoadedEditor({
       ? { field: deployField, message: deployMessage }
       : null;
   const clientPathProblem = existingPath ? null : pathProblem(path, me);
-  const pathError = clientPathProblem ?? (deployField === "path" ? deployMessage : null);
   const summaryError = deployField === "summary" ? deployMessage : null;
+  const conflict = isDeployConflict(deploy.error);
   const generalDeployError =
     deployMessage &&
+    !conflict &&
     deployField !== "path" &&
     deployField !== "summary" &&
     !settingField &&
@@ -547,8 +557,25 @@ function LoadedEditor({
     return () => document.removeEventListener("keydown", onKey);
   }, []);
 
-  function changeLanguage(next: string) {
-    if (content === TEMPLATES[language] || content === "") {
+  /**
+   * Untouched template code becomes the new language's template. Code the author wrote stays when
+   * it reads as the new language (Bun and Deno share TypeScript); otherwise they choose, since
+   * Python kept as main.sh only fails later, in someone else's run.
+   */
+  async function changeLanguage(next: string) {
+    const untouched = content.trim() === "" || Object.values(TEMPLATES).includes(content);
+    const family = FAMILY_OF[next as Language];
+    const detected = detectLanguageFamily(content);
+    let replace = untouched;
+    if (!untouched && family !== FAMILY_OF[language as Language] && detected !== family) {
+      replace = await confirm({
+        title: `Switch to ${next}?`,
+        description: `The code in the editor is ${FAMILY_LABEL[detected ?? FAMILY_OF[language as Language]]}, not ${FAMILY_LABEL[family]}: as ${next} it would not run.`,
+        action: `Replace with the ${next} template`,
+        cancel: "Keep my code",
+      });
+    }
+    if (replace) {
       setContent(TEMPLATES[next] ?? "");
       setEditorGeneration((n) => n + 1);
     }
@@ -574,8 +601,20 @@ function LoadedEditor({
     edited();
   }
 
-  function submit() {
+  /** `parentHash`: the version to replace, when the author chose to overwrite a newer one. */
+  async function submit(parentHash: string | null = deployedHash) {
     if (clientPathProblem) return;
+    const mismatch = languageMismatch(language as Language, content);
+    if (
+      mismatch &&
+      !(await confirm({
+        title: `Deploy ${FAMILY_LABEL[mismatch]} code as ${language}?`,
+        description: `This code looks like ${FAMILY_LABEL[mismatch]}, but the script's language is ${language}: its runs would fail. Switch the language, or deploy it anyway.`,
+        action: `Deploy as ${language}`,
+        destructive: true,
+      }))
+    )
+      return;
     deployedAtEdit.current = edits.current;
     deploying.current = true;
     deploy.mutate({
@@ -584,7 +623,7 @@ function LoadedEditor({
       summary,
       language,
       content,
-      parentHash: deployedHash,
+      parentHash,
       ...deploySettings(settings),
       arg_customizations: cleanCustomizations(customizations),
       draftPath: existingPath ? null : "",
@@ -710,7 +749,7 @@ function LoadedEditor({
               type="button"
               disabled={deploy.isPending || !!clientPathProblem}
               title={clientPathProblem ?? undefined}
-              onClick={submit}
+              onClick={() => void submit()}
             >
               {deploy.isPending ? "Deploying…" : "Deploy"}
             </button>
@@ -742,21 +781,14 @@ function LoadedEditor({
         </div>
       )}
       <div className="panel row" style={{ marginBottom: "1rem" }}>
-        <label style={{ flex: "2 1 14rem", minWidth: 0 }}>
-          Path <span className="hint">u/&lt;user&gt;/&lt;name&gt; or f/&lt;folder&gt;/&lt;name&gt;</span>
-          <input
-            name="path"
-            value={path}
-            disabled={!!existingPath || !canWrite}
-            aria-invalid={!!pathError}
-            onChange={(e) => changePath(e.target.value)}
-          />
-          {pathError && (
-            <span className="field-error" data-testid="path-error">
-              {pathError}
-            </span>
-          )}
-        </label>
+        <PathField
+          style={{ flex: "2 1 14rem", minWidth: 0 }}
+          value={path}
+          onChange={changePath}
+          problem={clientPathProblem}
+          serverError={deployField === "path" ? deployMessage : null}
+          disabled={!!existingPath || !canWrite}
+        />
         <label style={{ flex: "2 1 14rem", minWidth: 0 }}>
           Summary
           <input
@@ -774,7 +806,7 @@ function LoadedEditor({
             name="language"
             value={language}
             disabled={!canWrite}
-            onChange={(e) => changeLanguage(e.target.value)}
+            onChange={(e) => void changeLanguage(e.target.value)}
           >
             {LANGUAGES.map((l) => (
               <option key={l}>{l}</option>
@@ -782,6 +814,15 @@ function LoadedEditor({
           </select>
         </label>
       </div>
+      {conflict && (
+        <DeployConflict
+          workspace={workspace}
+          path={existingPath ?? path}
+          isNew={!existingPath}
+          deploying={deploy.isPending}
+          onOverwrite={(latestHash) => void submit(latestHash)}
+        />
+      )}
       {generalDeployError && (
         <div className="error" role="alert" style={{ marginBottom: "1rem" }}>
           {generalDeployError}

@@ -1,5 +1,6 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
+import { can, type Action } from "@millrace/core/permissions";
 import { useTRPC } from "@/lib/trpc";
 
 export type WorkspaceRole = "admin" | "developer" | "operator";
@@ -18,4 +19,12 @@ export function useWorkspaceRole(workspace: string): WorkspaceRole | undefined {
 /** Admins and developers write scripts, schedules, variables and resources; operators run and read. */
 export function canWrite(role: WorkspaceRole | undefined): boolean {
   return role === "admin" || role === "developer";
+}
+
+/**
+ * Whether the role may take the action, by the server's own permission table; false while the
+ * role is unknown, so that nothing is offered before it is.
+ */
+export function roleCan(role: WorkspaceRole | undefined, action: Action): boolean {
+  return !!role && can(role, action);
 }

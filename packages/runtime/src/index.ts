@@ -1,5 +1,7 @@
 export { LANGUAGES, DEFAULT_TAGS, isLanguage, defaultTagForLanguage } from "./languages.ts";
 export type { Language } from "./languages.ts";
+export { detectLanguageFamily, languageMismatch, FAMILY_OF, FAMILY_LABEL } from "./detect-language.ts";
+export type { LanguageFamily } from "./detect-language.ts";
 export { SignatureError } from "./schema/types.ts";
 export type { ArgSchema, PropertySchema } from "./schema/types.ts";
 export { inferSchema } from "./schema/index.ts";

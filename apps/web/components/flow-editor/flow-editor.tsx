@@ -10,6 +10,7 @@ import { toast } from "sonner";
 import { ArgsForm } from "@/components/args-form";
 import { FlowRunSteps } from "@/components/flow-run/flow-run-steps";
 import { useFlowRun } from "@/components/flow-run/use-flow-run";
+import { PathField } from "@/components/path-field";
 import { pathProblem } from "@/lib/script-path";
 import { Button } from "@/components/ui/button";
 import { useConfirm } from "@/components/ui/confirm";
@@ -257,7 +258,6 @@ function LoadedFlowEditor({
     [errorStep, deployMessage],
   );
   const clientPathProblem = existing ? null : (pathProblem(path, me)?.replaceAll("script", "flow") ?? null);
-  const pathError = clientPathProblem ?? (deployField === "path" ? deployMessage : null);
   const generalError = deployMessage && !errorStep && deployField !== "path" ? deployMessage : null;
 
   // A refused step: select it, so that its panel shows the error beside the field.
@@ -450,24 +450,17 @@ function LoadedFlowEditor({
       </div>
 
       <div className="panel row flex-wrap">
-        <label className="min-w-0 flex-[2_1_14rem]">
-          Path <span className="hint">u/&lt;user&gt;/&lt;name&gt; or f/&lt;folder&gt;/&lt;name&gt;</span>
-          <input
-            name="path"
-            value={path}
-            disabled={!!existing}
-            aria-invalid={!!pathError}
-            onChange={(e) => {
-              setPath(e.target.value);
-              setDirty(true);
-            }}
-          />
-          {pathError && (
-            <span className="field-error" data-testid="path-error">
-              {pathError}
-            </span>
-          )}
-        </label>
+        <PathField
+          className="min-w-0 flex-[2_1_14rem]"
+          value={path}
+          onChange={(next) => {
+            setPath(next);
+            setDirty(true);
+          }}
+          problem={clientPathProblem}
+          serverError={deployField === "path" ? deployMessage : null}
+          disabled={!!existing}
+        />
         <label className="min-w-0 flex-[2_1_14rem]">
           Summary
           <input

@@ -7,6 +7,7 @@ import {
   ReactFlow,
   ReactFlowProvider,
   useReactFlow,
+  useStoreApi,
   type Edge,
   type Node,
   type NodeProps,
@@ -275,12 +276,37 @@ export function layoutFlow(value: FlowValue): { nodes: Node[]; edges: Edge[] } {
 
 function ignoreClick() {}
 
+/**
+ * The least zoom a fit goes to: labels are 12 px, and a long flow fitted whole shrank them to 7 px.
+ * Past it the graph keeps this zoom, starts at its first step, and the rest scrolls.
+ */
+const MIN_FIT_ZOOM = 0.8;
+const FIT_PADDING = 0.1;
+const EDGE_GAP = 12;
+
 function FitOnChange({ signature }: { signature: string }) {
   const flow = useReactFlow();
+  const store = useStoreApi();
   useEffect(() => {
-    const timer = setTimeout(() => void flow.fitView({ padding: 0.1, maxZoom: 1 }), 30);
+    const timer = setTimeout(() => {
+      const { width, height } = store.getState();
+      const bounds = flow.getNodesBounds(flow.getNodes());
+      const room = 1 + 2 * FIT_PADDING;
+      const fit = Math.min(width / (bounds.width * room), height / (bounds.height * room));
+      if (!(fit < MIN_FIT_ZOOM)) {
+        void flow.fitView({ padding: FIT_PADDING, maxZoom: 1 });
+        return;
+      }
+      const zoom = MIN_FIT_ZOOM;
+      const wide = bounds.width * zoom > width - 2 * EDGE_GAP;
+      void flow.setViewport({
+        x: (wide ? EDGE_GAP : (width - bounds.width * zoom) / 2) - bounds.x * zoom,
+        y: EDGE_GAP - bounds.y * zoom,
+        zoom,
+      });
+    }, 30);
     return () => clearTimeout(timer);
-  }, [flow, signature]);
+  }, [flow, store, signature]);
   return null;
 }
 
@@ -327,7 +353,7 @@ export function FlowGraph({
             nodeTypes={NODE_TYPES}
             colorMode={theme}
             fitView
-            fitViewOptions={{ padding: 0.1, maxZoom: 1 }}
+            fitViewOptions={{ padding: FIT_PADDING, maxZoom: 1, minZoom: MIN_FIT_ZOOM }}
             minZoom={0.2}
             maxZoom={1.5}
             nodesDraggable={false}

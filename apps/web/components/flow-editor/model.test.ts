@@ -87,6 +87,28 @@ describe("flow editor model", () => {
     assert.throws(() => fromYaml("value:\n  modules:\n    - value: {type: identity}"), /needs an id/);
   });
 
+  it("writes the same YAML whatever order the stored flow's keys come in (jsonb sorts them)", () => {
+    const flow: OpenFlow = {
+      summary: "s",
+      value: sample(),
+      schema: { type: "object", properties: { zeta: {}, a: {} }, order: ["zeta", "a"] },
+    };
+    // jsonb's order: shorter keys first, then bytewise.
+    const jsonbOrder = (node: unknown): unknown => {
+      if (Array.isArray(node)) return node.map(jsonbOrder);
+      if (!node || typeof node !== "object") return node;
+      return Object.fromEntries(
+        Object.entries(node)
+          .sort(([a], [b]) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0))
+          .map(([key, value]) => [key, jsonbOrder(value)]),
+      );
+    };
+    const stored = jsonbOrder(flow) as OpenFlow;
+    assert.equal(toYaml(stored), toYaml(flow));
+    assert.ok(toYaml(stored).indexOf("zeta") < toYaml(stored).indexOf(" a:"));
+    assert.match(toYaml(stored), /- id: a\n\s+value:\n\s+type: rawscript/);
+  });
+
   it("fills the schema's defaults into a run's arguments", () => {
     const schema = { type: "object", properties: { a: { default: 1 }, b: {} }, order: ["a", "b"] };
     assert.deepEqual(withDefaults(schema, { b: 2 }), { a: 1, b: 2 });

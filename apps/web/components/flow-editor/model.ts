@@ -321,12 +321,83 @@ export function stepOfField(value: FlowValue, field: string | undefined): string
   return found;
 }
 
+// The field order of Windmill's flow.yaml; fields not named here follow, in their own order.
+const FIELD_ORDER = [
+  "summary",
+  "description",
+  "id",
+  "type",
+  "language",
+  "path",
+  "hash",
+  "expr",
+  "value",
+  "content",
+  "lock",
+  "tag",
+  "input_transforms",
+  "iterator",
+  "skip_failures",
+  "parallel",
+  "parallelism",
+  "branches",
+  "default",
+  "modules",
+  "failure_module",
+  "skip_if",
+  "stop_after_if",
+  "sleep",
+  "suspend",
+  "retry",
+  "timeout",
+  "continue_on_error",
+  "mock",
+  "concurrency",
+  "early_return",
+  "schema",
+  // JSON schema (the flow's input, a resume form)
+  "$schema",
+  "properties",
+  "required",
+  "order",
+];
+const RANK = new Map(FIELD_ORDER.map((field, index) => [field, index]));
+/** Maps whose keys the author names (argument names): kept in a fixed order, A to Z. */
+const NAMED_KEYS = new Set(["input_transforms", "properties"]);
+
+/**
+ * A copy with every object's fields in one order, so that the YAML view reads the same before and
+ * after a save: the server stores flows as jsonb, which keeps keys shortest first.
+ */
+function canonical(node: unknown, named = false): unknown {
+  if (Array.isArray(node)) return node.map((item) => canonical(item));
+  if (!node || typeof node !== "object") return node;
+  const entries = Object.entries(node as Record<string, unknown>);
+  entries.sort(([a], [b]) =>
+    named ? a.localeCompare(b) : (RANK.get(a) ?? FIELD_ORDER.length) - (RANK.get(b) ?? FIELD_ORDER.length),
+  );
+  return Object.fromEntries(entries.map(([key, value]) => [key, canonical(value, NAMED_KEYS.has(key))]));
+}
+
 /** The flow as YAML, in the field order of Windmill's flow.yaml. */
 export function toYaml(flow: OpenFlow): string {
   const ordered: Record<string, unknown> = { summary: flow.summary ?? "" };
   if (flow.description) ordered.description = flow.description;
-  ordered.value = flow.value;
-  if (flow.schema) ordered.schema = flow.schema;
+  ordered.value = canonical(flow.value);
+  if (flow.schema) {
+    const schema = canonical(flow.schema) as Record<string, unknown>;
+    const order = Array.isArray(flow.schema.order) ? (flow.schema.order as string[]) : [];
+    const properties = schema.properties as Record<string, unknown> | undefined;
+    // The form's order, where the schema gives one.
+    if (properties && order.length > 0) {
+      const keys = [
+        ...order.filter((key) => key in properties),
+        ...Object.keys(properties).filter((key) => !order.includes(key)),
+      ];
+      schema.properties = Object.fromEntries(keys.map((key) => [key, properties[key]]));
+    }
+    ordered.schema = schema;
+  }
   return YAML.stringify(ordered, { lineWidth: 0 });
 }
 

@@ -4,6 +4,7 @@ import { useMemo } from "react";
 import type { StepRunStatus } from "@/components/flow-editor/flow-graph";
 import { childLists, type FlowModule, type FlowValue } from "@/components/flow-editor/model";
 import { useTRPC } from "@/lib/trpc";
+import { flowStepStatus } from "./step-status";
 
 const FINISHED = new Set(["success", "failure", "canceled"]);
 /** How often an unfinished flow run is read again (the run view's live updates). */
@@ -134,9 +135,10 @@ export function runState(data: {
     }
     if (topStatus) {
       if (topStatus.skipped) status = "skipped";
-      else if (topStatus.type === "Success" && status === "waiting") status = "success";
-      else if (topStatus.type === "InProgress" && status === "waiting") status = "running";
       else if (topStatus.type === "Failure" && status !== "canceled") status = "failure";
+      // No job says more: the same reading of flow_status as the approval page's.
+      else if (status === "waiting")
+        status = flowStepStatus(topStatus, { finished, canceled: data.job.status === "canceled" });
     }
     if (!finished && (approval?.step === module.id || (topStatus?.type as string) === "WaitingForEvents"))
       status = "suspended";

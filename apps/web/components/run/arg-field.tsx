@@ -518,7 +518,8 @@ export function ArgField(props: FieldProps) {
   } else if (schema.type === "boolean") {
     return (
       <div className="stack gap-1" data-arg={name}>
-        <label className="flex items-center gap-2">
+        {/* flex-row: the global label rule stacks its children (a centred box over its name). */}
+        <label className="flex-row items-center gap-2">
           <input
             id={id}
             name={name}

@@ -8,6 +8,8 @@ import { ArgsForm } from "@/components/args-form";
 import { Button } from "@/components/ui/button";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
+import { canWrite, useWorkspaceRole } from "@/lib/workspace-role";
+import Link from "@/components/ui/link";
 
 type Args = Record<string, unknown>;
 
@@ -16,13 +18,6 @@ export interface RunActionsJob {
   kind: string;
   scriptPath: string | null;
   args: unknown;
-}
-
-/** The caller's role in the workspace (superadmins are admins there). */
-function useWorkspaceRole(workspace: string): string | undefined {
-  const trpc = useTRPC();
-  const workspaces = useQuery(trpc.workspace.list.queryOptions());
-  return workspaces.data?.find((w) => w.id === workspace)?.role;
 }
 
 function EditAndRun({
@@ -111,7 +106,11 @@ export function RunActions({ workspace, job }: { workspace: string; job: RunActi
   );
   const isScript = job.kind === "script" && !!job.scriptPath;
   const isPreview = job.kind === "preview";
-  if (!role || !(isScript || (isPreview && (role === "admin" || role === "developer")))) return null;
+  const writer = canWrite(role);
+  if (!role || !(isScript || (isPreview && writer))) return null;
+  // "Edit" reads as changing the script, which an operator may not: operators get the script's
+  // own run form (other arguments, the same right) under a name that says so.
+  const offerEdit = isScript && writer;
   const args = (job.args && typeof job.args === "object" ? job.args : {}) as Args;
   return (
     <div className="stack">
@@ -123,7 +122,7 @@ export function RunActions({ workspace, job }: { workspace: string; job: RunActi
         >
           <RotateCcw aria-hidden /> {again.isPending ? "Starting…" : "Run again"}
         </Button>
-        {isScript && (
+        {offerEdit && (
           <Button
             aria-expanded={editing}
             onClick={() => setEditing(!editing)}
@@ -131,6 +130,9 @@ export function RunActions({ workspace, job }: { workspace: string; job: RunActi
           >
             <Pencil aria-hidden /> Edit and run
           </Button>
+        )}
+        {isScript && !writer && (
+          <Link href={`/w/${workspace}/scripts/get/${job.scriptPath}`}>Run with other arguments</Link>
         )}
         <span className="muted text-[13px]">
           {isScript ? (
@@ -143,7 +145,7 @@ export function RunActions({ workspace, job }: { workspace: string; job: RunActi
         </span>
       </div>
       {again.error && <p className="error">{errorMessage(again.error)}</p>}
-      {editing && isScript && (
+      {editing && offerEdit && (
         <EditAndRun
           workspace={workspace}
           path={job.scriptPath as string}

@@ -1,6 +1,7 @@
 "use client";
 import { DiffEditor, loader } from "@monaco-editor/react";
 import * as monaco from "monaco-editor";
+import { useEffect, useRef } from "react";
 import { usePageTheme } from "@/lib/page-theme";
 
 // Monaco from node_modules, as in code-editor.tsx: nothing loads from a CDN.
@@ -43,6 +44,21 @@ export default function VersionDiff({
   modified: string;
 }) {
   const theme = useMonacoTheme();
+  const editorRef = useRef<monaco.editor.IStandaloneDiffEditor | null>(null);
+  // @monaco-editor/react disposes the text models before the widget on unmount, which Monaco
+  // reports as an uncaught "TextModel got disposed before DiffEditorWidget model got reset" (on
+  // every navigation away, e.g. Run). The models are kept from it and released here, after the
+  // widget has let go of them; this cleanup runs before the child DiffEditor's own.
+  useEffect(
+    () => () => {
+      const editor = editorRef.current;
+      const models = editor?.getModel();
+      editor?.setModel(null);
+      models?.original.dispose();
+      models?.modified.dispose();
+    },
+    [],
+  );
   return (
     <div className="editor-frame" data-testid="version-diff">
       <DiffEditor
@@ -51,12 +67,20 @@ export default function VersionDiff({
         original={original}
         modified={modified}
         theme={theme}
+        keepCurrentOriginalModel
+        keepCurrentModifiedModel
+        onMount={(editor) => {
+          editorRef.current = editor;
+        }}
         options={{
           readOnly: true,
           originalEditable: false,
           renderSideBySide: true,
           // Side by side even in a narrow column: the point is to see both versions.
           useInlineViewWhenSpaceIsLimited: false,
+          // Indentation is syntax in Python and YAML (a fixed IndentationError is a whitespace-only
+          // change), and a changed bash heredoc or SQL literal differs too: every change shows.
+          ignoreTrimWhitespace: false,
           minimap: { enabled: false },
           fontSize: 13,
           scrollBeyondLastLine: false,

@@ -10,6 +10,8 @@ export type ConfirmOptions = {
   description?: ReactNode;
   /** The confirming button's label: say the action ("Delete script"), never "OK". */
   action: string;
+  /** The other button's label when it does more than cancel ("Keep my code"); Escape picks it too. */
+  cancel?: string;
   destructive?: boolean;
 };
 
@@ -63,7 +65,7 @@ export function ConfirmProvider({ children }: { children: ReactNode }) {
             )}
             <div className="mt-4 flex justify-end gap-2">
               <AlertDialog.Cancel asChild>
-                <Button>Cancel</Button>
+                <Button>{options?.cancel ?? "Cancel"}</Button>
               </AlertDialog.Cancel>
               <AlertDialog.Action asChild>
                 <Button

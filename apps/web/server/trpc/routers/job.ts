@@ -22,8 +22,11 @@ export const JOB_TRIGGERS = [
  * What started a job: the editor's test runs are told by their kind, everything else by the
  * trigger recorded at enqueue (job.trigger_kind). Jobs from before that column: by their schedule.
  */
+/** Test runs from the script editor (preview) and from the flow editor (flowpreview). */
+const EDITOR_TEST_KINDS = ["preview", "flowpreview"];
+
 export function jobTrigger(job: Pick<Job, "schedulePath" | "kind" | "triggerKind">): string {
-  if (job.kind === "preview") return "preview";
+  if (EDITOR_TEST_KINDS.includes(job.kind)) return "preview";
   if (job.triggerKind) return job.triggerKind;
   if (job.schedulePath) return "schedule";
   if (job.kind === "dependency") return "deploy";
@@ -55,11 +58,25 @@ export function jobSummaryView(job: Job) {
   };
 }
 
+/**
+ * The arguments in the signature's order (job.arg_order), then any others: jsonb keeps keys
+ * shortest first, so the run page listed `mid, zeta, alpha` for `main(zeta, alpha, mid)`.
+ */
+export function orderedArgs(args: Job["args"], order: string[]): Job["args"] {
+  if (!args || typeof args !== "object" || Array.isArray(args)) return args;
+  const record = args as Record<string, Job["args"]>;
+  const keys = [
+    ...order.filter((key) => key in record),
+    ...Object.keys(record).filter((key) => !order.includes(key)),
+  ];
+  return Object.fromEntries(keys.map((key) => [key, record[key]]));
+}
+
 /** A whole job: its summary plus args, result, logs and worker. */
 export function jobView(job: Job & { logs?: string }) {
   return {
     ...jobSummaryView(job),
-    args: job.args,
+    args: orderedArgs(job.args, job.argOrder ?? []),
     result: job.result,
     logs: job.logs ?? null,
     workerName: job.workerName,
@@ -101,8 +118,12 @@ export const jobReadRouter = router({
     .query(async ({ ctx, input }) => {
       const { trigger, ...query } = input;
       const filters = parseJobListQuery(query);
-      if (trigger === "preview") filters.jobKinds = { in: ["preview"] };
-      else if (trigger) filters.triggerKind = { in: [trigger] };
+      if (trigger === "preview") filters.jobKinds = { in: EDITOR_TEST_KINDS };
+      else if (trigger) {
+        filters.triggerKind = { in: [trigger] };
+        // A flow test started by hand is an editor test, not a manual run.
+        filters.jobKinds ??= { notIn: EDITOR_TEST_KINDS };
+      }
       const jobs = await listJobs(ctx.services, ctx.membership, filters);
       return jobs.map(jobSummaryView);
     }),

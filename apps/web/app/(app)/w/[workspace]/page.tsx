@@ -4,8 +4,9 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "@/components/ui/link";
 import { use } from "react";
-import { Activity, CalendarPlus, FileCode2, Plus } from "lucide-react";
+import { Activity, CalendarPlus, FileCode2, Plus, Workflow } from "lucide-react";
 import { StatusBadge } from "@/components/job-view";
+import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
@@ -37,6 +38,53 @@ function Section({ title, children, label }: { title: string; label: string; chi
       {children}
     </section>
   );
+}
+
+/** A worker that pinged within this many seconds is live (as the queue stats count them). */
+const LIVE_WORKER_SECS = 60;
+
+interface TagRow {
+  tag: string;
+  waiting: number;
+  running: number;
+  workers: number;
+  oldestWaitSecs: number | null;
+}
+
+/**
+ * Every tag that has jobs or a live worker, with its queue and how many live workers serve it:
+ * an idle instance still shows which tags would run at once and which would wait for nobody.
+ */
+function tagHealth(
+  queue: {
+    tag: string;
+    queued: number;
+    scheduled: number;
+    running: number;
+    workers: number;
+    oldest_wait_secs: number | null;
+  }[],
+  workers: { custom_tags: string[] }[],
+): TagRow[] {
+  const rows = new Map<string, TagRow>();
+  for (const worker of workers) {
+    for (const tag of worker.custom_tags) {
+      const row = rows.get(tag) ?? { tag, waiting: 0, running: 0, workers: 0, oldestWaitSecs: null };
+      row.workers += 1;
+      rows.set(tag, row);
+    }
+  }
+  for (const q of queue) {
+    const row = rows.get(q.tag) ?? { tag: q.tag, waiting: 0, running: 0, workers: 0, oldestWaitSecs: null };
+    rows.set(q.tag, {
+      ...row,
+      waiting: q.queued - q.scheduled,
+      running: q.running,
+      workers: Math.max(row.workers, q.workers),
+      oldestWaitSecs: q.oldest_wait_secs,
+    });
+  }
+  return [...rows.values()].sort((a, b) => a.tag.localeCompare(b.tag));
 }
 
 interface RunRow {
@@ -97,12 +145,17 @@ export default function WorkspaceHome({ params }: { params: Promise<{ workspace:
     refetchInterval: REFRESH_MS,
   });
   const queue = useQuery({ ...trpc.worker.queueStats.queryOptions(), refetchInterval: REFRESH_MS });
+  const workers = useQuery({
+    ...trpc.worker.list.queryOptions({ pingSinceSecs: LIVE_WORKER_SECS }),
+    refetchInterval: REFRESH_MS,
+  });
 
   const upcoming = (schedules.data ?? [])
     .filter((s) => s.enabled && s.nextRunAt)
     .sort((a, b) => (a.nextRunAt! < b.nextRunAt! ? -1 : 1))
     .slice(0, 5);
   const stuck = (queue.data ?? []).filter((q) => q.queued - q.scheduled > 0 && q.workers === 0);
+  const tags = tagHealth(queue.data ?? [], workers.data ?? []);
 
   return (
     <div className="stack">
@@ -112,6 +165,13 @@ export default function WorkspaceHome({ params }: { params: Promise<{ workspace:
           <Button asChild variant="primary">
             <Link href={`/w/${workspace}/scripts/new`}>
               <Plus aria-hidden /> New script
+            </Link>
+          </Button>
+        )}
+        {writer && (
+          <Button asChild>
+            <Link href={`/w/${workspace}/flows/add`}>
+              <Workflow aria-hidden /> New flow
             </Link>
           </Button>
         )}
@@ -130,6 +190,11 @@ export default function WorkspaceHome({ params }: { params: Promise<{ workspace:
         <Button asChild>
           <Link href={`/w/${workspace}/scripts`}>
             <FileCode2 aria-hidden /> Scripts
+          </Link>
+        </Button>
+        <Button asChild>
+          <Link href={`/w/${workspace}/flows`}>
+            <Workflow aria-hidden /> Flows
           </Link>
         </Button>
       </nav>
@@ -164,35 +229,46 @@ export default function WorkspaceHome({ params }: { params: Promise<{ workspace:
         </Section>
 
         <Section title="Queue and workers" label="Queue and workers">
-          {queue.error && <div className="error">{errorMessage(queue.error)}</div>}
+          {(queue.error ?? workers.error) && (
+            <div className="error">{errorMessage(queue.error ?? workers.error)}</div>
+          )}
           {stuck.length > 0 && (
             <div className="error" role="alert">
               No live worker serves {stuck.map((q) => q.tag).join(", ")}: those jobs cannot run.
             </div>
           )}
-          {queue.data && queue.data.length === 0 && <p className="muted">The queue is empty.</p>}
-          {queue.data && queue.data.length > 0 && (
+          {queue.data && queue.data.length === 0 && <p className="muted m-0">The queue is empty.</p>}
+          {queue.data && workers.data && tags.length === 0 && (
+            <p className="muted m-0">No live worker: nothing can run.</p>
+          )}
+          {tags.length > 0 && (
             <div className="overflow-x-auto">
-              <table>
+              <table data-testid="queue-by-tag">
                 <thead>
                   <tr>
                     <th>Tag</th>
                     <th>Waiting</th>
                     <th>Running</th>
-                    <th>Workers</th>
+                    <th>Live workers</th>
                     <th>Oldest wait</th>
                   </tr>
                 </thead>
                 <tbody>
-                  {queue.data.map((q) => (
-                    <tr key={q.tag}>
+                  {tags.map((row) => (
+                    <tr key={row.tag} data-tag={row.tag}>
                       <td>
-                        <code>{q.tag}</code>
+                        <code>{row.tag}</code>
                       </td>
-                      <td>{q.queued - q.scheduled}</td>
-                      <td>{q.running}</td>
-                      <td>{q.workers}</td>
-                      <td>{q.oldest_wait_secs === null ? "—" : `${Math.round(q.oldest_wait_secs)} s`}</td>
+                      <td>{row.waiting}</td>
+                      <td>{row.running}</td>
+                      <td>
+                        {row.workers > 0 ? (
+                          <Badge tone="ok">{row.workers} serving</Badge>
+                        ) : (
+                          <Badge tone="bad">no live worker</Badge>
+                        )}
+                      </td>
+                      <td>{row.oldestWaitSecs === null ? "—" : `${Math.round(row.oldestWaitSecs)} s`}</td>
                     </tr>
                   ))}
                 </tbody>

@@ -1,6 +1,6 @@
 "use client";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { Pencil } from "lucide-react";
+import { Pencil, Workflow } from "lucide-react";
 import Link from "@/components/ui/link";
 import { use, useMemo, useState } from "react";
 import { Badge } from "@/components/ui/badge";
@@ -39,13 +39,19 @@ export default function ScriptsPage({ params }: { params: Promise<{ workspace: s
     <div className="stack min-w-0">
       <div className="toolbar">
         <h1>Scripts</h1>
-        {canWrite && (
-          <Link href={`/w/${workspace}/scripts/new`}>
-            <button className="primary" type="button">
-              New script
-            </button>
+        <div className="row items-center">
+          {/* Flows chain scripts into steps: one click from the list a new user starts from. */}
+          <Link href={`/w/${workspace}/flows`} className="inline-flex items-center gap-1">
+            <Workflow aria-hidden className="size-4" /> Flows
           </Link>
-        )}
+          {canWrite && (
+            <Link href={`/w/${workspace}/scripts/new`}>
+              <button className="primary" type="button">
+                New script
+              </button>
+            </Link>
+          )}
+        </div>
       </div>
       <div className="row flex-wrap items-end" role="search" aria-label="Filter scripts">
         <label className="min-w-48 flex-1">

@@ -11,6 +11,7 @@ import Link from "@/components/ui/link";
 import { useSearchParams } from "next/navigation";
 import { use, useState } from "react";
 import { ArgsForm } from "@/components/args-form";
+import { flowStepStatus } from "@/components/flow-run/step-status";
 import { StatusBadge } from "@/components/job-view";
 import { JsonTree } from "@/components/run/json-tree";
 import { Button } from "@/components/ui/button";
@@ -19,6 +20,7 @@ interface StepStatus {
   id: string;
   type: string;
   job?: string;
+  skipped?: boolean;
 }
 interface SuspendedFlow {
   job: {
@@ -165,7 +167,9 @@ export default function ApprovalPage({
               {job.flow_status.modules.map((step) => (
                 <li key={step.id} className="row">
                   <code>{step.id}</code>
-                  <StatusBadge status={stepStatus(step.type)} />
+                  <StatusBadge
+                    status={flowStepStatus(step, { finished: !job.running, suspendedHere: step === waiting })}
+                  />
                 </li>
               ))}
             </ol>
@@ -212,11 +216,4 @@ export default function ApprovalPage({
       )}
     </main>
   );
-}
-
-function stepStatus(type: string): string {
-  if (type === "Success") return "success";
-  if (type === "Failure") return "failure";
-  if (type === "InProgress") return "running";
-  return "queued";
 }

@@ -57,15 +57,16 @@ export default function ScriptWebhooksPage({
       script.data?.schema.properties[name]?.default ?? "…",
     ]),
   );
+  // Double quotes wherever the token goes: the shell expands $TOKEN there, not inside '…'.
   const curlJson = [
     `curl -X POST '${syncUrl}' \\`,
-    `  -H 'Authorization: Bearer ${token}' \\`,
+    `  -H "Authorization: Bearer ${token}" \\`,
     `  -H 'Content-Type: application/json' \\`,
     `  -d '${JSON.stringify(exampleArgs)}'`,
   ].join("\n");
   const curlText = [
     `# any body that is not JSON reaches the script as its \`body\` argument`,
-    `curl -X POST '${asyncUrl}?token=${token}' \\`,
+    `curl -X POST "${asyncUrl}?token=${token}" \\`,
     `  -H 'Content-Type: text/plain' --data-binary 'hello'`,
   ].join("\n");
 

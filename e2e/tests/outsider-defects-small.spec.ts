@@ -1,0 +1,285 @@
+// Issue 34, item 13: the smaller defects a new user met in Chromium at 1440×900, one test each
+// (items 6 to 12 are in outsider-defects.spec.ts).
+import { execFileSync } from "node:child_process";
+import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
+import { E2E_ADMIN, E2E_SUPERADMIN_SECRET } from "../instance.ts";
+import { completedJob, createWorkspace, superadmin, uniqueWorkspace } from "./helpers.ts";
+
+const ADMIN = "e2e_admin";
+
+async function signIn(page: Page): Promise<void> {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.goto("/login");
+  await page.getByLabel("Email").fill(E2E_ADMIN.email);
+  await page.getByLabel("Password").fill(E2E_ADMIN.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page).toHaveURL(/\/workspaces/);
+}
+
+async function deploy(
+  request: APIRequestContext,
+  workspace: string,
+  path: string,
+  language: string,
+  content: string,
+  summary = "",
+): Promise<string> {
+  const current = await request.get(`/api/w/${workspace}/scripts/get/p/${path}`, { headers: superadmin });
+  const parent = current.ok() ? ((await current.json()) as { hash: string }).hash : undefined;
+  const response = await request.post(`/api/w/${workspace}/scripts/create`, {
+    headers: superadmin,
+    data: { path, language, content, summary, parent_hash: parent },
+  });
+  expect(response.status(), await response.text()).toBe(201);
+  return response.text();
+}
+
+function bashStep(id: string, content: string) {
+  return { id, value: { type: "rawscript", language: "bash", content, input_transforms: {} } };
+}
+
+async function createFlow(
+  request: APIRequestContext,
+  workspace: string,
+  path: string,
+  modules: unknown[],
+): Promise<void> {
+  const created = await request.post(`/api/w/${workspace}/flows/create`, {
+    headers: superadmin,
+    data: { path, summary: path, value: { modules } },
+  });
+  expect(created.status(), await created.text()).toBeLessThan(300);
+}
+
+test("item 13: the Path field is not red before anything is typed", async ({ page, request }) => {
+  const workspace = uniqueWorkspace("out13path");
+  await createWorkspace(request, workspace);
+  await signIn(page);
+  for (const url of [`/w/${workspace}/scripts/new`, `/w/${workspace}/flows/add`]) {
+    await page.goto(url);
+    const path = page.getByLabel("Path");
+    await expect(path).toHaveValue(`u/${ADMIN}/`);
+    await expect(page.getByTestId("path-hint")).toContainText(`a name after u/${ADMIN}/`);
+    await expect(path).toHaveAttribute("aria-invalid", "false");
+    await expect(page.getByTestId("path-error")).toHaveCount(0);
+    await path.fill(`u/${ADMIN}/bad name`);
+    await expect(page.getByTestId("path-error")).toContainText("letters, digits");
+    await expect(path).toHaveAttribute("aria-invalid", "true");
+  }
+});
+
+test("item 13: a skip-to-content link is the first Tab stop and reaches a list in a few more", async ({
+  page,
+  request,
+}) => {
+  const workspace = uniqueWorkspace("out13skip");
+  await createWorkspace(request, workspace);
+  for (const name of ["one", "two", "three"])
+    await deploy(request, workspace, `u/${ADMIN}/${name}`, "bash", "echo");
+  await signIn(page);
+  await page.goto(`/w/${workspace}/scripts`);
+  await expect(page.getByTestId("script-row")).toHaveCount(3);
+  await page.keyboard.press("Tab");
+  const focused = page.locator(":focus");
+  await expect(focused).toHaveText("Skip to content");
+  await expect(focused).toBeVisible();
+  await page.keyboard.press("Enter");
+  let tabs = 0;
+  while (tabs < 40 && (await focused.textContent()) !== `u/${ADMIN}/two`) {
+    await page.keyboard.press("Tab");
+    tabs++;
+  }
+  expect(tabs).toBeLessThanOrEqual(15);
+});
+
+test("item 13: the webhook example's curl works as shown, with $TOKEN set in the shell", async ({
+  page,
+  request,
+}) => {
+  const workspace = uniqueWorkspace("out13hook");
+  await createWorkspace(request, workspace);
+  const path = `u/${ADMIN}/hooked`;
+  await deploy(request, workspace, path, "bash", 'echo "hooked-ok"');
+  await signIn(page);
+  await page.goto(`/w/${workspace}/scripts/webhooks/${path}`);
+  const example = (await page.getByTestId("curl-example").textContent()) ?? "";
+  expect(example).toContain("$TOKEN");
+  const output = execFileSync("bash", ["-c", example], {
+    env: { PATH: process.env.PATH, TOKEN: E2E_SUPERADMIN_SECRET },
+    encoding: "utf8",
+  });
+  expect(output).toContain("hooked-ok");
+});
+
+test("item 13: a flow tested from the editor is listed as an editor test, not a manual run", async ({
+  page,
+  request,
+}) => {
+  const workspace = uniqueWorkspace("out13ftest");
+  await createWorkspace(request, workspace);
+  const path = `u/${ADMIN}/tested`;
+  await createFlow(request, workspace, path, [bashStep("only", "echo tested")]);
+  await signIn(page);
+  await page.goto(`/w/${workspace}/flows/edit/${path}`);
+  await page.getByTestId("test-flow").click();
+  await expect(page.getByTestId("flow-test").getByTestId("flow-run-status")).toHaveText("success", {
+    timeout: 30_000,
+  });
+  await page.goto(`/w/${workspace}/runs`);
+  const triggers = page.getByTestId("run-trigger");
+  await expect(triggers.filter({ hasText: "editor test" }).first()).toBeVisible();
+  await expect(triggers.filter({ hasText: /^manual$/ })).toHaveCount(0);
+});
+
+test("item 13: a deploy over a newer version says so in words and offers to view or overwrite it", async ({
+  page,
+  request,
+}) => {
+  const workspace = uniqueWorkspace("out13conflict");
+  await createWorkspace(request, workspace);
+  const path = `u/${ADMIN}/contested`;
+  await deploy(request, workspace, path, "bash", "echo first", "first");
+  await signIn(page);
+  await page.goto(`/w/${workspace}/scripts/edit/${path}`);
+  await expect(page.getByTestId("deployed-hash")).toContainText(/[0-9a-f]{16}/);
+  // Someone else deploys meanwhile.
+  await deploy(request, workspace, path, "bash", "echo theirs", "theirs");
+  await page.getByLabel("Summary").fill("mine");
+  await page.getByRole("button", { name: "Deploy" }).click();
+  const conflict = page.getByTestId("deploy-conflict");
+  await expect(conflict).toContainText(`Another version of ${path} was deployed`);
+  await expect(page.getByText("parent_hash")).toHaveCount(0);
+  await expect(conflict.getByRole("link", { name: "View the latest version" })).toHaveAttribute(
+    "href",
+    `/w/${workspace}/scripts/get/${path}`,
+  );
+  await conflict.getByRole("button", { name: "Overwrite with my version" }).click();
+  await expect(conflict).toHaveCount(0);
+  await expect(page.getByTestId("deployed-hash")).not.toContainText("unsaved changes");
+  const latest = await request.get(`/api/w/${workspace}/scripts/get/p/${path}`, { headers: superadmin });
+  expect(((await latest.json()) as { summary: string }).summary).toBe("mine");
+});
+
+test("item 13: a boolean argument is a checkbox beside its name", async ({ page, request }) => {
+  const workspace = uniqueWorkspace("out13bool");
+  await createWorkspace(request, workspace);
+  const path = `u/${ADMIN}/flagged`;
+  await deploy(
+    request,
+    workspace,
+    path,
+    "python3",
+    'def main(verbose: bool = False, name: str = "x"):\n    return name\n',
+  );
+  await signIn(page);
+  await page.goto(`/w/${workspace}/scripts/get/${path}`);
+  const form = page.getByRole("form", { name: `Run ${path}` });
+  const box = await form.getByRole("switch", { name: "verbose" }).boundingBox();
+  const name = await form.locator('[data-arg="verbose"] label span').first().boundingBox();
+  expect(box && name).toBeTruthy();
+  expect(box!.x + box!.width).toBeLessThanOrEqual(name!.x);
+  expect(Math.abs(box!.y + box!.height / 2 - (name!.y + name!.height / 2))).toBeLessThan(6);
+});
+
+test("item 13: the home's Queue and workers card shows each tag's live workers, even with an empty queue", async ({
+  page,
+  request,
+}) => {
+  const workspace = uniqueWorkspace("out13home");
+  await createWorkspace(request, workspace);
+  await signIn(page);
+  await page.goto(`/w/${workspace}`);
+  const card = page.getByRole("region", { name: "Queue and workers" });
+  const bash = card.locator("tr").filter({ has: page.locator("code", { hasText: /^bash$/ }) });
+  await expect(bash).toContainText(/serving/);
+});
+
+test("item 13: a long flow's run graph keeps readable labels and starts at its first step", async ({
+  page,
+  request,
+}) => {
+  const workspace = uniqueWorkspace("out13graph");
+  await createWorkspace(request, workspace);
+  const path = `u/${ADMIN}/long`;
+  await createFlow(
+    request,
+    workspace,
+    path,
+    Array.from({ length: 20 }, (_, i) => bashStep(`s${i + 1}`, `echo ${i + 1}`)),
+  );
+  const id = await (
+    await request.post(`/api/w/${workspace}/jobs/run/f/${path}`, { headers: superadmin, data: {} })
+  ).text();
+  await completedJob(request, workspace, id);
+  await signIn(page);
+  await page.goto(`/w/${workspace}/runs/${id}`);
+  const graph = page.getByTestId("flow-run-view").getByTestId("flow-graph");
+  const first = graph.getByTestId("flow-node").and(page.locator('[data-step="s1"]'));
+  await expect(first).toHaveAttribute("data-status", "success");
+  const scale = async () => {
+    const transform = await graph
+      .locator(".react-flow__viewport")
+      .evaluate((element) => (element as unknown as { style: { transform: string } }).style.transform);
+    return Number(/scale\(([\d.]+)\)/.exec(transform)?.[1] ?? 0);
+  };
+  await expect.poll(scale).toBeGreaterThanOrEqual(0.79);
+  const area = await graph.boundingBox();
+  const node = await first.boundingBox();
+  expect(node!.y).toBeGreaterThanOrEqual(area!.y);
+  expect(node!.y + node!.height).toBeLessThanOrEqual(area!.y + area!.height);
+});
+
+test("item 13: a run's arguments are listed in the signature's order", async ({ page, request }) => {
+  const workspace = uniqueWorkspace("out13args");
+  await createWorkspace(request, workspace);
+  const path = `u/${ADMIN}/ordered`;
+  await deploy(request, workspace, path, "bash", 'zeta="$1"\nalpha="$2"\nmid="$3"\necho "$zeta $alpha $mid"');
+  const id = await (
+    await request.post(`/api/w/${workspace}/jobs/run/p/${path}`, {
+      headers: superadmin,
+      data: { zeta: "z", alpha: "a", mid: "m" },
+    })
+  ).text();
+  await completedJob(request, workspace, id);
+  await signIn(page);
+  await page.goto(`/w/${workspace}/runs/${id}`);
+  const args = page.getByTestId("job-args");
+  await expect(args).toContainText("zeta");
+  const text = (await args.textContent()) ?? "";
+  const at = ["zeta", "alpha", "mid"].map((key) => text.indexOf(`${key}:`));
+  expect(at.every((index) => index >= 0)).toBe(true);
+  expect(at).toEqual([...at].sort((a, b) => a - b));
+});
+
+test("item 13: the YAML view reads the same after a save as before it", async ({ page, request }) => {
+  const workspace = uniqueWorkspace("out13yaml");
+  await createWorkspace(request, workspace);
+  await signIn(page);
+  await page.goto(`/w/${workspace}/flows/add`);
+  await page.getByLabel("Path").fill(`u/${ADMIN}/kept_order`);
+  await page.getByTestId("add-step").click();
+  await page.getByRole("menuitem", { name: "Inline script: bash", exact: true }).click();
+  const yamlText = async () => {
+    await page.getByRole("tab", { name: "YAML" }).click();
+    await expect(page.getByTestId("yaml-editor").locator(".monaco-editor")).toBeVisible();
+    await expect.poll(() => page.evaluate(() => "monaco" in globalThis)).toBe(true);
+    const text = await page.evaluate(() => {
+      const models = (
+        globalThis as unknown as {
+          monaco: { editor: { getModels(): { uri: { toString(): string }; getValue(): string }[] } };
+        }
+      ).monaco.editor
+        .getModels()
+        .filter((m) => m.uri.toString().startsWith("file:///flow.yaml"));
+      return models[models.length - 1]?.getValue() ?? "";
+    });
+    await page.getByRole("tab", { name: "Graph" }).click();
+    return text;
+  };
+  const before = await yamlText();
+  expect(before).toContain("id: a");
+  await page.getByTestId("deploy-flow").click();
+  await expect(page).toHaveURL(new RegExp(`/flows/edit/u/${ADMIN}/kept_order$`));
+  await expect(page.getByTestId("flow-version")).toBeVisible();
+  expect(await yamlText()).toBe(before);
+});
