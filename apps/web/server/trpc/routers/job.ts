@@ -18,13 +18,13 @@ export const JOB_TRIGGERS = [
   "preview",
 ] as const;
 
+/** Test runs from the script editor (preview) and from the flow editor (flowpreview). */
+const EDITOR_TEST_KINDS = ["preview", "flowpreview"];
+
 /**
  * What started a job: the editor's test runs are told by their kind, everything else by the
  * trigger recorded at enqueue (job.trigger_kind). Jobs from before that column: by their schedule.
  */
-/** Test runs from the script editor (preview) and from the flow editor (flowpreview). */
-const EDITOR_TEST_KINDS = ["preview", "flowpreview"];
-
 export function jobTrigger(job: Pick<Job, "schedulePath" | "kind" | "triggerKind">): string {
   if (EDITOR_TEST_KINDS.includes(job.kind)) return "preview";
   if (job.triggerKind) return job.triggerKind;
