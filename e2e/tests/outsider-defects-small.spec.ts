@@ -283,3 +283,69 @@ test("item 13: the YAML view reads the same after a save as before it", async ({
   await expect(page.getByTestId("flow-version")).toBeVisible();
   expect(await yamlText()).toBe(before);
 });
+
+test("item 13: expression completion lists every suggestion with its label, none clipped", async ({
+  page,
+  request,
+}) => {
+  const workspace = uniqueWorkspace("out13complete");
+  await createWorkspace(request, workspace);
+  const path = `u/${ADMIN}/completed`;
+  const created = await request.post(`/api/w/${workspace}/flows/create`, {
+    headers: superadmin,
+    data: {
+      path,
+      summary: path,
+      schema: {
+        $schema: "https://json-schema.org/draft/2020-12/schema",
+        type: "object",
+        properties: { name: { type: "string" }, count: { type: "number" }, verbose: { type: "boolean" } },
+        required: [],
+      },
+      value: { modules: [bashStep("a", "echo first"), bashStep("b", 'x="$1"\necho "$x"')] },
+    },
+  });
+  expect(created.status(), await created.text()).toBeLessThan(300);
+  await signIn(page);
+  await page.goto(`/w/${workspace}/flows/edit/${path}`);
+  await page.getByTestId("flow-node").and(page.locator('[data-step="b"]')).getByRole("button").click();
+  const panel = page.getByTestId("step-panel");
+  await panel.getByRole("tab", { name: "Inputs" }).click();
+  const field = panel.getByTestId("input-x");
+  await field.getByRole("radio", { name: "Expression" }).check();
+  const editor = field.getByTestId("expression-editor").locator(".monaco-editor");
+  await expect(editor).toBeVisible();
+
+  const rows = page.locator(".suggest-widget.visible .monaco-list-row");
+  const expectRows = async (typed: string, labels: string[]) => {
+    await editor.click();
+    await page.keyboard.press("ControlOrMeta+a");
+    await page.keyboard.press("Backspace");
+    await page.keyboard.type(typed);
+    await expect(rows.first()).toBeVisible();
+    // Each row's label as drawn: its text, and whether the label sits inside its row and is the
+    // topmost element at its centre (a blank row had its label pushed out of it, or clipped).
+    const drawn = () =>
+      rows.evaluateAll((elements) =>
+        elements.map((row) => {
+          const label = row.querySelector(".label-name");
+          const box = label?.getBoundingClientRect();
+          const rowBox = row.getBoundingClientRect();
+          const x = box ? box.left + box.width / 2 : -1;
+          const y = box ? box.top + box.height / 2 : -1;
+          const top = document.elementFromPoint(x, y);
+          const inside = x > rowBox.left && x < rowBox.right && y > rowBox.top && y < rowBox.bottom;
+          return { text: label?.textContent?.trim() ?? "", shown: inside && !!top && !!label?.contains(top) };
+        }),
+      );
+    // The JavaScript service may add words of the expression itself; ours must all be there.
+    await expect
+      .poll(async () => (await drawn()).map((row) => row.text))
+      .toEqual(expect.arrayContaining(labels));
+    const seen = await drawn();
+    expect(seen.filter((row) => row.text === "" || !row.shown)).toEqual([]);
+    await page.keyboard.press("Escape");
+  };
+  await expectRows("flow_input.", ["name", "count", "verbose"]);
+  await expectRows("results.", ["a"]);
+});
