@@ -2,6 +2,7 @@
 // (items 6 to 12 are in outsider-defects.spec.ts).
 import { execFileSync } from "node:child_process";
 import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
+import { startTestS3 } from "@millrace/core/testing";
 import { E2E_ADMIN, E2E_SUPERADMIN_SECRET } from "../instance.ts";
 import { completedJob, createWorkspace, superadmin, uniqueWorkspace } from "./helpers.ts";
 
@@ -348,4 +349,57 @@ test("item 13: expression completion lists every suggestion with its label, none
   };
   await expectRows("flow_input.", ["name", "count", "verbose"]);
   await expectRows("results.", ["a"]);
+});
+
+test("item 13: Test connection tests the object storage as entered, before it is saved", async ({
+  page,
+  request,
+}) => {
+  const s3 = await startTestS3("out13-unsaved");
+  try {
+    const workspace = uniqueWorkspace("out13s3");
+    await createWorkspace(request, workspace);
+    for (const [name, accessKey] of [
+      ["files", s3.accessKey],
+      ["wrong_key", "NOT-THE-KEY"],
+    ]) {
+      const created = await request.post(`/api/w/${workspace}/resources/create`, {
+        headers: superadmin,
+        data: {
+          path: `u/${ADMIN}/${name}`,
+          resource_type: "s3",
+          value: {
+            bucket: s3.bucket,
+            region: "us-east-1",
+            endPoint: s3.endpoint,
+            useSSL: false,
+            pathStyle: true,
+            accessKey,
+            secretKey: s3.secretKey,
+          },
+        },
+      });
+      expect(created.status(), await created.text()).toBeLessThan(300);
+    }
+    await signIn(page);
+    await page.goto(`/w/${workspace}/object-storage`);
+    const form = page.getByRole("form", { name: "Object storage settings" });
+    const resource = form.getByRole("combobox", { name: "S3 resource", exact: true });
+    const testButton = form.getByRole("button", { name: "Test connection" });
+    const result = form.getByTestId("test-result");
+
+    await resource.selectOption(`u/${ADMIN}/files`);
+    await testButton.click();
+    await expect(result).toContainText(`Connection works: a test object was written to ${s3.bucket}`);
+    await resource.selectOption(`u/${ADMIN}/wrong_key`);
+    await testButton.click();
+    await expect(result).toContainText("InvalidAccessKeyId");
+    // Nothing was saved by testing.
+    const settings = await request.get(`/api/w/${workspace}/workspaces/get_settings`, {
+      headers: superadmin,
+    });
+    expect(((await settings.json()) as { large_file_storage?: unknown }).large_file_storage).toBeUndefined();
+  } finally {
+    await s3.close();
+  }
 });
