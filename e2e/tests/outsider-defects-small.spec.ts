@@ -334,7 +334,7 @@ test("item 13: expression completion lists every suggestion with its label, none
           const rowBox = row.getBoundingClientRect();
           const x = box ? box.left + box.width / 2 : -1;
           const y = box ? box.top + box.height / 2 : -1;
-          const top = document.elementFromPoint(x, y);
+          const top = row.ownerDocument.elementFromPoint(x, y);
           const inside = x > rowBox.left && x < rowBox.right && y > rowBox.top && y < rowBox.bottom;
           return { text: label?.textContent?.trim() ?? "", shown: inside && !!top && !!label?.contains(top) };
         }),
