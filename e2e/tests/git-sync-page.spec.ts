@@ -196,7 +196,7 @@ test("a superadmin restores a workspace from a git remote: checked, then applied
     await deployScript(request, target, "u/e2e_admin/extra", superadmin, "echo extra");
     await page.getByRole("button", { name: "Check" }).click();
     const diff = page.getByTestId("restore-diff");
-    await expect(diff).toContainText("Deleted", WAIT);
+    await expect(diff).toContainText("2 deleted", WAIT);
     await expect(diff).toContainText("u/e2e_admin/extra.sh");
     await expect(page.getByTestId("restore-applied")).toHaveCount(0);
     await page.getByRole("button", { name: "Apply" }).click();

@@ -2,6 +2,7 @@
 // (items 6 to 12 are in outsider-defects.spec.ts).
 import { execFileSync } from "node:child_process";
 import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
+import { startTestS3 } from "@millrace/core/testing";
 import { E2E_ADMIN, E2E_SUPERADMIN_SECRET } from "../instance.ts";
 import { completedJob, createWorkspace, superadmin, uniqueWorkspace } from "./helpers.ts";
 
@@ -282,4 +283,123 @@ test("item 13: the YAML view reads the same after a save as before it", async ({
   await expect(page).toHaveURL(new RegExp(`/flows/edit/u/${ADMIN}/kept_order$`));
   await expect(page.getByTestId("flow-version")).toBeVisible();
   expect(await yamlText()).toBe(before);
+});
+
+test("item 13: expression completion lists every suggestion with its label, none clipped", async ({
+  page,
+  request,
+}) => {
+  const workspace = uniqueWorkspace("out13complete");
+  await createWorkspace(request, workspace);
+  const path = `u/${ADMIN}/completed`;
+  const created = await request.post(`/api/w/${workspace}/flows/create`, {
+    headers: superadmin,
+    data: {
+      path,
+      summary: path,
+      schema: {
+        $schema: "https://json-schema.org/draft/2020-12/schema",
+        type: "object",
+        properties: { name: { type: "string" }, count: { type: "number" }, verbose: { type: "boolean" } },
+        required: [],
+      },
+      value: { modules: [bashStep("a", "echo first"), bashStep("b", 'x="$1"\necho "$x"')] },
+    },
+  });
+  expect(created.status(), await created.text()).toBeLessThan(300);
+  await signIn(page);
+  await page.goto(`/w/${workspace}/flows/edit/${path}`);
+  await page.getByTestId("flow-node").and(page.locator('[data-step="b"]')).getByRole("button").click();
+  const panel = page.getByTestId("step-panel");
+  await panel.getByRole("tab", { name: "Inputs" }).click();
+  const field = panel.getByTestId("input-x");
+  await field.getByRole("radio", { name: "Expression" }).check();
+  const editor = field.getByTestId("expression-editor").locator(".monaco-editor");
+  await expect(editor).toBeVisible();
+
+  const rows = page.locator(".suggest-widget.visible .monaco-list-row");
+  const expectRows = async (typed: string, labels: string[]) => {
+    await editor.click();
+    await page.keyboard.press("ControlOrMeta+a");
+    await page.keyboard.press("Backspace");
+    await page.keyboard.type(typed);
+    await expect(rows.first()).toBeVisible();
+    // Each row's label as drawn: its text, and whether the label sits inside its row and is the
+    // topmost element at its centre (a blank row had its label pushed out of it, or clipped).
+    const drawn = () =>
+      rows.evaluateAll((elements) =>
+        elements.map((row) => {
+          const label = row.querySelector(".label-name");
+          const box = label?.getBoundingClientRect();
+          const rowBox = row.getBoundingClientRect();
+          const x = box ? box.left + box.width / 2 : -1;
+          const y = box ? box.top + box.height / 2 : -1;
+          const top = row.ownerDocument.elementFromPoint(x, y);
+          const inside = x > rowBox.left && x < rowBox.right && y > rowBox.top && y < rowBox.bottom;
+          return { text: label?.textContent?.trim() ?? "", shown: inside && !!top && !!label?.contains(top) };
+        }),
+      );
+    // The JavaScript service may add words of the expression itself; ours must all be there.
+    await expect
+      .poll(async () => (await drawn()).map((row) => row.text))
+      .toEqual(expect.arrayContaining(labels));
+    const seen = await drawn();
+    expect(seen.filter((row) => row.text === "" || !row.shown)).toEqual([]);
+    await page.keyboard.press("Escape");
+  };
+  await expectRows("flow_input.", ["name", "count", "verbose"]);
+  await expectRows("results.", ["a"]);
+});
+
+test("item 13: Test connection tests the object storage as entered, before it is saved", async ({
+  page,
+  request,
+}) => {
+  const s3 = await startTestS3("out13-unsaved");
+  try {
+    const workspace = uniqueWorkspace("out13s3");
+    await createWorkspace(request, workspace);
+    for (const [name, accessKey] of [
+      ["files", s3.accessKey],
+      ["wrong_key", "NOT-THE-KEY"],
+    ]) {
+      const created = await request.post(`/api/w/${workspace}/resources/create`, {
+        headers: superadmin,
+        data: {
+          path: `u/${ADMIN}/${name}`,
+          resource_type: "s3",
+          value: {
+            bucket: s3.bucket,
+            region: "us-east-1",
+            endPoint: s3.endpoint,
+            useSSL: false,
+            pathStyle: true,
+            accessKey,
+            secretKey: s3.secretKey,
+          },
+        },
+      });
+      expect(created.status(), await created.text()).toBeLessThan(300);
+    }
+    await signIn(page);
+    await page.goto(`/w/${workspace}/object-storage`);
+    const form = page.getByRole("form", { name: "Object storage settings" });
+    const resource = form.getByRole("combobox", { name: "S3 resource", exact: true });
+    const testButton = form.getByRole("button", { name: "Test connection" });
+    const result = form.getByTestId("test-result");
+
+    await resource.selectOption(`u/${ADMIN}/files`);
+    await testButton.click();
+    await expect(result).toContainText(`Connection works: a test object was written to ${s3.bucket}`);
+    await resource.selectOption(`u/${ADMIN}/wrong_key`);
+    await testButton.click();
+    await expect(result).toContainText("InvalidAccessKeyId");
+    // Nothing was saved by testing.
+    const settings = await request.get(`/api/w/${workspace}/workspaces/get_settings`, {
+      headers: superadmin,
+    });
+    expect(((await settings.json()) as { large_file_storage?: unknown }).large_file_storage).toBeUndefined();
+  } finally {
+    await s3.close();
+  }
 });

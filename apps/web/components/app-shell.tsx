@@ -188,7 +188,7 @@ export function AppShell({ children }: { children: ReactNode }) {
           Sign out
         </a>
       </nav>
-      <main className="main" id="main-content" tabIndex={-1}>
+      <main className="page-main" id="main-content" tabIndex={-1}>
         {children}
       </main>
     </div>

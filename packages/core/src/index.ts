@@ -87,10 +87,10 @@ export { readRepositoryFiles, SYNC_KINDS, type RepositoryOptions, type SyncKind 
 export {
   restoreWorkspaceFiles,
   type RestoreContext,
-  type RestoreDiff,
   type RestoreOptions,
   type RestoreReport,
 } from "./sync/restore.ts";
+export type { RestoreChanges, RestoreDiff, RestoreFileChange } from "./sync/restore-diff.ts";
 export {
   defaultGitSyncCacheDir,
   deleteGitSyncSettings,

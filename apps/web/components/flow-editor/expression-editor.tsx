@@ -150,6 +150,9 @@ export default function ExpressionEditor({
           ariaLabel: label,
           readOnly,
           domReadOnly: readOnly,
+          // The editor is a few lines tall inside a frame that hides overflow: the suggest widget
+          // would be cut to a row or two unless it is positioned outside the frame.
+          fixedOverflowWidgets: true,
           quickSuggestions: true,
           suggestOnTriggerCharacters: true,
         }}

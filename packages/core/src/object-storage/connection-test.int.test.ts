@@ -162,4 +162,42 @@ describe("object storage connection test", () => {
       /no object storage/,
     );
   });
+
+  it("tests an unsaved setting with the admin's own rights, and saves nothing", async () => {
+    const unsaved = {
+      type: "S3Storage",
+      s3_resource_path: `$res:u/${me}/s3`,
+      secondary_storage: { wrong: { type: "S3Storage", s3_resource_path: `u/${me}/wrong_key` } },
+    };
+    const result = await testObjectStorage(ctx, admin, { setting: unsaved });
+    assert.equal(result.resourcePath, `u/${me}/s3`);
+    await rejectsWith(
+      testObjectStorage(ctx, admin, { setting: unsaved, storage: "wrong" }),
+      "UPSTREAM_FAILED",
+      "large_file_storage.secondary_storage.wrong.s3_resource_path",
+      /InvalidAccessKeyId/,
+    );
+    await rejectsWith(
+      testObjectStorage(ctx, admin, { setting: unsaved, storage: "nope" }),
+      "INVALID_INPUT",
+      "storage",
+    );
+    await rejectsWith(
+      testObjectStorage(ctx, admin, { setting: { type: "S3Storage", s3_resource_path: `u/${me}/pg` } }),
+      "INVALID_INPUT",
+      "large_file_storage.s3_resource_path",
+      /not an s3 one/,
+    );
+    await rejectsWith(
+      testObjectStorage(ctx, admin, { setting: null }),
+      "INVALID_INPUT",
+      "large_file_storage.s3_resource_path",
+    );
+    // A developer may not try settings, even a public one they could use once saved.
+    await rejectsWith(
+      testObjectStorage(ctx, developer, { setting: { ...unsaved, public_resource: true } }),
+      "FORBIDDEN",
+    );
+    assert.equal((await objectStorageView(ctx, admin)).setting, null);
+  });
 });

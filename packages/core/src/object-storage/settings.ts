@@ -141,6 +141,21 @@ export async function checkLargeFileStorage(
   return setting;
 }
 
+/** A resource's type as `membership` may see it: null when there is none they may read. */
+export function resourceTypeFor(
+  ctx: SecretsContext,
+  membership: Membership,
+): (path: string) => Promise<string | null> {
+  return async (path) => {
+    try {
+      return (await getResource(ctx, membership, path)).resourceType;
+    } catch (error) {
+      if (error instanceof AppError && error.code === "NOT_FOUND") return null;
+      throw error;
+    }
+  };
+}
+
 /**
  * Windmill's editLargeFileStorageConfig, by a workspace admin. Each resource it names must exist
  * and be of type `s3` now (checked with the admin's rights), so that a typo fails here and not in
@@ -152,14 +167,7 @@ export async function editLargeFileStorage(
   value: unknown,
 ): Promise<void> {
   requirePermission(membership, "workspace.manage");
-  const setting = await checkLargeFileStorage(value, async (path) => {
-    try {
-      return (await getResource(ctx, membership, path)).resourceType;
-    } catch (error) {
-      if (error instanceof AppError && error.code === "NOT_FOUND") return null;
-      throw error;
-    }
-  });
+  const setting = await checkLargeFileStorage(value, resourceTypeFor(ctx, membership));
   const stored: StoredLargeFileStorage | null = setting
     ? { setting, configuredBy: membership.principal.username }
     : null;

@@ -55,6 +55,7 @@ import { checkVariableValue } from "../variables/variables.ts";
 import { checkLargeFileStorage, type LargeFileStorage } from "../object-storage/settings.ts";
 import { checkOperatorSettings, workspaceColor } from "../windmill-settings.ts";
 import { readRepositoryFiles } from "./repository.ts";
+import { restoreChanges, type RestoreChanges, type RestoreDiff } from "./restore-diff.ts";
 
 export type RestoreContext = JobsContext & SecretsContext;
 
@@ -78,12 +79,6 @@ export interface RestoreOptions {
   onProgress?: (phase: string, done: number, total: number) => void;
 }
 
-export interface RestoreDiff {
-  added: string[];
-  changed: string[];
-  deleted: string[];
-}
-
 export interface RestoreReport {
   workspaceId: string;
   applied: boolean;
@@ -92,6 +87,8 @@ export interface RestoreReport {
   skipped: SkippedFile[];
   /** Files of the repository against the workspace as it was before the restore. */
   diff: RestoreDiff;
+  /** The changed lines of `diff`'s files (capped; secret values only as ciphertext). */
+  changes: RestoreChanges;
   /** True when the workspace held something that differs: applying needed `yes`. */
   needsConfirmation: boolean;
   counts: Record<string, number>;
@@ -548,6 +545,7 @@ export async function restoreWorkspaceFiles(
     errors,
     skipped,
     diff: EMPTY_DIFF,
+    changes: { files: [], truncated: false },
     needsConfirmation: false,
     counts: {},
     undecryptableSecrets: plan?.undecryptable ?? [],
@@ -569,6 +567,7 @@ export async function restoreWorkspaceFiles(
     // No settings.yaml: the workspace's settings are left as they are.
     if (!compared.has(SETTINGS_FILE)) current.delete(SETTINGS_FILE);
     report.diff = diffFiles(current, compared);
+    report.changes = restoreChanges(report.diff, current, compared);
     // Only what is already stored needs a confirmation: files that only add need none.
     const overwrites = report.diff.changed.length + report.diff.deleted.length;
     report.needsConfirmation = overwrites > 0 && !options.yes;
@@ -577,6 +576,7 @@ export async function restoreWorkspaceFiles(
     throw new AppError("NOT_FOUND", `workspace ${plan.workspaceId} not found`);
   } else if (options.dryRun) {
     report.diff = { added: [...files.keys()].sort(), changed: [], deleted: [] };
+    report.changes = restoreChanges(report.diff, new Map(), files);
     return finish();
   }
 

@@ -20,12 +20,18 @@ export const objectStorageRouter = router({
       return objectStorageView(ctx.services, ctx.membership);
     }),
 
-  /** Writes and deletes a probe object in the saved storage (primary, or `storage` by name). */
+  /**
+   * Writes and deletes a probe object in a storage (primary, or `storage` by name): of `setting`,
+   * the form's unsaved large_file_storage value, else of the saved one.
+   */
   test: workspaceProcedure
-    .input(z.object({ storage: z.string().min(1).optional() }))
+    .input(z.object({ storage: z.string().min(1).optional(), setting: z.unknown().optional() }))
     .mutation(async ({ ctx, input }) => {
       requirePermission(ctx.membership, "workspace.manage");
-      const result = await testObjectStorage(ctx.services, ctx.membership, { storage: input.storage });
+      const result = await testObjectStorage(ctx.services, ctx.membership, {
+        storage: input.storage,
+        setting: input.setting,
+      });
       return { resourcePath: result.resourcePath, bucket: result.bucket };
     }),
 });

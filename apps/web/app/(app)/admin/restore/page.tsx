@@ -2,6 +2,7 @@
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { PlainPage } from "@/components/people/plain-page";
+import { RestoreChangesView } from "@/components/restore/restore-changes";
 import { useConfirm } from "@/components/ui/confirm";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
@@ -12,24 +13,6 @@ interface Source {
   username: string;
   password: string;
   workspaceId: string;
-}
-
-function FileList({ title, files }: { title: string; files: string[] }) {
-  if (files.length === 0) return null;
-  return (
-    <div>
-      <strong>
-        {title} ({files.length})
-      </strong>
-      <ul style={{ margin: "0.25rem 0 0" }}>
-        {files.map((file) => (
-          <li key={file}>
-            <code>{file}</code>
-          </li>
-        ))}
-      </ul>
-    </div>
-  );
 }
 
 /** Superadmins: a workspace comes back from its git repository (checked first, then applied). */
@@ -186,9 +169,7 @@ export default function RestorePage() {
                 {report.applied ? "Changed" : "Differences with the workspace"}: {report.diff.added.length}{" "}
                 added, {report.diff.changed.length} changed, {report.diff.deleted.length} deleted
               </strong>
-              <FileList title="Added" files={report.diff.added} />
-              <FileList title="Changed" files={report.diff.changed} />
-              <FileList title="Deleted" files={report.diff.deleted} />
+              <RestoreChangesView changes={report.changes} />
             </div>
           )}
           {Object.keys(report.counts).length > 0 && (

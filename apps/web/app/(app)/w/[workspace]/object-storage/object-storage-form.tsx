@@ -110,8 +110,7 @@ function ResourceSelect({
 
 /**
  * The admin's form. Its values come from the setting once (and again after a save or a removal).
- * "Test connection" tests the saved setting (what jobs use), so it waits for unsaved changes to be
- * saved.
+ * "Test connection" tests the form as it is, so a storage can be tried before it is saved.
  */
 export function ObjectStorageForm({ workspace, view }: { workspace: string; view: ObjectStorageView }) {
   const trpc = useTRPC();
@@ -153,7 +152,6 @@ export function ObjectStorageForm({ workspace, view }: { workspace: string; view
 
   const saved = JSON.stringify(settingOf(initialValues(view.setting)));
   const dirty = JSON.stringify(settingOf(values)) !== saved;
-  const savedSecondary = view.setting?.secondary_storage ?? {};
   const testedStorage = test.variables?.storage;
   /** The test's answer for one storage (undefined: the primary). */
   const testResult = (storage: string | undefined, field: string) => {
@@ -175,7 +173,7 @@ export function ObjectStorageForm({ workspace, view }: { workspace: string; view
   };
   const runTest = (storage?: string) => {
     save.reset();
-    test.mutate({ workspace, ...(storage ? { storage } : {}) });
+    test.mutate({ workspace, setting: settingOf(values), ...(storage ? { storage } : {}) });
   };
   const fieldless = save.error && !errorField(save.error);
 
@@ -237,9 +235,6 @@ export function ObjectStorageForm({ workspace, view }: { workspace: string; view
         {values.secondary.map((row, index) => {
           const name = row.name.trim();
           const field = secondaryField(name);
-          const savedRow = savedSecondary[name];
-          const unchanged =
-            !dirty && !!savedRow && bare(savedRow.s3_resource_path) === row.resource && !!row.resource;
           return (
             <div key={row.id} className="stack" style={{ gap: "0.25rem" }} data-testid="secondary-storage">
               <div className="row" style={{ alignItems: "flex-end" }}>
@@ -273,8 +268,8 @@ export function ObjectStorageForm({ workspace, view }: { workspace: string; view
                 </label>
                 <Button
                   size="sm"
-                  disabled={!unchanged || test.isPending}
-                  title={unchanged ? undefined : "Save first: the test uses the saved setting"}
+                  disabled={!name || !row.resource || test.isPending}
+                  title={name && row.resource ? undefined : "Name it and choose its resource first"}
                   onClick={() => runTest(name)}
                 >
                   Test
@@ -321,8 +316,12 @@ export function ObjectStorageForm({ workspace, view }: { workspace: string; view
           {save.isPending ? "Saving…" : "Save"}
         </Button>
         <Button
-          disabled={!view.setting || dirty || test.isPending}
-          title={dirty ? "Save first: the test uses the saved setting" : undefined}
+          disabled={!values.resource || test.isPending}
+          title={
+            values.resource
+              ? "Tests the storage as entered here, saved or not"
+              : "Choose an s3 resource first"
+          }
           onClick={() => runTest()}
         >
           Test connection

@@ -132,7 +132,7 @@ export default function ApprovalPage({
   const decided = decide.isSuccess;
 
   return (
-    <main className="main stack" style={{ maxWidth: 760, margin: "3rem auto" }}>
+    <main className="page-main stack" style={{ maxWidth: 760, margin: "3rem auto" }}>
       <h1>Approval</h1>
       {flow.isPending && <p className="muted">Loading…</p>}
       {flow.error && (
