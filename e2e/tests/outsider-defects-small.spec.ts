@@ -1,39 +1,19 @@
 // Issue 34, item 13: the smaller defects a new user met in Chromium at 1440×900, one test each
 // (items 6 to 12 are in outsider-defects.spec.ts).
 import { execFileSync } from "node:child_process";
-import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
+import { expect, test, type APIRequestContext } from "@playwright/test";
 import { startTestS3 } from "@millrace/core/testing";
-import { E2E_ADMIN, E2E_SUPERADMIN_SECRET } from "../instance.ts";
-import { completedJob, createWorkspace, superadmin, uniqueWorkspace } from "./helpers.ts";
+import { E2E_SUPERADMIN_SECRET } from "../instance.ts";
+import {
+  completedJob,
+  createWorkspace,
+  deployVersion,
+  signIn,
+  superadmin,
+  uniqueWorkspace,
+} from "./helpers.ts";
 
 const ADMIN = "e2e_admin";
-
-async function signIn(page: Page): Promise<void> {
-  await page.setViewportSize({ width: 1440, height: 900 });
-  await page.goto("/login");
-  await page.getByLabel("Email").fill(E2E_ADMIN.email);
-  await page.getByLabel("Password").fill(E2E_ADMIN.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page).toHaveURL(/\/workspaces/);
-}
-
-async function deploy(
-  request: APIRequestContext,
-  workspace: string,
-  path: string,
-  language: string,
-  content: string,
-  summary = "",
-): Promise<string> {
-  const current = await request.get(`/api/w/${workspace}/scripts/get/p/${path}`, { headers: superadmin });
-  const parent = current.ok() ? ((await current.json()) as { hash: string }).hash : undefined;
-  const response = await request.post(`/api/w/${workspace}/scripts/create`, {
-    headers: superadmin,
-    data: { path, language, content, summary, parent_hash: parent },
-  });
-  expect(response.status(), await response.text()).toBe(201);
-  return response.text();
-}
 
 function bashStep(id: string, content: string) {
   return { id, value: { type: "rawscript", language: "bash", content, input_transforms: {} } };
@@ -76,7 +56,7 @@ test("item 13: a skip-to-content link is the first Tab stop and reaches a list i
   const workspace = uniqueWorkspace("out13skip");
   await createWorkspace(request, workspace);
   for (const name of ["one", "two", "three"])
-    await deploy(request, workspace, `u/${ADMIN}/${name}`, "bash", "echo");
+    await deployVersion(request, workspace, `u/${ADMIN}/${name}`, "bash", "echo");
   await signIn(page);
   await page.goto(`/w/${workspace}/scripts`);
   await expect(page.getByTestId("script-row")).toHaveCount(3);
@@ -100,7 +80,7 @@ test("item 13: the webhook example's curl works as shown, with $TOKEN set in the
   const workspace = uniqueWorkspace("out13hook");
   await createWorkspace(request, workspace);
   const path = `u/${ADMIN}/hooked`;
-  await deploy(request, workspace, path, "bash", 'echo "hooked-ok"');
+  await deployVersion(request, workspace, path, "bash", 'echo "hooked-ok"');
   await signIn(page);
   await page.goto(`/w/${workspace}/scripts/webhooks/${path}`);
   const example = (await page.getByTestId("curl-example").textContent()) ?? "";
@@ -139,12 +119,12 @@ test("item 13: a deploy over a newer version says so in words and offers to view
   const workspace = uniqueWorkspace("out13conflict");
   await createWorkspace(request, workspace);
   const path = `u/${ADMIN}/contested`;
-  await deploy(request, workspace, path, "bash", "echo first", "first");
+  await deployVersion(request, workspace, path, "bash", "echo first", "first");
   await signIn(page);
   await page.goto(`/w/${workspace}/scripts/edit/${path}`);
   await expect(page.getByTestId("deployed-hash")).toContainText(/[0-9a-f]{16}/);
   // Someone else deploys meanwhile.
-  await deploy(request, workspace, path, "bash", "echo theirs", "theirs");
+  await deployVersion(request, workspace, path, "bash", "echo theirs", "theirs");
   await page.getByLabel("Summary").fill("mine");
   await page.getByRole("button", { name: "Deploy" }).click();
   const conflict = page.getByTestId("deploy-conflict");
@@ -165,7 +145,7 @@ test("item 13: a boolean argument is a checkbox beside its name", async ({ page,
   const workspace = uniqueWorkspace("out13bool");
   await createWorkspace(request, workspace);
   const path = `u/${ADMIN}/flagged`;
-  await deploy(
+  await deployVersion(
     request,
     workspace,
     path,
@@ -234,7 +214,13 @@ test("item 13: a run's arguments are listed in the signature's order", async ({ 
   const workspace = uniqueWorkspace("out13args");
   await createWorkspace(request, workspace);
   const path = `u/${ADMIN}/ordered`;
-  await deploy(request, workspace, path, "bash", 'zeta="$1"\nalpha="$2"\nmid="$3"\necho "$zeta $alpha $mid"');
+  await deployVersion(
+    request,
+    workspace,
+    path,
+    "bash",
+    'zeta="$1"\nalpha="$2"\nmid="$3"\necho "$zeta $alpha $mid"',
+  );
   const id = await (
     await request.post(`/api/w/${workspace}/jobs/run/p/${path}`, {
       headers: superadmin,

@@ -1,20 +1,17 @@
 // Issue 34: the browser defects a new user met in Chromium at 1440×900, one test per item
 // (items 6 to 12; the smaller ones of item 13 are in outsider-defects-small.spec.ts).
 import { expect, test, type Browser, type Page } from "@playwright/test";
-import { E2E_ADMIN } from "../instance.ts";
 import { addMember, createAccount, deployScript } from "../fixtures/people.ts";
-import { completedJob, createWorkspace, superadmin, uniqueWorkspace } from "./helpers.ts";
+import {
+  completedJob,
+  createWorkspace,
+  deployVersion,
+  signIn,
+  superadmin,
+  uniqueWorkspace,
+} from "./helpers.ts";
 
 const ADMIN = "e2e_admin";
-
-async function signIn(page: Page, email = E2E_ADMIN.email, password = E2E_ADMIN.password): Promise<void> {
-  await page.setViewportSize({ width: 1440, height: 900 });
-  await page.goto("/login");
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page).toHaveURL(/\/workspaces/);
-}
 
 async function pageAs(browser: Browser, email: string, password: string): Promise<Page> {
   const page = await (await browser.newContext()).newPage();
@@ -41,24 +38,6 @@ async function setCode(page: Page, code: string): Promise<void> {
   }, code);
 }
 
-async function deploy(
-  request: Parameters<typeof deployScript>[0],
-  workspace: string,
-  path: string,
-  language: string,
-  content: string,
-  summary = "",
-): Promise<string> {
-  const list = await request.get(`/api/w/${workspace}/scripts/get/p/${path}`, { headers: superadmin });
-  const parent = list.ok() ? ((await list.json()) as { hash: string }).hash : undefined;
-  const response = await request.post(`/api/w/${workspace}/scripts/create`, {
-    headers: superadmin,
-    data: { path, language, content, summary, parent_hash: parent },
-  });
-  expect(response.status(), await response.text()).toBe(201);
-  return response.text();
-}
-
 test("item 10: Run from a script page with a version diff raises no page error", async ({
   page,
   request,
@@ -66,8 +45,8 @@ test("item 10: Run from a script page with a version diff raises no page error",
   const workspace = uniqueWorkspace("out10");
   await createWorkspace(request, workspace);
   const path = `u/${ADMIN}/twice`;
-  await deploy(request, workspace, path, "bash", 'echo "one"\n');
-  await deploy(request, workspace, path, "bash", 'echo "two"\n');
+  await deployVersion(request, workspace, path, "bash", 'echo "one"\n');
+  await deployVersion(request, workspace, path, "bash", 'echo "two"\n');
   const errors: string[] = [];
   page.on("pageerror", (error) => errors.push(error.message));
 
@@ -176,7 +155,7 @@ test("item 12: the command palette ranks exact, then prefix, then substring, the
   await createWorkspace(request, workspace);
   // ts_obj's summary names the pipeline (a word-start match that cmdk's own score put first);
   // post_it_pre matches "pipe" only letter by letter.
-  await deploy(
+  await deployVersion(
     request,
     workspace,
     `u/${ADMIN}/ts_obj`,
@@ -185,7 +164,7 @@ test("item 12: the command palette ranks exact, then prefix, then substring, the
     "Builds a typed object for the pipeline",
   );
   for (const name of ["post_it_pre", "my_pipe_run", "pipeline", "pipe"])
-    await deploy(request, workspace, `u/${ADMIN}/${name}`, "bash", `echo ${name}`);
+    await deployVersion(request, workspace, `u/${ADMIN}/${name}`, "bash", `echo ${name}`);
   await signIn(page);
   await page.goto(`/w/${workspace}/scripts`);
   await page.keyboard.press("Control+k");
@@ -364,8 +343,8 @@ test("item 8: the version diff shows indentation-only changes", async ({ page, r
     .replace("        total += 1", "            total += 1")
     .replace("        print(item)", "            print(item)")
     .replace("        print(total)", "            print(total)");
-  await deploy(request, workspace, path, "python3", before);
-  await deploy(request, workspace, path, "python3", after);
+  await deployVersion(request, workspace, path, "python3", before);
+  await deployVersion(request, workspace, path, "python3", after);
   await signIn(page);
   await page.goto(`/w/${workspace}/scripts/get/${path}`);
   const modified = page.getByTestId("version-diff").locator(".editor.modified");
