@@ -337,6 +337,27 @@ test("item 13: expression completion lists every suggestion with its label, none
   await expectRows("results.", ["a"]);
 });
 
+test("item 13: a result table's columns are in the order the script wrote them", async ({ page, request }) => {
+  const workspace = uniqueWorkspace("out13table");
+  await createWorkspace(request, workspace);
+  const path = `u/${ADMIN}/table`;
+  await deployVersion(
+    request,
+    workspace,
+    path,
+    "python3",
+    "def main():\n    return [{'zeta': 1, 'alpha': 2, 'mid': 3}, {'zeta': 4, 'alpha': 5, 'mid': 6}]\n",
+  );
+  const run = await request.post(`/api/w/${workspace}/jobs/run/p/${path}`, { headers: superadmin, data: {} });
+  expect(run.status(), await run.text()).toBeLessThan(300);
+  const id = await run.text();
+  await completedJob(request, workspace, id);
+  await signIn(page);
+  await page.goto(`/w/${workspace}/runs/${id}`);
+  const headers = page.getByTestId("result-table").locator("thead th");
+  await expect(headers).toHaveText(["zeta", "alpha", "mid"]);
+});
+
 test("item 13: Test connection tests the object storage as entered, before it is saved", async ({
   page,
   request,
@@ -377,7 +398,9 @@ test("item 13: Test connection tests the object storage as entered, before it is
     await resource.selectOption(`u/${ADMIN}/files`);
     await testButton.click();
     await expect(result).toContainText(`Connection works: a test object was written to ${s3.bucket}`);
+    // The answer was about the settings tested: once they change, it goes.
     await resource.selectOption(`u/${ADMIN}/wrong_key`);
+    await expect(result).toHaveCount(0);
     await testButton.click();
     await expect(result).toContainText("InvalidAccessKeyId");
     // Nothing was saved by testing.

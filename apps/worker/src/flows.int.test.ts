@@ -104,6 +104,15 @@ describe("flow engine with real workers", () => {
     );
   });
 
+  it("a flow's table result keeps the key order its step wrote", async () => {
+    const job = await preview([
+      bash("a", `echo '[{"zeta": 1, "alpha": 2, "mid": 3}]'`),
+      { id: "b", value: { type: "identity" } },
+    ]);
+    assert.equal(job.status, "success", JSON.stringify(job.result));
+    assert.deepEqual(Object.keys((job.result as Record<string, unknown>[])[0]!), ["zeta", "alpha", "mid"]);
+  });
+
   it("branchone takes the first branch whose condition holds, else the default", async () => {
     const modules = [
       {

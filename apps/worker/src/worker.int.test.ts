@@ -1,6 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { deployScript, runPreview, runScriptByPath, waitForJob, type Membership } from "@millrace/core";
+import {
+  deployScript,
+  getResultMaybe,
+  runPreview,
+  runScriptByPath,
+  waitForJob,
+  waitForResult,
+  type Membership,
+} from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
 import { startTestWorker, type TestWorker } from "./testing.ts";
 
@@ -49,6 +57,30 @@ describe("worker runs jobs end to end", () => {
     );
     assert.equal(job.status, "success", job.logs);
     assert.deepEqual(job.result, { greeting: "hello bob", times: 2 });
+  });
+
+  // jsonb stores an object's keys shortest first: a result table showed [mid, zeta, alpha].
+  it("a list-of-objects result keeps its keys in the order the script wrote them", async () => {
+    await deployScript(services, membership, {
+      path: "u/x/table",
+      language: "python3",
+      content:
+        "def main():\n    return [{'zeta': 1, 'alpha': 2, 'mid': 3}, {'zeta': 4, 'beta': 5, '__proto__': 6}]\n",
+    });
+    const id = await runScriptByPath(services, membership, "u/x/table", {});
+    const waited = await waitForResult(services, membership, id, 30_000);
+    const job = await waitForJob(services, membership, id, 30_000);
+    assert.equal(job.status, "success", job.logs);
+    const again = await waitForResult(services, membership, id, 30_000);
+    const maybe = await getResultMaybe(services, membership, id);
+    for (const result of [waited.result, job.result, again.result, maybe.result]) {
+      const rows = result as Record<string, unknown>[];
+      assert.deepEqual(Object.keys(rows[0]!), ["zeta", "alpha", "mid"]);
+      assert.deepEqual(Object.keys(rows[1]!), ["zeta", "beta", "__proto__"]);
+      assert.equal(Object.getPrototypeOf(rows[1]), Object.prototype);
+    }
+    const { rows } = await services.pool.query("SELECT result_columns FROM job WHERE id = $1", [id]);
+    assert.deepEqual(rows[0].result_columns, ["zeta", "alpha", "mid", "beta", "__proto__"]);
   });
 
   it("bun: TypeScript main with typed args", async () => {

@@ -6,6 +6,7 @@ import { randomInt } from "node:crypto";
 import type { Job } from "@millrace/db";
 import { AppError, invalidInput, notFound } from "../errors.ts";
 import { getJob } from "../jobs/queries.ts";
+import { inColumnOrder } from "../jobs/result-columns.ts";
 import { runPreview, runScriptByPath, type JobsContext } from "../jobs/run.ts";
 import type { Membership } from "../workspaces.ts";
 import { ExpressionError, evaluateTransforms, type ExpressionEnv } from "./expressions.ts";
@@ -111,9 +112,16 @@ export async function getFlowRun(
       completedAt: true,
       args: true,
       result: true,
+      resultColumns: true,
     },
   });
-  return { job, steps };
+  return {
+    job,
+    steps: steps.map(({ resultColumns, ...step }) => ({
+      ...step,
+      result: inColumnOrder(step.result, resultColumns),
+    })),
+  };
 }
 
 /** The approval a flow run waits for, as its run page shows it, and what the caller may do. */

@@ -9,6 +9,7 @@ import { requirePermission } from "../permissions.ts";
 import type { Membership } from "../workspaces.ts";
 import { getJob, isFinished, isJobId } from "./queries.ts";
 import { runPreview, runScriptByHash, runScriptByPath, type JobsContext } from "./run.ts";
+import { inColumnOrder } from "./result-columns.ts";
 
 /** windmill-client's getResultMaybe: where a job is, and its result once it has finished. */
 export interface ResultMaybe {
@@ -48,16 +49,13 @@ export async function getResultMaybe(
   membership: Membership,
   id: string,
 ): Promise<ResultMaybe> {
-  const row = await visibleJobRow<JobRow & { result: unknown; startedAt: Date | null }>(
-    ctx,
-    membership,
-    id,
-    `result, started_at AS "startedAt"`,
-  );
+  const row = await visibleJobRow<
+    JobRow & { result: unknown; resultColumns: string[] | null; startedAt: Date | null }
+  >(ctx, membership, id, `result, result_columns AS "resultColumns", started_at AS "startedAt"`);
   const completed = isFinished(row);
   return {
     completed,
-    result: completed ? row.result : null,
+    result: completed ? inColumnOrder(row.result, row.resultColumns) : null,
     success: row.status === "success",
     started: completed || row.status === "running" || row.startedAt !== null,
   };

@@ -6,6 +6,7 @@ import { JOB_DONE_CHANNEL, NOTIFY_OUTCOMES } from "./events.ts";
 import { settleDependencyJobs } from "../dependencies/settle.ts";
 import { hashToken } from "../auth/tokens.ts";
 import { storableJson, storableText } from "./storable.ts";
+import { resultColumnsOf } from "./result-columns.ts";
 import {
   advanceFlows,
   FLOW_JOB_COLUMNS,
@@ -80,12 +81,13 @@ const RECORD_OUTCOMES_CTES = `WITH logs AS (
      DELETE FROM api_token WHERE token_hash = ANY($9::text[]) AND kind = 'job'
    ), done AS (
      UPDATE job SET status = c.status::job_status, result = c.result, completed_at = now(),
-            started_at = COALESCE(c.started_at, job.started_at)
-       FROM unnest($3::uuid[], $4::uuid[], $5::text[], $6::jsonb[], $8::timestamptz[],
+            started_at = COALESCE(c.started_at, job.started_at),
+            result_columns = ARRAY(SELECT jsonb_array_elements_text(c.result_columns))
+       FROM unnest($3::uuid[], $4::uuid[], $5::text[], $6::jsonb[], $8::timestamptz[], $10::jsonb[],
                    array_fill('running'::job_status, ARRAY[cardinality($3::uuid[])]))
-            AS c(job_id, boss_job_id, status, result, started_at, running)
+            AS c(job_id, boss_job_id, status, result, started_at, result_columns, running)
       WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status IS NOT DISTINCT FROM c.running
-      RETURNING job.id, job.status, job.result, job.parent_job_id)`;
+      RETURNING job.id, job.status, job.result, job.parent_job_id, job.result_columns)`;
 
 const RECORD_OUTCOMES = `${RECORD_OUTCOMES_CTES}
    ${NOTIFY_OUTCOMES("done", "$7")}`;
@@ -93,7 +95,7 @@ const RECORD_OUTCOMES = `${RECORD_OUTCOMES_CTES}
 /** The same, answering the rows it completed: a flow's engine reads its ended steps from them. */
 const RECORD_OUTCOMES_RETURNING = `${RECORD_OUTCOMES_CTES},
    notified AS (${NOTIFY_OUTCOMES("done", "$7")})
-   SELECT id, parent_job_id, status, result FROM done, (SELECT count(*) FROM notified) AS n`;
+   SELECT id, parent_job_id, status, result, result_columns FROM done, (SELECT count(*) FROM notified) AS n`;
 
 function willRetry(c: Completion): boolean {
   return c.outcome.status === "failure" && retryDelaySecs(c.job.retry, c.job.retryAttempt + 1) !== null;
@@ -116,6 +118,7 @@ function recordOutcomesValues(completions: Completion[], retries: Completion[]):
     finals.map((c) => c.startedAt ?? null),
     // A retried job's next claim issues a new token.
     completions.flatMap((c) => (c.job.callbackToken ? [hashToken(c.job.callbackToken)] : [])),
+    finals.map((c) => JSON.stringify(resultColumnsOf(c.outcome.result))),
   ];
 }
 

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { inColumnOrder } from "./result-columns.ts";
 
 export const JOB_DONE_CHANNEL = "millrace_job_done";
 export const JOB_LOG_CHANNEL = "millrace_job_log";
@@ -25,15 +26,19 @@ export const NOTIFY_CHUNKS = (cte: string) =>
 const NOTIFIED_RESULT_BYTES = 1000;
 
 /**
- * The NOTIFY of completed jobs (a CTE returning `id`, `status` and `result`): one line per job,
- * `<id>` or, for a small result, `<id> [status, result]` (the result as stored: jsonb's text).
+ * The NOTIFY of completed jobs (a CTE returning `id`, `status`, `result` and `result_columns`): one
+ * line per job, `<id>` or, for a small result, `<id> [status, result]` (the result as stored:
+ * jsonb's text), `<id> [status, result, columns]` for a table result (see result-columns.ts).
  * Lines are grouped into payloads of at most ~7.6 kB: 6500 bytes, plus the line that crosses it.
  */
 export const NOTIFY_OUTCOMES = (cte: string, channel: string) =>
   `SELECT pg_notify(${channel}, string_agg(line, E'\\n'))
      FROM (SELECT line, floor(sum(octet_length(line) + 1) OVER (ORDER BY id ROWS UNBOUNDED PRECEDING) / 6500) AS chunk
              FROM (SELECT id, id::text || CASE WHEN octet_length(result::text) <= ${NOTIFIED_RESULT_BYTES}
-                                          THEN ' ' || jsonb_build_array(status, result)::text ELSE '' END AS line
+                                          THEN ' ' || (CASE WHEN cardinality(result_columns) > 0
+                                                             THEN jsonb_build_array(status, result, result_columns)
+                                                             ELSE jsonb_build_array(status, result) END)::text
+                                          ELSE '' END AS line
                      FROM ${cte}) AS lines) AS chunked
     GROUP BY chunk`;
 
@@ -47,8 +52,12 @@ export function parseNotification(payload: string): [string, NotifiedOutcome | n
       continue;
     }
     try {
-      const [status, result] = JSON.parse(line.slice(space + 1)) as [NotifiedOutcome["status"], unknown];
-      entries.push([line.slice(0, space), { status, result }]);
+      const [status, result, columns] = JSON.parse(line.slice(space + 1)) as [
+        NotifiedOutcome["status"],
+        unknown,
+        string[] | undefined,
+      ];
+      entries.push([line.slice(0, space), { status, result: inColumnOrder(result, columns) }]);
     } catch {
       // Not ours to read: the waiter re-reads the row instead.
       entries.push([line.slice(0, space), null]);

@@ -6,6 +6,7 @@ import { requirePermission } from "../permissions.ts";
 import type { Membership } from "../workspaces.ts";
 import type { JobsContext } from "./run.ts";
 import { waitUntilFinished } from "./wait.ts";
+import { inColumnOrder } from "./result-columns.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -43,7 +44,8 @@ export async function getJob(
     include: { log: withLogs },
   });
   if (!job || !(await canSeeJob(ctx, membership, job))) throw notFound(`job ${id}`);
-  const { log, ...rest } = job;
+  const { log, ...stored } = job;
+  const rest = { ...stored, result: inColumnOrder(stored.result, stored.resultColumns) };
   return withLogs ? { ...rest, logs: log?.logs ?? "" } : rest;
 }
 

@@ -4,6 +4,7 @@ import { requirePermission } from "../permissions.ts";
 import type { Membership } from "../workspaces.ts";
 import { JOB_DONE_CHANNEL, type NotifiedOutcome } from "./events.ts";
 import type { JobsContext } from "./run.ts";
+import { inColumnOrder } from "./result-columns.ts";
 
 export type FinishedJob = NotifiedOutcome;
 
@@ -76,8 +77,12 @@ export async function waitForResult(
     id,
     timeoutMs,
     async () => {
-      const { rows } = await ctx.pool.query<{ status: string; result: unknown }>(
-        prepared("SELECT status, result FROM job WHERE id = $1 AND workspace_id = $2", [
+      const { rows } = await ctx.pool.query<{
+        status: string;
+        result: unknown;
+        result_columns: string[] | null;
+      }>(
+        prepared("SELECT status, result, result_columns FROM job WHERE id = $1 AND workspace_id = $2", [
           id,
           membership.workspace.id,
         ]),
@@ -85,7 +90,7 @@ export async function waitForResult(
       const row = rows[0];
       if (!row) throw notFound(`job ${id}`);
       if (row.status === "success" || row.status === "failure" || row.status === "canceled") {
-        return { status: row.status, result: row.result };
+        return { status: row.status, result: inColumnOrder(row.result, row.result_columns) };
       }
       return null;
     },

@@ -22,6 +22,7 @@ import { JOB_DONE_CHANNEL, NOTIFY_OUTCOMES } from "../../jobs/events.ts";
 import { waitUntilFinished, type FinishedJob } from "../../jobs/wait.ts";
 import { JOB_CANCEL_CHANNEL } from "../../jobs/cancel.ts";
 import { storableJson } from "../../jobs/storable.ts";
+import { inColumnOrder, resultColumnsOf } from "../../jobs/result-columns.ts";
 import { resolveTag, tagForRunnable } from "../../jobs/tags.ts";
 import { jobBounds, MAX_ARGS_BYTES, type JobsContext, type RunOptions } from "../../jobs/run.ts";
 import { ArgsError, validateArgs, type ArgSchema } from "@millrace/runtime";
@@ -334,21 +335,29 @@ async function finish(
   const { rows } = await client.query<EndedStep & { concurrency_key: string | null }>(
     prepared(
       `WITH done AS (
-         UPDATE job SET status = $2::job_status, result = $3::jsonb, flow_status = $4, completed_at = now()
+         UPDATE job SET status = $2::job_status, result = $3::jsonb, flow_status = $4, completed_at = now(),
+                result_columns = $6::text[]
           WHERE id = $1 AND status IS NOT DISTINCT FROM 'running'
-          RETURNING id, parent_job_id, status, result, concurrency_key),
+          RETURNING id, parent_job_id, status, result, result_columns, concurrency_key),
        notified AS (${NOTIFY_OUTCOMES("done", "$5")})
-       SELECT id, parent_job_id, status, result, concurrency_key FROM done, (SELECT count(*) FROM notified) AS n`,
-      [flow.id, outcome.status, storableJson(outcome.result), JSON.stringify(state), JOB_DONE_CHANNEL],
+       SELECT id, parent_job_id, status, result, result_columns, concurrency_key FROM done, (SELECT count(*) FROM notified) AS n`,
+      [
+        flow.id,
+        outcome.status,
+        storableJson(outcome.result),
+        JSON.stringify(state),
+        JOB_DONE_CHANNEL,
+        resultColumnsOf(outcome.result),
+      ],
     ),
   );
   if (rows.length === 0) return;
   // A child flow (parallel iteration or branch, sub-flow): its parent moves on in this transaction,
   // from the row as this statement stored it (a read of it back cost a round trip per child).
   if (flow.parent_job_id && notifyParent) {
-    const { id, parent_job_id, status, result } = rows[0]!;
+    const { id, parent_job_id, status, result, result_columns } = rows[0]!;
     await advanceFlows(client, boss, {
-      steps: [{ id, parent_job_id, status, result }],
+      steps: [{ id, parent_job_id, status, result, result_columns }],
       lockedFlows: new Map(),
     });
   }
@@ -369,7 +378,7 @@ async function readEndedSteps(client: PoolClient, jobIds: string[]): Promise<End
   if (jobIds.length === 0) return [];
   const { rows } = await client.query<EndedStep>(
     prepared(
-      `SELECT id, parent_job_id, status, result FROM job
+      `SELECT id, parent_job_id, status, result, result_columns FROM job
         WHERE id = ANY($1::uuid[]) AND parent_job_id IS NOT NULL AND status IN ('success', 'failure', 'canceled')
         ORDER BY parent_job_id`,
       [jobIds],
@@ -384,6 +393,8 @@ export interface EndedStep {
   parent_job_id: string | null;
   status: string;
   result: unknown;
+  /** The key order of a table result (jsonb sorted its keys): see result-columns.ts. */
+  result_columns: string[] | null;
 }
 
 /**
@@ -438,7 +449,11 @@ export async function advanceFlows(
     const undoHandOvers = markHandOvers(client);
     try {
       const machine = machineFor(client, flow);
-      const action = await machine.stepDone(step.id, step);
+      // The next step's `results.x` and the flow's own result see the rows' keys as written.
+      const action = await machine.stepDone(step.id, {
+        ...step,
+        result: inColumnOrder(step.result, step.result_columns),
+      });
       if (action) await apply(client, boss, flow, machine, action);
       await client.query("RELEASE SAVEPOINT advance_flow");
     } catch (error) {
@@ -724,7 +739,7 @@ export async function cancelFlowJob(
       `WITH done AS (
          UPDATE job SET status = 'canceled', canceled_by = $2, cancel_reason = $3, completed_at = now(), result = $4::jsonb
           WHERE id = $1 AND status IS NOT DISTINCT FROM 'running'
-          RETURNING id, status, result, parent_job_id, concurrency_key),
+          RETURNING id, status, result, result_columns, parent_job_id, concurrency_key),
        notified AS (${NOTIFY_OUTCOMES("done", "$5")})
        SELECT parent_job_id, concurrency_key FROM done, (SELECT count(*) FROM notified) AS n`,
       [id, canceledBy, reason, error, JOB_DONE_CHANNEL],
@@ -754,7 +769,7 @@ export async function cancelFlowJob(
           `WITH done AS (
              UPDATE job SET status = 'canceled', canceled_by = $2, cancel_reason = $3, completed_at = now(),
                     result = $4::jsonb
-              WHERE id = $1 RETURNING id, status, result)
+              WHERE id = $1 RETURNING id, status, result, result_columns)
            ${NOTIFY_OUTCOMES("done", "$5")}`,
           [child.id, canceledBy, reason, error, JOB_DONE_CHANNEL],
         ),
@@ -797,10 +812,11 @@ export async function waitForFlowResult(
       const { rows } = await ctx.pool.query<{
         status: string;
         result: unknown;
+        result_columns: string[] | null;
         early: { result: unknown } | null;
       }>(
         prepared(
-          `SELECT status, result, flow_status->'early_return' AS early FROM job WHERE id = $1 AND workspace_id = $2`,
+          `SELECT status, result, result_columns, flow_status->'early_return' AS early FROM job WHERE id = $1 AND workspace_id = $2`,
           [id, membership.workspace.id],
         ),
       );
@@ -808,7 +824,7 @@ export async function waitForFlowResult(
       if (!row) throw notFound(`job ${id}`);
       if (row.early) return { status: "success" as const, result: row.early.result };
       if (row.status === "success" || row.status === "failure" || row.status === "canceled") {
-        return { status: row.status, result: row.result };
+        return { status: row.status, result: inColumnOrder(row.result, row.result_columns) };
       }
       return null;
     },

@@ -153,9 +153,11 @@ export function ObjectStorageForm({ workspace, view }: { workspace: string; view
   const saved = JSON.stringify(settingOf(initialValues(view.setting)));
   const dirty = JSON.stringify(settingOf(values)) !== saved;
   const testedStorage = test.variables?.storage;
+  // An answer about settings since edited would vouch for what was not tested.
+  const testedAsShown = JSON.stringify(test.variables?.setting) === JSON.stringify(settingOf(values));
   /** The test's answer for one storage (undefined: the primary). */
   const testResult = (storage: string | undefined, field: string) => {
-    if (testedStorage !== storage || test.isIdle) return null;
+    if (testedStorage !== storage || test.isIdle || !testedAsShown) return null;
     if (test.isPending) return <span className="muted">Testing…</span>;
     if (test.isSuccess)
       return (
