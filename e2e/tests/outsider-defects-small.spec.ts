@@ -337,7 +337,10 @@ test("item 13: expression completion lists every suggestion with its label, none
   await expectRows("results.", ["a"]);
 });
 
-test("item 13: a result table's columns are in the order the script wrote them", async ({ page, request }) => {
+test("item 13: a result table's columns are in the order the script wrote them", async ({
+  page,
+  request,
+}) => {
   const workspace = uniqueWorkspace("out13table");
   await createWorkspace(request, workspace);
   const path = `u/${ADMIN}/table`;
