@@ -6,7 +6,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureFirstSuperadmin } from "@millrace/core";
+import { ensureAdminsWorkspace, ensureFirstSuperadmin } from "@millrace/core";
 import { assertNodeVersion } from "@millrace/core/config";
 import { createDb, createPool } from "@millrace/db";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "@millrace/db/embedded";
@@ -141,6 +141,7 @@ async function main(): Promise<void> {
     try {
       login = initialLogin();
       const { created } = await ensureFirstSuperadmin({ db: createDb(pool), pool }, login);
+      await ensureAdminsWorkspace({ pool });
       if (created) log(`created the first superadmin ${login.email}`);
       else if (!login.generated) login = null;
     } finally {

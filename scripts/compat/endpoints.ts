@@ -211,6 +211,8 @@ const CLI_COMMANDS: Record<string, RegExp> = {
   job: /^src\/commands\/jobs?\//,
   sync: /^src\/commands\/sync\//,
   "generate-metadata": /^src\/commands\/generate-metadata\//,
+  queues: /^src\/commands\/queues\//,
+  workers: /^src\/commands\/workers\//,
 };
 
 /** The top-level names each command's section of the CLI bundle declares (its commands' roots). */

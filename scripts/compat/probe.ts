@@ -75,6 +75,10 @@ export const FIXTURES: [string, (w: World) => Call][] = [
   ["getSettings", () => ({})],
   ["getGlobal", () => ({ path: { key: "base_url" } })],
   ["listWorkers", () => ({})],
+  ["listWorkerGroups", () => ({})],
+  // `wmill queues`.
+  ["countJobsByTag", () => ({ query: { horizon_secs: "300" } })],
+  ["getDbClock", () => ({})],
   ["listUsersAsSuperAdmin", () => ({ query: { page: "1", per_page: "100" } })],
   ["listWsSpecific", () => ({})],
   ["login", (w) => ({ body: { email: w.adminEmail, password: "compat-password-1" } })],

@@ -1,7 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
-import { appendJobLog, JOB_DONE_CHANNEL, type WorkerGroupConfig } from "@millrace/core";
+import {
+  ADMINS_WORKSPACE,
+  appendJobLog,
+  ensureAdminsWorkspace,
+  JOB_DONE_CHANNEL,
+  type WorkerGroupConfig,
+} from "@millrace/core";
 import type { Pool } from "@millrace/db";
 import { interpreterPaths, JOB_LANG, spawnJobProcess, type ExecuteOutcome } from "@millrace/runtime";
 
@@ -10,7 +16,7 @@ import { interpreterPaths, JOB_LANG, spawnJobProcess, type ExecuteOutcome } from
  * is recorded as a job of the `admins` workspace (as in Windmill, where superadmins see them),
  * kind `init_script` or `periodic_script`, with its log and result.
  */
-export const WORKER_SCRIPTS_WORKSPACE = "admins";
+export const WORKER_SCRIPTS_WORKSPACE = ADMINS_WORKSPACE;
 const TIMEOUT_SECS = 3600;
 const LOG_FLUSH_MS = 500;
 
@@ -25,10 +31,7 @@ export interface WorkerScriptDeps {
 }
 
 async function recordStart(deps: WorkerScriptDeps, id: string, kind: WorkerScriptKind, content: string) {
-  await deps.pool.query(
-    `INSERT INTO workspace (id, name) VALUES ($1, 'Admins') ON CONFLICT (id) DO NOTHING`,
-    [WORKER_SCRIPTS_WORKSPACE],
-  );
+  await ensureAdminsWorkspace(deps);
   await deps.pool.query(
     `INSERT INTO job (id, workspace_id, kind, script_path, language, content, args, tag, status, created_by,
        permissioned_as, started_at, worker_name, timeout_secs)

@@ -26,6 +26,7 @@ export {
   requireMembership,
   WORKSPACE_ID,
   ADMINS_WORKSPACE,
+  ensureAdminsWorkspace,
   RESERVED_WORKSPACE_IDS,
   type Membership,
   type WorkspaceSummary,

@@ -24,6 +24,17 @@ export const WORKSPACE_ID = /^[a-z0-9][a-z0-9_-]{0,49}$/;
 export const ADMINS_WORKSPACE = "admins";
 
 /**
+ * Creates the `admins` workspace if it is missing (every start, and before a worker records its
+ * init scripts there): Windmill always has it, and `wmill queues` and `wmill hub pull` name it.
+ * It has no member rows; superadmins reach it as admins of every workspace (membershipOfRow).
+ */
+export async function ensureAdminsWorkspace(ctx: Pick<CoreContext, "pool">): Promise<void> {
+  await ctx.pool.query(`INSERT INTO workspace (id, name) VALUES ($1, 'Admins') ON CONFLICT (id) DO NOTHING`, [
+    ADMINS_WORKSPACE,
+  ]);
+}
+
+/**
  * Workspace ids nobody creates over the API, superadmins included: `admins` (above), and names
  * that read as the instance's own (`global`, `instance`, `system`, …), which a tenant could use to
  * pass their workspace off as the platform's.

@@ -62,6 +62,12 @@ export {
 } from "./queries.ts";
 export { deleteExpiredJobs, type RetentionOptions } from "../maintenance/retention.ts";
 export { waitForResult, type FinishedJob } from "./wait.ts";
+export {
+  countCompletedJobsByTag,
+  databaseClock,
+  DEFAULT_TAG_COUNT_HORIZON_SECS,
+  type TagCount,
+} from "./tag-counts.ts";
 export { runScriptByHash } from "./run.ts";
 export {
   getResultMaybe,

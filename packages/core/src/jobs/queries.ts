@@ -110,6 +110,11 @@ export interface ListJobsInput {
   isFlowStep?: boolean;
   /** true: top-level jobs only; false: flow steps only. */
   hasNullParent?: boolean;
+  /**
+   * Every workspace's jobs, not only the caller's (superadmins only; `wmill queues` asks it
+   * through the `admins` workspace).
+   */
+  allWorkspaces?: boolean;
   /** Inclusive. */
   createdBefore?: Date;
   /** Exclusive. */
@@ -139,13 +144,13 @@ export const JOB_LIST_PARAMS = [
   "parent_job",
   "is_flow_step",
   "has_null_parent",
+  "all_workspaces",
 ] as const;
 export type JobListQuery = Partial<Record<(typeof JOB_LIST_PARAMS)[number], string | null>>;
 
 // Windmill's other job-list filters: refused by name rather than silently ignored (which would
 // answer with jobs the caller asked to leave out).
 const UNSUPPORTED_JOB_LIST_PARAMS = new Set([
-  "all_workspaces",
   "allow_wildcards",
   "args",
   "broad_filter",
@@ -313,6 +318,8 @@ export function parseJobListQuery(query: JobListQuery): ListJobsInput {
   if (running !== undefined) input.running = booleanParam("running", running);
   const success = get("success");
   if (success !== undefined) input.success = booleanParam("success", success);
+  const allWorkspaces = get("all_workspaces");
+  if (allWorkspaces !== undefined) input.allWorkspaces = booleanParam("all_workspaces", allWorkspaces);
   const orderDesc = get("order_desc");
   if (orderDesc !== undefined) input.orderDesc = booleanParam("order_desc", orderDesc);
   const status = get("status");
@@ -390,9 +397,17 @@ export async function listJobs(
   const page = input.page ?? 1;
   if (!Number.isInteger(page) || page < 1) throw invalidInput("page", "must be at least 1");
   if (!Number.isInteger(perPage) || perPage < 1) throw invalidInput("per_page", "must be at least 1");
-  const and: Prisma.JobWhereInput[] = [{ workspaceId: membership.workspace.id }];
-  const visible = await visibleJobsFilter(ctx, membership);
-  if (visible) and.push(visible);
+  const and: Prisma.JobWhereInput[] = [];
+  if (input.allWorkspaces) {
+    // Not a superadmin's job token either: a job's credentials stay inside its own workspace.
+    if (!membership.principal.isSuperAdmin || membership.principal.workspaceScope) {
+      throw invalidInput("all_workspaces", "only superadmins may list every workspace's jobs");
+    }
+  } else {
+    and.push({ workspaceId: membership.workspace.id });
+    const visible = await visibleJobsFilter(ctx, membership);
+    if (visible) and.push(visible);
+  }
   if (input.scope === "queue") and.push({ status: { in: ["queued", "running"] } });
   if (input.scope === "completed") and.push({ status: { in: FINISHED } });
   if (input.running !== undefined)

@@ -184,6 +184,8 @@ export interface PreviewInput {
   path?: string | null;
   /** Seconds, as a script's `timeout` (the editor tests a script with its settings). */
   timeout?: number | null;
+  /** Windmill's Preview `tag`: the worker tag to run on instead of the language's. */
+  tag?: string | null;
 }
 
 /** Runs code that is not deployed (the editor's test run), as Windmill's preview jobs do. */
@@ -214,7 +216,7 @@ export async function runPreview(
     content: input.content,
     args: runArgs,
     argOrder: schema.order,
-    tag: resolveTag(tagForRunnable(null, input.language), workspaceId, runArgs),
+    tag: resolveTag(tagForRunnable(input.tag || null, input.language), workspaceId, runArgs),
     priority: 0,
     scheduledFor: null,
     timeoutSecs: timeoutFor(ctx, timeout),

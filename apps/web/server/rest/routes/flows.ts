@@ -70,6 +70,26 @@ async function runByPath(ctx: RestContext, path: string, awaited = false): Promi
   return runFlowByPath(ctx.services, membership, path, await args, { awaited });
 }
 
+async function startFlowPreview(ctx: RestContext, body: z.infer<typeof previewBody>): Promise<string> {
+  return runFlowPreview(ctx.services, await ctx.membership(), {
+    value: body.value,
+    args: body.args ?? {},
+    path: body.path ?? null,
+  });
+}
+
+/** run_wait_result: 200 with the result, 500 with the error when the flow failed. */
+async function waitedFlowResult(ctx: RestContext, id: string): Promise<Response> {
+  // A flow with early_return answers its named step's result as soon as that step is done.
+  const job = await waitForFlowResult(
+    ctx.services,
+    await ctx.membership(),
+    id,
+    ctx.services.waitResultTimeoutMs,
+  );
+  return json(job.result, job.status === "success" ? 200 : 500);
+}
+
 const userStateParams = z.object({ workspace: z.string(), id: z.string(), key: z.string() });
 
 export const flowRoutes: Route[] = [
@@ -238,17 +258,7 @@ export const flowRoutes: Route[] = [
       contentType: "application/json",
       description: `the flow's result; 500 with the error when it failed (${runArgsBody})`,
     },
-    handler: async (ctx, { params }) => {
-      const id = await runByPath(ctx, params.path, true);
-      // A flow with early_return answers its named step's result as soon as that step is done.
-      const job = await waitForFlowResult(
-        ctx.services,
-        await ctx.membership(),
-        id,
-        ctx.services.waitResultTimeoutMs,
-      );
-      return json(job.result, job.status === "success" ? 200 : 500);
-    },
+    handler: async (ctx, { params }) => waitedFlowResult(ctx, await runByPath(ctx, params.path, true)),
   }),
 
   defineRoute({
@@ -258,14 +268,20 @@ export const flowRoutes: Route[] = [
     tag: "job",
     body: previewBody,
     response: textAnswer("the new job's id"),
-    handler: async (ctx, { body }) => {
-      const id = await runFlowPreview(ctx.services, await ctx.membership(), {
-        value: body.value,
-        args: body.args ?? {},
-        path: body.path ?? null,
-      });
-      return text(id, 201);
+    handler: async (ctx, { body }) => text(await startFlowPreview(ctx, body), 201),
+  }),
+
+  defineRoute({
+    method: "POST",
+    pattern: "/api/w/:workspace/jobs/run_wait_result/preview_flow",
+    summary: "runWaitResultFlowPreview",
+    tag: "job",
+    body: previewBody,
+    response: {
+      contentType: "application/json",
+      description: "the flow's result; 500 with the error when it failed",
     },
+    handler: async (ctx, { body }) => waitedFlowResult(ctx, await startFlowPreview(ctx, body)),
   }),
 
   defineRoute({

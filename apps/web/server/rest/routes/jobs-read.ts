@@ -1,6 +1,8 @@
 import {
   AppError,
   checkJobListParams,
+  countCompletedJobsByTag,
+  databaseClock,
   creatorEmails,
   getJob,
   getJobLogs,
@@ -354,6 +356,35 @@ export const jobReadRoutes: Route[] = [
     handler: async (ctx, { params, body }) => {
       await setJobProgress(ctx.services, await ctx.membership(), params.id, body.percent);
       return text("Job progress updated");
+    },
+  }),
+
+  defineRoute({
+    // `wmill queues`: completed jobs per tag (requests per second, over 30 s to 24 h).
+    method: "GET",
+    pattern: "/api/jobs/completed/count_by_tag",
+    summary: "countJobsByTag",
+    tag: "job",
+    query: z.object({ horizon_secs: queryInt.optional(), workspace_id: z.string().optional() }),
+    response: z.array(z.object({ tag: z.string(), count: z.number() })),
+    handler: async (ctx, { query }) =>
+      json(
+        await countCompletedJobsByTag(ctx.services, await ctx.principal(), {
+          horizonSecs: query.horizon_secs,
+          workspaceId: query.workspace_id || undefined,
+        }),
+      ),
+  }),
+
+  defineRoute({
+    method: "GET",
+    pattern: "/api/jobs/db_clock",
+    summary: "getDbClock",
+    tag: "job",
+    response: z.number(),
+    handler: async (ctx) => {
+      await ctx.principal();
+      return json(await databaseClock(ctx.services));
     },
   }),
 

@@ -102,6 +102,27 @@ const rerunOptions = z.record(
 
 const RUN_ANSWER = { contentType: "text/plain", description: "the new job's id" };
 
+const previewBody = z.object({
+  language: z.string(),
+  content: z.string(),
+  args: z.unknown().optional(),
+  path: z.string().nullish(),
+  // Not in Windmill's Preview: a script's `timeout`, honoured instead of silently dropped.
+  timeout: z.number().nullish(),
+  tag: z.string().nullish(),
+});
+
+async function startPreview(ctx: RestContext, body: z.infer<typeof previewBody>): Promise<string> {
+  return runPreview(ctx.services, await ctx.membership(), {
+    language: body.language,
+    content: body.content,
+    args: body.args ?? {},
+    path: body.path ?? null,
+    timeout: body.timeout ?? null,
+    tag: body.tag ?? null,
+  });
+}
+
 export const jobRunRoutes: Route[] = [
   defineRoute({
     method: "POST",
@@ -121,6 +142,19 @@ export const jobRunRoutes: Route[] = [
     tag: "job",
     params: scriptPath,
     query: runQuery,
+    response: z.unknown(),
+    handler: async (ctx, { params, query }) =>
+      waitedResult(ctx, await runByPath(ctx, params.path, query, true)),
+  }),
+
+  defineRoute({
+    // For callers that can only GET (links, some webhook senders): the args in `payload`.
+    method: "GET",
+    pattern: "/api/w/:workspace/jobs/run_wait_result/p/*path",
+    summary: "runWaitResultScriptByPathGet",
+    tag: "job",
+    params: scriptPath,
+    query: runQuery.extend({ payload: z.string().optional() }),
     response: z.unknown(),
     handler: async (ctx, { params, query }) =>
       waitedResult(ctx, await runByPath(ctx, params.path, query, true)),
@@ -153,25 +187,19 @@ export const jobRunRoutes: Route[] = [
     pattern: "/api/w/:workspace/jobs/run/preview",
     summary: "runScriptPreview",
     tag: "job",
-    body: z.object({
-      language: z.string(),
-      content: z.string(),
-      args: z.unknown().optional(),
-      path: z.string().nullish(),
-      // Not in Windmill's Preview: a script's `timeout`, honoured instead of silently dropped.
-      timeout: z.number().nullish(),
-    }),
+    body: previewBody,
     response: RUN_ANSWER,
-    handler: async (ctx, { body }) => {
-      const id = await runPreview(ctx.services, await ctx.membership(), {
-        language: body.language,
-        content: body.content,
-        args: body.args ?? {},
-        path: body.path ?? null,
-        timeout: body.timeout ?? null,
-      });
-      return text(id, 201);
-    },
+    handler: async (ctx, { body }) => text(await startPreview(ctx, body), 201),
+  }),
+
+  defineRoute({
+    method: "POST",
+    pattern: "/api/w/:workspace/jobs/run_wait_result/preview",
+    summary: "runWaitResultScriptPreview",
+    tag: "job",
+    body: previewBody,
+    response: z.unknown(),
+    handler: async (ctx, { body }) => waitedResult(ctx, await startPreview(ctx, body)),
   }),
 
   defineRoute({

@@ -45,8 +45,31 @@ export function runOptions(ctx: RestContext): RunOptions {
  * database cannot hold is refused as readJson refuses it, naming the argument (`args.name`).
  */
 export async function runArgs(ctx: RestContext): Promise<unknown> {
-  const args = webhookArgs(ctx.request.headers.get("content-type"), await readText(ctx.request));
+  const args =
+    ctx.request.method === "GET"
+      ? payloadArgs(ctx.url.searchParams.get("payload"))
+      : webhookArgs(ctx.request.headers.get("content-type"), await readText(ctx.request));
   checkJsonInput(args, "args");
+  return args;
+}
+
+/**
+ * A GET run's arguments (Windmill's run_wait_result GET): `payload` is the arguments' JSON in
+ * base64 (standard or URL-safe, as webhooks callers build it); none means no arguments.
+ */
+function payloadArgs(payload: string | null): unknown {
+  if (payload === null || payload === "") return {};
+  const base64 = payload.trim();
+  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(base64))
+    throw invalidInput("payload", "must be base64 of a JSON object");
+  let args: unknown;
+  try {
+    args = JSON.parse(Buffer.from(base64, "base64").toString("utf8"));
+  } catch {
+    throw invalidInput("payload", "must be base64 of a JSON object (its JSON does not parse)");
+  }
+  if (args === null || typeof args !== "object" || Array.isArray(args))
+    throw invalidInput("payload", "must be base64 of a JSON object");
   return args;
 }
 
