@@ -9,6 +9,7 @@ import next from "next";
 import { requestToken } from "./server/auth/principal.ts";
 import { serverEnv } from "./server/env.ts";
 import { logInternalError } from "./server/http.ts";
+import { metricsResponse, startServerMetrics } from "./server/metrics.ts";
 import { handleRest } from "./server/rest/handler.ts";
 
 const port = serverEnv().PORT;
@@ -44,8 +45,14 @@ async function sendResponse(response: Response, res: http.ServerResponse): Promi
   res.end();
 }
 
+await startServerMetrics();
+
 const server = http.createServer((req, res) => {
   const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`);
+  if (url.pathname === "/metrics" && req.method === "GET") {
+    void metricsResponse(req.headers.authorization).then((response) => sendResponse(response, res));
+    return;
+  }
   if (url.pathname.startsWith("/api/") && !NEXT_API.test(url.pathname)) {
     const headers = headersOf(req);
     if (requestToken(headers, url)) {

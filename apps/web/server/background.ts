@@ -4,8 +4,10 @@ import {
   deleteStaleRateLimits,
   deleteExpiredTokens,
   deleteExpiredJobs,
+  deleteOldFleetSamples,
   handleZombieJobs,
   repairOrphanedJobs,
+  sampleFleet,
   startLeaderLoop,
   startGitSyncLoop,
   startScheduleTicker,
@@ -57,6 +59,15 @@ export function startBackgroundTasks(): Promise<void> {
           },
         },
         {
+          // Queues per tag and live workers per group: what /metrics, the Workers page's charts
+          // and the alerts read (fleet/sample.ts).
+          name: "fleet sampler",
+          intervalMs: env.FLEET_SAMPLE_SECS * 1000,
+          async run() {
+            await sampleFleet(services.pool);
+          },
+        },
+        {
           name: "retention",
           intervalMs: 5 * 60_000,
           async run() {
@@ -66,6 +77,7 @@ export function startBackgroundTasks(): Promise<void> {
             if (audit > 0) log(`retention: deleted ${audit} audit log row(s)`);
             await deleteStaleRateLimits(services);
             await deleteOldGitSyncRuns(services.pool);
+            await deleteOldFleetSamples(services.pool);
             await deleteExpiredTokens(services);
           },
         },

@@ -1,5 +1,11 @@
 import { z } from "zod";
-import { databaseUrlVar, parseEnv, positiveIntVar, requiredSecretKeyVar } from "@millrace/core/config";
+import {
+  databaseUrlVar,
+  metricsAddrVar,
+  parseEnv,
+  positiveIntVar,
+  requiredSecretKeyVar,
+} from "@millrace/core/config";
 
 const serverEnvSchema = z.object({
   DATABASE_URL: databaseUrlVar,
@@ -35,6 +41,14 @@ const serverEnvSchema = z.object({
   RETENTION_PERIOD_SECS: positiveIntVar(30 * 24 * 3600),
   // Audit log rows are deleted after this many days.
   AUDIT_RETENTION_DAYS: positiveIntVar(365),
+  // The leader samples queues and worker groups this often (seconds): what /metrics, the Workers
+  // page's charts and the alerts read.
+  FLEET_SAMPLE_SECS: positiveIntVar(15),
+  // /metrics on this server's port answers only with `Authorization: Bearer <METRICS_TOKEN>`;
+  // unset, it is off there (it names tags and workspaces). METRICS_ADDR serves it without a token
+  // on an address of its own, for a scraper on a private network (Windmill's variable).
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  METRICS_ADDR: metricsAddrVar,
 });
 
 export type ServerEnv = z.infer<typeof serverEnvSchema>;

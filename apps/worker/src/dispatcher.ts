@@ -1,5 +1,6 @@
 import {
   claimJobs,
+  millraceMetrics,
   nextDueTag,
   releaseClaimedJobs,
   requeueAbandonedJobs,
@@ -296,10 +297,17 @@ export class Dispatcher {
     if (handedOver || entry.since - claimedAt > 1) entry.startedAt = new Date();
     slot.currentJobId = job.id;
     slot.occupancy.start();
+    const metrics = millraceMetrics();
+    metrics.jobsStarted.inc({ tag: job.tag });
+    if (job.scheduledFor) {
+      const waited = (Date.now() - job.scheduledFor.getTime()) / 1000;
+      metrics.jobQueueWait.observe({ tag: job.tag }, Math.max(0, waited));
+    }
     let handover: Promise<ClaimedJob | null> | null = null;
     void runClaimedJob(this.deps, job, entry.controller.signal, () => entry.cancelReason)
       .then((completion) => {
-        if (!entry.controller.signal.aborted) this.durations.record(job, performance.now() - entry.since);
+        const ranMs = performance.now() - entry.since;
+        if (!entry.controller.signal.aborted) this.durations.record(job, ranMs);
         // The slot is free as soon as the job's process is gone; its completion is committed in
         // the background (batched with others). A crash before that commit leaves the job
         // running, and the zombie monitor restarts it: the same as a crash during the job.
@@ -310,7 +318,13 @@ export class Dispatcher {
             completion.continueIn = { workerName: slot.name, tags: this.tags };
           }
           const recorded = this.batcher.add(completion);
-          recorded.catch((error: Error) => this.log(`could not record job ${job.id}: ${error.message}`));
+          recorded.then(
+            () => {
+              metrics.jobsCompleted.inc({ tag: job.tag, status: completion.outcome.status });
+              metrics.jobDuration.observe({ tag: job.tag, language: job.language }, ranMs / 1000);
+            },
+            (error: Error) => this.log(`could not record job ${job.id}: ${error.message}`),
+          );
           if (completion.continueIn) handover = recorded.catch(() => null);
         }
       })

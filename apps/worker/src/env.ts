@@ -1,7 +1,14 @@
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
-import { databaseUrlVar, parseEnv, positiveIntVar, secretKeyVar, tagListVar } from "@millrace/core/config";
+import {
+  databaseUrlVar,
+  metricsAddrVar,
+  parseEnv,
+  positiveIntVar,
+  secretKeyVar,
+  tagListVar,
+} from "@millrace/core/config";
 import { booleanVar } from "@millrace/core/config";
 
 const workerEnvSchema = z.object({
@@ -41,6 +48,8 @@ const workerEnvSchema = z.object({
   HTTP_PROXY: z.string().optional(),
   HTTPS_PROXY: z.string().optional(),
   NO_PROXY: z.string().optional(),
+  // Serves Prometheus metrics (GET /metrics) on this address: "true" (0.0.0.0:8001), "host:port".
+  METRICS_ADDR: metricsAddrVar,
   // A job whose result (JSON) is larger than this many MB fails with ResultTooLarge.
   JOB_MAX_RESULT_MB: positiveIntVar(10),
   // Memory limit (MB) of jobs whose script sets none; unset: each slot's share of 3/4 of the

@@ -9,6 +9,8 @@ import {
   JOB_SECRET_READ_CHANNEL,
   loadWorkerGroupConfig,
   startBoss,
+  startMetricsListener,
+  watchDatabasePool,
   type WorkerGroupConfig,
   WORKER_CONFIG_CHANNEL,
 } from "@millrace/core";
@@ -53,6 +55,13 @@ const claimPool = createPool(env.DATABASE_URL, {
   asyncCommit: true,
 });
 const boss = await startBoss(env.DATABASE_URL, "worker");
+watchDatabasePool(pool);
+watchDatabasePool(claimPool);
+if (env.METRICS_ADDR) {
+  const metricsServer = await startMetricsListener(env.METRICS_ADDR);
+  metricsServer.unref();
+  log(`metrics on http://${env.METRICS_ADDR.host}:${env.METRICS_ADDR.port}/metrics`);
+}
 // Folders of jobs a killed worker left in JOB_DIR (waiting sandboxes' and FIFOs' folders are
 // removed by the next process that makes its own: see owned-folders.ts).
 sweepStaleJobFolders(pool, env.JOB_DIR, log);

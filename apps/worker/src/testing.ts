@@ -110,3 +110,32 @@ export async function startTestApi(databaseUrl: string, secretKey: string): Prom
     },
   };
 }
+
+export interface TestServer {
+  url: string;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A server process of its own (the web app's REST router, tRPC and /metrics, without the UI):
+ * rest-process.ts. With `SERVER_BACKGROUND: "true"` it also competes for leadership and runs the
+ * leader's tasks (zombie monitor, fleet sampler, retention).
+ */
+export async function startTestServer(env: Record<string, string>): Promise<TestServer> {
+  const web = new URL("../../web/server/rest/testing/index.ts", import.meta.url).href;
+  const { startRestProcess } = (await import(web)) as {
+    startRestProcess: (env: Record<string, string>) => Promise<TestServer>;
+  };
+  return startRestProcess(env);
+}
+
+/** A TCP port free on 127.0.0.1 right now (for a child process to listen on). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}

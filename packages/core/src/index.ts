@@ -125,3 +125,5 @@ export * from "./workspace-forks.ts";
 export * from "./oidc.ts";
 export { applyWindmillGitSyncSettings } from "./sync/git-sync-windmill.ts";
 export * from "./object-storage/index.ts";
+export * from "./metrics/index.ts";
+export * from "./fleet/index.ts";

@@ -2,7 +2,9 @@ import {
   checkQueryInput,
   checkTextInput,
   invalidInput,
+  millraceMetrics,
   requireMembership,
+  statusClass,
   type Membership,
   type Principal,
 } from "@millrace/core";
@@ -77,6 +79,16 @@ export function createRestRouter(routes: Route[]): (request: Request) => Promise
   const compiled = routes.map(compile);
   return async (request) => {
     const url = new URL(request.url);
+    const started = performance.now();
+    const response = await routeRequest(request, url);
+    millraceMetrics().httpRequestDuration.observe(
+      { route: response.route, method: request.method, status: statusClass(response.answer.status) },
+      (performance.now() - started) / 1000,
+    );
+    return response.answer;
+  };
+
+  async function routeRequest(request: Request, url: URL): Promise<{ route: string; answer: Response }> {
     let pathMatched = false;
     for (const route of compiled) {
       const match = route.regex.exec(url.pathname);
@@ -104,11 +116,21 @@ export function createRestRouter(routes: Route[]): (request: Request) => Promise
                   return found;
                 })),
         };
-        return await route.handler(ctx);
+        return { route: route.pattern, answer: await route.handler(ctx) };
       } catch (error) {
-        return errorResponse(error, { route: `${route.method} ${route.pattern}` });
+        return {
+          route: route.pattern,
+          answer: errorResponse(error, { route: `${route.method} ${route.pattern}` }),
+        };
       }
     }
-    return text(pathMatched ? "method not allowed" : `no route for ${url.pathname}`, pathMatched ? 405 : 404);
-  };
+    // One label for every unknown path: a scanner must not grow the label set.
+    return {
+      route: "unmatched",
+      answer: text(
+        pathMatched ? "method not allowed" : `no route for ${url.pathname}`,
+        pathMatched ? 405 : 404,
+      ),
+    };
+  }
 }

@@ -1,3 +1,4 @@
+import { parseMetricsAddr } from "../metrics/listener.ts";
 import { z } from "zod";
 import { instanceKeyProblem } from "../secrets/cipher.ts";
 
@@ -47,6 +48,22 @@ export const tagListVar = z
           .filter(Boolean)
       : undefined,
   );
+
+/**
+ * METRICS_ADDR (Windmill's variable): where a process serves Prometheus metrics on an address of
+ * its own; "true" is 0.0.0.0:8001 as in Windmill, unset or "false" none (see metrics/listener.ts).
+ */
+export const metricsAddrVar = z
+  .string()
+  .optional()
+  .transform((value, context) => {
+    try {
+      return parseMetricsAddr(value);
+    } catch (error) {
+      context.addIssue({ code: "custom", message: (error as Error).message.replace(/^METRICS_ADDR: /, "") });
+      return z.NEVER;
+    }
+  });
 
 /** MILLRACE_SECRET_KEY: optional at boot (secret operations then fail saying so), checked if set. */
 export const secretKeyVar = z

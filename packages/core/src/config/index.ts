@@ -5,6 +5,7 @@ export {
   positiveIntVar,
   databaseUrlVar,
   tagListVar,
+  metricsAddrVar,
   secretKeyVar,
   requiredSecretKeyVar,
 } from "./env.ts";

@@ -37,6 +37,8 @@ export interface ClaimedJob {
   callbackToken: string | null;
   /** A flow step: its flow job, whose engine the step's completion advances (flows/engine). */
   parentJobId: string | null;
+  /** When the job was due: its wait in the queue ends at the claim (millrace_job_queue_wait_seconds). */
+  scheduledFor: Date | null;
 }
 
 const CLAIMED_COLUMN_NAMES = [
@@ -61,6 +63,7 @@ const CLAIMED_COLUMN_NAMES = [
   "script_hash",
   "lock",
   "parent_job_id",
+  "scheduled_for",
 ];
 export const CLAIMED_COLUMNS = CLAIMED_COLUMN_NAMES.join(", ");
 
@@ -89,6 +92,7 @@ export function toClaimed(row: any, callbackToken: string | null): ClaimedJob {
     workerName: row.worker_name,
     callbackToken,
     parentJobId: row.parent_job_id ?? null,
+    scheduledFor: row.scheduled_for ?? null,
   };
 }
 

@@ -5,6 +5,7 @@ import { redispatchJob } from "../jobs/enqueue.ts";
 import { JOB_DONE_CHANNEL } from "../jobs/events.ts";
 import { revokeTokensOfJob } from "../secrets/job-token.ts";
 import { advanceFlows } from "../flows/engine/run.ts";
+import { millraceMetrics } from "../metrics/registry.ts";
 
 export const MAX_ZOMBIE_RESTARTS = 3;
 
@@ -75,7 +76,9 @@ export async function handleZombieJobs(
   boss: Boss,
   options: ZombieOptions,
 ): Promise<{ restarted: string[]; failed: string[] }> {
-  return withTransaction(pool, async (client) => {
+  const zombieTags: string[] = [];
+  const outcome = await withTransaction(pool, async (client) => {
+    zombieTags.length = 0;
     const { rows } = await client.query<StuckJob>(
       `SELECT j.id, j.tag, j.priority, j.timeout_secs, j.boss_job_id, j.zombie_restarts, j.worker_name,
               j.canceled_by, j.cancel_reason, w.last_ping_at
@@ -97,6 +100,7 @@ export async function handleZombieJobs(
     const restarted: string[] = [];
     const failed: string[] = [];
     for (const job of rows) {
+      if (!job.canceled_by) zombieTags.push(job.tag);
       const since = job.last_ping_at ? `since ${job.last_ping_at.toISOString()}` : "at all";
       const lost = `worker ${job.worker_name ?? "?"} has not pinged ${since} (ZOMBIE_JOB_TIMEOUT ${options.timeoutSecs} s)`;
       if (job.canceled_by) {
@@ -127,6 +131,9 @@ export async function handleZombieJobs(
     await advanceFlows(client, boss, failed);
     return { restarted, failed };
   });
+  // Counted once committed: a rolled-back check found nothing.
+  for (const tag of zombieTags) millraceMetrics().jobsCompleted.inc({ tag, status: "zombie" });
+  return outcome;
 }
 
 /**

@@ -1,0 +1,9 @@
+export {
+  millraceMetrics,
+  metricsExposition,
+  statusClass,
+  watchDatabasePool,
+  type MillraceMetrics,
+} from "./registry.ts";
+export { registerFleetMetrics } from "./fleet-metrics.ts";
+export { parseMetricsAddr, startMetricsListener } from "./listener.ts";
