@@ -10,6 +10,7 @@ import { startBenchInstance } from "./bench/instance.ts";
 import { rawPgBossLatency } from "./bench/pgboss-raw.ts";
 import { pipelineRun, rawPgBossDrain } from "./bench/pipeline.ts";
 import { languageBench, printLanguageBench } from "./bench/languages.ts";
+import { metricsBench, printMetricsBench } from "./bench/metrics.ts";
 import { pagesBench, printPagesBench } from "./bench/pages.ts";
 import { ms, summary, withCpuPerRequest } from "./bench/stats.ts";
 
@@ -18,7 +19,8 @@ const RUNS = 200;
 const WARMUP = 20;
 
 // `npm run bench -- drill` runs only the git sync / restore figures (section 6), `-- pages` only the
-// browser UI figures (section 7), `-- flows` only the flow figures (section 8).
+// browser UI figures (section 7), `-- flows` only the flow figures (section 8), `-- metrics` only
+// the cost of watching the fleet with a million queued jobs (section 9).
 const only = process.argv[2];
 const instance = await startBenchInstance(root, {
   numWorkers: 1,
@@ -41,16 +43,28 @@ try {
       `\nMillrace benchmark (flows only) — ${os.cpus().length} cores, Node ${process.versions.node}`,
     );
     printFlowsBench(await flowsBench(instance), "8");
+  } else if (only === "metrics") {
+    console.log(
+      `\nMillrace benchmark (metrics only) — ${os.cpus().length} cores, Node ${process.versions.node}`,
+    );
+    await benchWorkspace();
+    printMetricsBench(await metricsBench(instance, "bench"), "9");
   } else await allBenches();
 } finally {
   await instance.stop();
 }
 
-async function allBenches(): Promise<void> {
+function api(p: string, body: unknown) {
   const headers = { Authorization: `Bearer ${instance.userToken}`, "content-type": "application/json" };
-  const api = (p: string, body: unknown) =>
-    fetch(`${instance.baseUrl}/api${p}`, { method: "POST", headers, body: JSON.stringify(body) });
+  return fetch(`${instance.baseUrl}/api${p}`, { method: "POST", headers, body: JSON.stringify(body) });
+}
+
+async function benchWorkspace(): Promise<void> {
   await api("/workspaces/create", { id: "bench", name: "Bench" });
+}
+
+async function allBenches(): Promise<void> {
+  await benchWorkspace();
   await api("/w/bench/scripts/create", {
     path: "u/bench/echo",
     language: "bash",
@@ -201,4 +215,5 @@ async function allBenches(): Promise<void> {
   printDrillBench(await drillBench(root, instance), "6");
   printPagesBench(await pagesBench(instance), "7");
   printFlowsBench(await flowsBench(instance), "8");
+  printMetricsBench(await metricsBench(instance, "bench"), "9");
 }
