@@ -524,7 +524,7 @@ describe("flows as Windmill writes them, through the real wmill", () => {
     );
     assert.equal(rows.length, 1);
     const handled = rows[0]!.result as Record<string, string>;
-    assert.match(handled.message, /it broke/);
+    assert.match(handled.message ?? "", /it broke/);
     assert.equal(handled.name, "ValueError");
     assert.equal(handled.step_id, "boom");
     assert.equal(handled.previous, "ValueError");
