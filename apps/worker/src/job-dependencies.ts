@@ -2,7 +2,7 @@ import path from "node:path";
 import type { ClaimedJob } from "@millrace/core";
 import type { Pool } from "@millrace/db";
 import {
-  ensureInstalled,
+  ensureLockInstalled,
   hasRequirements,
   InstallError,
   RequirementsError,
@@ -107,9 +107,14 @@ export async function prepareDependencies(
     }
     lock = await lockOfVersion(deps.pool, job);
   }
-  return prepared(
-    await ensureInstalled(job.language, lock, installOptions(deps, job.timeoutSecs, onLog, signal)),
+  // A flow step's lock may be Windmill's (pushed with wmill): what it pins is used, not refused.
+  const installed = await ensureLockInstalled(
+    job.language,
+    lock,
+    job.content,
+    installOptions(deps, job.timeoutSecs, onLog, signal),
   );
+  return installed ? prepared(installed) : NONE;
 }
 
 /**

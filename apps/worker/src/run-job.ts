@@ -17,6 +17,7 @@ import { denoModules, prepareCallback } from "./job-callback.ts";
 import { watchJobSecrets, type JobSecrets } from "./job-secrets.ts";
 import type { DedicatedRunner } from "./dedicated.ts";
 import { runFlowDependencyJob } from "./job-flow-dependencies.ts";
+import { flowSharedDir } from "./flow-shared-dir.ts";
 import {
   defaultCacheRoot,
   prepareDependencies,
@@ -101,9 +102,10 @@ async function runScript(
   signal: AbortSignal,
   onLog: (chunk: string) => void,
 ): Promise<ExecuteOutcome> {
-  const [callback, dependencies] = await Promise.all([
+  const [callback, dependencies, sharedDir] = await Promise.all([
     prepareCallback(deps, job),
     prepareDependencies(deps, job, onLog, signal),
+    flowSharedDir(deps.pool, deps.jobDir, job),
   ]);
   // deno finds windmill-client in the job's node_modules (see denoModules).
   const deno =
@@ -125,6 +127,7 @@ async function runScript(
       ...new Set([...dependencies.readOnlyPaths, ...callback.readOnlyPaths, ...(deno?.readOnlyPaths ?? [])]),
     ],
     nodeModulesDir: deno?.nodeModulesDir ?? dependencies.nodeModulesDir,
+    ...(sharedDir ? { sharedDir } : {}),
     workRoot: deps.jobDir,
     timeoutMs: job.timeoutSecs * 1000,
     memoryLimitMb: job.memoryLimitMb ?? deps.defaultMemoryLimitMb ?? null,

@@ -3,8 +3,10 @@ import path from "node:path";
 import type { Pool } from "@millrace/db";
 import { removeJobDir } from "@millrace/runtime";
 
-// A job's folder, or an init or periodic script's (see init-scripts.ts): named after its job.
-const JOB_FOLDER = /^(?:\.worker-script-)?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+// A job's folder, or an init or periodic script's (see init-scripts.ts), or a same_worker flow
+// run's `./shared` (flow-shared-dir.ts): named after its job.
+const JOB_FOLDER =
+  /^(?:\.worker-script-)?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\.shared)?$/;
 // After the start, as a worker killed while its jobs ran leaves their folders until the zombie
 // monitor (ZOMBIE_JOB_TIMEOUT) has ended or requeued those jobs.
 const SWEEP_EVERY_MS = 10 * 60 * 1000;

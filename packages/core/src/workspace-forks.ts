@@ -26,7 +26,7 @@ import { recordAudit } from "./audit/index.ts";
 import { refuseJobCredential, type Principal } from "./auth/principal.ts";
 import type { CoreContext } from "./context.ts";
 import { AppError, invalidInput, notFound } from "./errors.ts";
-import { validateFlow } from "./flows/validate.ts";
+import { checkOpenFlow } from "./flows/validate.ts";
 import { requirePermission } from "./permissions.ts";
 import type { SecretsContext } from "./secrets/context.ts";
 import { readWorkspaceSnapshot } from "./sync/export.ts";
@@ -133,7 +133,9 @@ async function runnableFlows(
     const next: WorkspaceSnapshot["flows"] = [];
     for (const flow of kept) {
       try {
-        await validateFlow(
+        // A flow calling a script the fork does not get still deploys (with warnings): forks keep
+        // only the flows whose every step can run.
+        const { warnings } = await checkOpenFlow(
           {
             summary: flow.summary,
             description: flow.description,
@@ -142,7 +144,7 @@ async function runnableFlows(
           },
           { scriptExists: (path) => scriptPaths.has(path), flowExists: (path) => flowPaths.has(path) },
         );
-        next.push(flow);
+        if (warnings.length === 0) next.push(flow);
       } catch {
         // Left out (see createWorkspaceFork).
       }

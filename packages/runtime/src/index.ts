@@ -10,7 +10,7 @@ export { executeJob, resultTooLarge } from "./exec/execute.ts";
 export type { ExecuteRequest, ExecuteOutcome } from "./exec/execute.ts";
 export { interpreterPaths, JOB_LANG } from "./exec/interpreters.ts";
 export { detectSandbox } from "./exec/sandbox.ts";
-export { jobDirRemoved, removeJobDir } from "./exec/job-dir.ts";
+export { jobDirRemoved, removeJobDir, sharedFlowDir } from "./exec/job-dir.ts";
 export { ProcessLauncher } from "./exec/launcher.ts";
 export { spawnJobProcess } from "./exec/output-pipes.ts";
 export { WarmSandboxes } from "./exec/warm-sandbox.ts";

@@ -46,6 +46,7 @@ import {
   type StepKind,
   withDefaults,
 } from "./model";
+import { normalizeFlowValue } from "@millrace/core/flow-normalize";
 import { SchemaEditor } from "./schema-editor";
 import { StepPanel } from "./step-panel";
 
@@ -188,7 +189,8 @@ function LoadedFlowEditor({
       ? {
           summary: existing.summary,
           ...(existing.description ? { description: existing.description } : {}),
-          value: existing.value,
+          // Stored as wmill pushed it: ids, input_transforms, … filled in as Windmill reads it.
+          value: normalizeFlowValue(existing.value),
           schema: (existing.schema ?? normalizeSchema(null)) as Record<string, unknown>,
         }
       : emptyFlow(),
@@ -205,6 +207,7 @@ function LoadedFlowEditor({
   const [testJobId, setTestJobId] = useState<string | null>(null);
   const [stepResults, setStepResults] = useState<Record<string, unknown>>({});
   const [stepArgs, setStepArgs] = useState<Record<string, Record<string, unknown>>>({});
+  const [warnings, setWarnings] = useState<{ field: string; message: string }[]>([]);
   const edits = useRef(0);
   const deployedAt = useRef(0);
   useLeaveGuard(dirty);
@@ -241,8 +244,13 @@ function LoadedFlowEditor({
       onSuccess: (saved) => afterDeploy(saved),
     }),
   );
-  async function afterDeploy(saved: { path: string; versionId: number }) {
+  async function afterDeploy(saved: {
+    path: string;
+    versionId: number;
+    warnings: { field: string; message: string }[];
+  }) {
     setVersionId(saved.versionId);
+    setWarnings(saved.warnings);
     if (edits.current === deployedAt.current) setDirty(false);
     toast.success(`Deployed ${saved.path}`);
     await queryClient.invalidateQueries(trpc.flow.pathFilter());
@@ -482,6 +490,20 @@ function LoadedFlowEditor({
         <p className="error m-0" role="alert" data-testid="deploy-error">
           {generalError}
         </p>
+      )}
+      {warnings.length > 0 && (
+        <div
+          className="m-0 rounded-[5px] border border-warn bg-warn-bg px-3 py-2 text-warn"
+          role="status"
+          data-testid="deploy-warnings"
+        >
+          <p className="m-0">Deployed, but these steps will fail when they run:</p>
+          <ul className="m-0 pl-5">
+            {warnings.map((warning) => (
+              <li key={warning.field}>{warning.message}</li>
+            ))}
+          </ul>
+        </div>
       )}
 
       <Tabs

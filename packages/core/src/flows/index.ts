@@ -15,7 +15,16 @@ export {
 } from "./expressions.ts";
 export { chooseBranch, evaluateCondition, evaluateIterator, evaluateTransform } from "./conditions.ts";
 export { resultReferences, type ResultReferences } from "./references.ts";
-export { flowSteps, validateFlow, type FlowStep, type ValidateFlowOptions } from "./validate.ts";
+export {
+  checkOpenFlow,
+  flowSteps,
+  isHubPath,
+  validateFlow,
+  type FlowStep,
+  type FlowWarning,
+  type ValidateFlowOptions,
+} from "./validate.ts";
+export { canonicalLock, modernExpression, normalizeFlowValue } from "./normalize.ts";
 export {
   archiveFlow,
   checkFlow,
@@ -27,6 +36,7 @@ export {
   listFlows,
   updateFlow,
   MAX_FLOW_BYTES,
+  type DeployedFlowAnswer,
   type FlowInput,
   type FlowVersionInfo,
   type ListFlowsInput,

@@ -129,11 +129,6 @@ describe("flow storage", () => {
         /Step a/,
       ],
       [{ modules: [step("a", "flow_input.(")] }, "value.modules[0].value.input_transforms.x.expr", /Step a/],
-      [
-        { modules: [{ id: "s", value: { type: "script", path: "u/nobody/missing", input_transforms: {} } }] },
-        "value.modules[0].value.path",
-        /Step s/,
-      ],
       [{ modules: [{ id: "k", value: { type: "teleport" } }] }, "value.modules[0].value.type", /Step k/],
     ];
     for (const [value, field, pattern] of cases) {
@@ -145,6 +140,34 @@ describe("flow storage", () => {
       );
     }
     assert.deepEqual(await counts(), before);
+  });
+
+  it("a step naming a script not deployed (or a hub script) deploys with warnings; the flow is stored as sent", async () => {
+    const me = admin.principal.username;
+    // As Windmill's CLI writes it: no input_transforms, parallelism a plain number.
+    const value = {
+      modules: [
+        { id: "s", value: { type: "script", path: "u/nobody/missing" } },
+        { id: "h", value: { type: "script", path: "hub/1/slack/send" } },
+        {
+          id: "l",
+          value: {
+            type: "forloopflow",
+            iterator: { type: "javascript", expr: "[1]" },
+            skip_failures: false,
+            parallel: true,
+            parallelism: 4,
+            modules: [],
+          },
+        },
+      ],
+    };
+    const deployed = await createFlow(services, admin, { path: `u/${me}/later`, summary: "", value });
+    assert.deepEqual(
+      deployed.warnings.map((w) => w.field),
+      ["value.modules[0].value.path", "value.modules[1].value.path"],
+    );
+    assert.deepEqual((await getFlow(services, admin, `u/${me}/later`)).value, value);
   });
 
   it("a script step naming a deployed script is accepted", async () => {

@@ -13,7 +13,7 @@ import { parsePath } from "../paths.ts";
 import { requirePermission } from "../permissions.ts";
 import type { Membership } from "../workspaces.ts";
 import type { FlowValue, OpenFlow } from "./format.ts";
-import { validateFlow } from "./validate.ts";
+import { checkOpenFlow, type FlowWarning } from "./validate.ts";
 
 export const MAX_FLOW_BYTES = 2 * 1024 * 1024;
 
@@ -31,6 +31,9 @@ export interface StoredFlow {
   version_id: number;
   extra_perms: Record<string, boolean>;
 }
+
+/** What a deploy answers: the flow as stored, and what will fail when it runs (validate.ts). */
+export type DeployedFlowAnswer = StoredFlow & { warnings: FlowWarning[] };
 
 export interface FlowVersionInfo {
   id: number;
@@ -101,7 +104,22 @@ export function checkFlowSize(document: object): void {
   }
 }
 
-export async function checkFlow(ctx: CoreContext, workspaceId: string, input: FlowInput): Promise<OpenFlow> {
+/**
+ * A checked flow: `flow` as Millrace reads and runs it (normalized, see normalize.ts), `stored` as
+ * it was sent, which is what a deploy keeps (so that what wmill wrote reads back unchanged), and
+ * what the deploy should tell (steps that will fail when they run).
+ */
+export interface CheckedFlow {
+  flow: OpenFlow;
+  stored: OpenFlow;
+  warnings: FlowWarning[];
+}
+
+export async function checkFlow(
+  ctx: CoreContext,
+  workspaceId: string,
+  input: FlowInput,
+): Promise<CheckedFlow> {
   const document = {
     summary: input.summary === undefined || input.summary === null ? "" : input.summary,
     ...(input.description === undefined || input.description === null
@@ -111,7 +129,7 @@ export async function checkFlow(ctx: CoreContext, workspaceId: string, input: Fl
     ...(input.schema === undefined || input.schema === null ? {} : { schema: input.schema }),
   };
   checkFlowSize(document);
-  return validateFlow(document, {
+  const { flow, warnings } = await checkOpenFlow(document, {
     scriptExists: async (path, hash) => {
       const { rows } = await ctx.pool.query(
         hash
@@ -129,6 +147,7 @@ export async function checkFlow(ctx: CoreContext, workspaceId: string, input: Fl
       return rows.length > 0;
     },
   });
+  return { flow, stored: { ...flow, value: document.value as FlowValue }, warnings };
 }
 
 async function writeVersion(
@@ -168,11 +187,11 @@ export async function createFlow(
   ctx: CoreContext,
   membership: Membership,
   input: FlowInput,
-): Promise<StoredFlow> {
+): Promise<DeployedFlowAnswer> {
   const path = input.path ?? "";
   await checkWrite(ctx, membership, path);
   const workspaceId = membership.workspace.id;
-  const flow = await checkFlow(ctx, workspaceId, input);
+  const { stored: flow, warnings } = await checkFlow(ctx, workspaceId, input);
   const username = membership.principal.username;
   return withTransaction(ctx.pool, async (client) => {
     const existing = await readFlow(client, workspaceId, path, true);
@@ -209,7 +228,7 @@ export async function createFlow(
       resource: path,
       parameters: { version_id: versionId },
     });
-    return flowFromRow(rows[0]);
+    return { ...flowFromRow(rows[0]), warnings };
   });
 }
 
@@ -223,7 +242,7 @@ export async function updateFlow(
   membership: Membership,
   path: string,
   input: FlowInput,
-): Promise<StoredFlow> {
+): Promise<DeployedFlowAnswer> {
   const target = input.path || path;
   await checkWrite(ctx, membership, path);
   if (target !== path) await checkWrite(ctx, membership, target);
@@ -235,7 +254,7 @@ export async function updateFlow(
   ) {
     throw invalidInput("parent_version", "must be a version id (an integer)");
   }
-  const flow = await checkFlow(ctx, workspaceId, input);
+  const { stored: flow, warnings } = await checkFlow(ctx, workspaceId, input);
   const username = membership.principal.username;
   return withTransaction(ctx.pool, async (client) => {
     const existing = await readFlow(client, workspaceId, path, true);
@@ -291,7 +310,7 @@ export async function updateFlow(
       resource: target,
       parameters: { version_id: versionId, ...(target !== path ? { renamed_from: path } : {}) },
     });
-    return flowFromRow(rows[0]);
+    return { ...flowFromRow(rows[0]), warnings };
   });
 }
 

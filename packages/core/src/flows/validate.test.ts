@@ -3,7 +3,8 @@ import { describe, it } from "node:test";
 import { AppError } from "../errors.ts";
 import { resultReferences } from "./references.ts";
 import { sampleFlow } from "./sample-flow.ts";
-import { validateFlow, type ValidateFlowOptions } from "./validate.ts";
+import { modernExpression } from "./normalize.ts";
+import { checkOpenFlow, validateFlow, type ValidateFlowOptions } from "./validate.ts";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -137,17 +138,78 @@ describe("validateFlow", () => {
     );
   });
 
-  it("refuses a script or flow that does not exist, through the callbacks", async () => {
-    await refused(
-      flow((v) => (v.modules[1].value.modules[0].value.path = "f/customers/missing")),
-      "value.modules[1].value.modules[0].value.path",
-      /Step c: the script f\/customers\/missing does not exist/,
+  it("deploys a flow calling a hub script or a script or flow not deployed, with a warning each", async () => {
+    // Windmill deploys such a flow and fails the step when it runs: so does Millrace.
+    const { warnings } = await checkOpenFlow(
+      flow((v) => {
+        v.modules[1].value.modules[0].value.path = "f/customers/missing";
+        v.modules[1].value.modules[1].value.branches[0].modules[0].value.path = "f/x/y";
+        v.modules[0].value = { type: "script", path: "hub/123/slack/send", input_transforms: {} };
+      }),
+      exists,
     );
-    await refused(
-      flow((v) => (v.modules[1].value.modules[1].value.branches[0].modules[0].value.path = "f/x/y")),
-      "value.modules[1].value.modules[1].value.branches[0].modules[0].value.path",
-      /Step e: the flow f\/x\/y does not exist/,
+    assert.deepEqual(
+      warnings.map((w) => w.field),
+      [
+        "value.modules[0].value.path",
+        "value.modules[1].value.modules[0].value.path",
+        "value.modules[1].value.modules[1].value.branches[0].modules[0].value.path",
+      ],
     );
+    assert.match(warnings[0]!.message, /hub scripts need the hub; this instance has none/);
+    assert.match(warnings[1]!.message, /Step c: the script f\/customers\/missing does not exist/);
+    assert.match(warnings[2]!.message, /Step e: the flow f\/x\/y does not exist/);
+  });
+
+  it("reads Windmill's loose shapes: parallelism as a number, no input_transforms, no id, windmill@1-1 expressions", async () => {
+    const input = {
+      summary: "loose",
+      value: {
+        modules: [
+          {
+            value: {
+              type: "rawscript",
+              language: "bash",
+              content: "echo",
+              input_transforms: {
+                n: {
+                  type: "javascript",
+                  expr: "import { previous_result, flow_input } from 'windmill@1-1'\n\nflow_input.n",
+                },
+              },
+            },
+          },
+          {
+            id: "a",
+            value: {
+              type: "forloopflow",
+              iterator: { type: "javascript", expr: "[1]" },
+              skip_failures: false,
+              parallel: true,
+              parallelism: 4,
+              modules: [{ id: "c", value: { type: "script", path: "f/customers/enrich" } }],
+            },
+          },
+        ],
+      },
+    };
+    const before = structuredClone(input);
+    const checked = await validateFlow(input, exists);
+    // The sender's document is left as it was (it is what a deploy stores).
+    assert.deepEqual(input, before);
+    const [first, loop] = checked.value.modules;
+    assert.equal(first!.id, "b");
+    assert.deepEqual(first!.value.type === "rawscript" && first!.value.input_transforms.n, {
+      type: "javascript",
+      expr: "flow_input.n",
+    });
+    assert.deepEqual(loop!.value.type === "forloopflow" && loop!.value.parallelism, {
+      type: "static",
+      value: 4,
+    });
+    const inner = loop!.value.type === "forloopflow" ? loop!.value.modules[0]! : null;
+    assert.deepEqual(inner?.value.type === "script" && inner.value.input_transforms, {});
+    assert.equal(modernExpression("flow_input.x"), "flow_input.x");
   });
 
   it("refuses a failure module that is not a script", async () => {

@@ -1,10 +1,24 @@
 // What a flow must satisfy before it is stored, beyond its shape (format.ts): unique step ids,
-// expressions that compile, `results.<id>` reads of steps that have run by then on every path,
-// and scripts that exist. Each refusal is INVALID_INPUT naming the field and the step.
+// expressions that compile and `results.<id>` reads of steps that have run by then on every path.
+// Each refusal is INVALID_INPUT naming the field and the step. Scripts and flows that a step
+// calls but this instance does not have (hub scripts, paths not deployed yet) are no refusal:
+// Windmill deploys such a flow and fails the step when it runs, and so does Millrace, saying so
+// in warnings at deploy.
 import { invalidInput } from "../errors.ts";
 import { expressionSyntaxErrors } from "./expressions.ts";
 import { formatPath, parseOpenFlow, type FlowModule, type InputTransform, type OpenFlow } from "./format.ts";
+import { normalizeFlowValue } from "./normalize.ts";
 import { resultReferences } from "./references.ts";
+
+/** Something a deploy accepted that will not work as it stands, naming the field. */
+export type FlowWarning = { field: string; message: string };
+
+/** Hub scripts (`hub/<id>/…`) live on Windmill's hub, which a self-hosted Millrace does not have. */
+export function isHubPath(path: string): boolean {
+  return path.startsWith("hub/");
+}
+
+export const HUB_UNAVAILABLE = "hub scripts need the hub; this instance has none";
 
 export type ValidateFlowOptions = {
   /** Whether a deployed script exists at `path` (and, when given, with that `hash`). */
@@ -238,12 +252,31 @@ function refuse(path: Path, step: string | undefined, sentence: string): never {
   throw invalidInput(formatPath(path), message);
 }
 
+/** The document with its value read as Windmill reads it (normalize.ts). */
+function normalized(input: unknown): unknown {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return input;
+  const document = input as Record<string, unknown>;
+  return "value" in document ? { ...document, value: normalizeFlowValue(document.value) } : document;
+}
+
 /**
  * Parses and checks a flow for deploy. Returns the parsed flow; throws INVALID_INPUT naming the
  * field (`value.modules[2].value.input_transforms.x.expr`) and the step at the first fault.
  */
 export async function validateFlow(input: unknown, options: ValidateFlowOptions = {}): Promise<OpenFlow> {
-  const flow = parseOpenFlow(input);
+  return (await checkOpenFlow(input, options)).flow;
+}
+
+/**
+ * validateFlow, with the warnings of the deploy: the steps that call a hub script or a script
+ * (flow) this workspace does not have. The flow returned is normalized (normalize.ts): callers
+ * that store it keep the document as sent instead.
+ */
+export async function checkOpenFlow(
+  input: unknown,
+  options: ValidateFlowOptions = {},
+): Promise<{ flow: OpenFlow; warnings: FlowWarning[] }> {
+  const flow = parseOpenFlow(normalized(input));
   const steps = flowSteps(flow);
 
   const seen = new Map<string, Path>();
@@ -288,8 +321,16 @@ export async function validateFlow(input: unknown, options: ValidateFlowOptions 
     }
   }
 
+  const warnings: FlowWarning[] = [];
   for (const { module, path } of steps) {
     const value = module.value;
+    if (value.type === "script" && isHubPath(value.path)) {
+      warnings.push({
+        field: formatPath([...path, "value", "path"]),
+        message: `Step ${module.id}: ${value.path}: ${HUB_UNAVAILABLE}. The step will fail when it runs.`,
+      });
+      continue;
+    }
     if (
       value.type === "script" &&
       options.scriptExists &&
@@ -298,17 +339,17 @@ export async function validateFlow(input: unknown, options: ValidateFlowOptions 
       const what = value.hash
         ? `version ${value.hash} of the script ${value.path}`
         : `the script ${value.path}`;
-      throw invalidInput(
-        formatPath([...path, "value", value.hash ? "hash" : "path"]),
-        `Step ${module.id}: ${what} does not exist.`,
-      );
+      warnings.push({
+        field: formatPath([...path, "value", value.hash ? "hash" : "path"]),
+        message: `Step ${module.id}: ${what} does not exist (yet). The step will fail when it runs unless it is deployed by then.`,
+      });
     }
     if (value.type === "flow" && options.flowExists && !(await options.flowExists(value.path))) {
-      throw invalidInput(
-        formatPath([...path, "value", "path"]),
-        `Step ${module.id}: the flow ${value.path} does not exist.`,
-      );
+      warnings.push({
+        field: formatPath([...path, "value", "path"]),
+        message: `Step ${module.id}: the flow ${value.path} does not exist (yet). The step will fail when it runs unless it is deployed by then.`,
+      });
     }
   }
-  return flow;
+  return { flow, warnings };
 }

@@ -206,9 +206,11 @@ describe("restore from repository files", () => {
       bad.set("f/ops/bad path!.sh", "echo hi\n");
       bad.set("f/ops/bad path!.script.yaml", "summary: ''\nlanguage: bash\n");
       bad.set("f/ops/api.resource.yaml", "value:\n  nourl: 1\ndescription: ''\nresource_type: c_api\n");
+      // A flow calling a script the repository lacks is no fault (it fails when run, as in
+      // Windmill); a step kind no one runs is.
       bad.set(
         "f/ops/bad_flow__flow/flow.yaml",
-        "summary: ''\nvalue:\n  modules:\n    - id: x\n      value:\n        type: script\n        path: f/ops/nowhere\n        input_transforms: {}\n",
+        "summary: ''\nvalue:\n  modules:\n    - id: x\n      value:\n        type: teleport\n        input_transforms: {}\n",
       );
       const otherKey = createKeyring("another-instance-key-abcdefghijklmnopqrstuvwxyz");
       const foreign = await otherKey.encrypt(fresh.pool, "acme", "elsewhere");

@@ -254,7 +254,8 @@ async function planRestore(
         scriptExists: (path) => scriptPaths.has(path),
         flowExists: (path) => flowPaths.has(path),
       });
-      flows.push({ ...checked, path: flow.path });
+      // Kept as the repository says (normalize.ts): what was pushed reads back the same.
+      flows.push({ ...checked, value: flow.value as unknown as typeof checked.value, path: flow.path });
     } catch (error) {
       errors.push({
         file,

@@ -11,6 +11,7 @@ export {
 } from "./requirements.ts";
 export {
   ensureInstalled,
+  ensureLockInstalled,
   formatNpmLock,
   InstallError,
   parseNpmLock,
@@ -19,3 +20,4 @@ export {
   type InstalledDependencies,
 } from "./install.ts";
 export { lockHash } from "./cache.ts";
+export { planLock, type LockPlan } from "./windmill-locks.ts";

@@ -5,6 +5,7 @@ import { JOB_LANG, jobPath, resolvedInterpreters } from "../exec/interpreters.ts
 import { runProcess, type RunResult } from "../exec/process.ts";
 import { cacheDir, lockHash, once, publish, tempDir } from "./cache.ts";
 import { RequirementsError, type NpmRequirement, type Requirements } from "./requirements.ts";
+import { planLock } from "./windmill-locks.ts";
 
 export interface InstallOptions {
   /** Per machine: one folder per lock, shared by every worker process of the machine. */
@@ -103,7 +104,7 @@ async function pipInstall(options: InstallOptions, dir: string, requirements: st
   await run(options, "pip install", python, args, dir, pipEnv(options, dir));
 }
 
-async function resolvePython(packages: string[], options: InstallOptions): Promise<string> {
+async function resolvePython(packages: string[], options: InstallOptions, target?: string): Promise<string> {
   const temp = tempDir(options.cacheRoot, "python3");
   try {
     options.onLog(`[millrace] pip install ${packages.join(" ")}\n`);
@@ -124,7 +125,7 @@ async function resolvePython(packages: string[], options: InstallOptions): Promi
       .filter((line) => line !== "")
       .sort()
       .join("\n");
-    publish(temp, cacheDir(options.cacheRoot, "python3", lockHash("python3", lock)));
+    publish(temp, target ?? cacheDir(options.cacheRoot, "python3", lockHash("python3", lock)));
     return lock;
   } catch (error) {
     rmSync(temp, { recursive: true, force: true });
@@ -187,7 +188,11 @@ export function parseNpmLock(lock: string): { packageJson: string; bunLock: stri
   return { packageJson: lines[1] ?? "{}", bunLock: lines.slice(3).join("\n") };
 }
 
-async function resolveNpm(packages: NpmRequirement[], options: InstallOptions): Promise<string> {
+async function resolveNpm(
+  packages: NpmRequirement[],
+  options: InstallOptions,
+  target?: string,
+): Promise<string> {
   const temp = tempDir(options.cacheRoot, "bun");
   try {
     const pkg = packageJson(packages);
@@ -196,7 +201,7 @@ async function resolveNpm(packages: NpmRequirement[], options: InstallOptions): 
     await bunInstall(options, temp, false);
     const bunLock = readFileSync(path.join(temp, "bun.lock"), "utf8");
     const lock = formatNpmLock(pkg, bunLock);
-    publish(temp, cacheDir(options.cacheRoot, "bun", lockHash("bun", lock)));
+    publish(temp, target ?? cacheDir(options.cacheRoot, "bun", lockHash("bun", lock)));
     return lock;
   } catch (error) {
     rmSync(temp, { recursive: true, force: true });
@@ -263,6 +268,35 @@ export async function ensureInstalled(
     await once(dir, () =>
       kind === "python3" ? installPythonLock(lock, dir, options) : installNpmLock(lock, dir, options),
     );
+  }
+  return installed(kind, dir);
+}
+
+/**
+ * Makes a step's lock available whatever wrote it (see windmill-locks.ts): Millrace's own is
+ * installed exactly; one from Windmill is resolved from what it pins (or from the script's
+ * imports) once per machine, cached under the lock it came as, so later runs reuse it. Null:
+ * nothing to install.
+ */
+export async function ensureLockInstalled(
+  language: Language,
+  lock: string,
+  content: string,
+  options: InstallOptions,
+): Promise<InstalledDependencies | null> {
+  const plan = planLock(language, lock, content);
+  if (plan.kind === "locked") return ensureInstalled(language, plan.lock, options);
+  const requirements = plan.requirements;
+  if (!requirements) return null;
+  const kind = cacheLanguage(language);
+  const key = `windmill\n${lock}\n${JSON.stringify(requirements.packages)}`;
+  const dir = cacheDir(options.cacheRoot, kind, lockHash(kind, key));
+  if (!existsSync(dir)) {
+    options.onLog("[millrace] the lock is not Millrace's: resolving what it pins\n");
+    await once(dir, async () => {
+      if (requirements.language === "python3") await resolvePython(requirements.packages, options, dir);
+      else await resolveNpm(requirements.packages, options, dir);
+    });
   }
   return installed(kind, dir);
 }

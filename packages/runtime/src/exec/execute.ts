@@ -42,6 +42,11 @@ export interface ExecuteRequest {
   readOnlyPaths?: string[];
   /** bun/deno: installed packages, linked as the job folder's node_modules (list it in readOnlyPaths too). */
   nodeModulesDir?: string;
+  /**
+   * A folder the job sees as `./shared`, writable, that outlives it: the steps of a same_worker
+   * flow share it (Windmill's `./shared`). Such a job never takes a warm sandbox (no bind there).
+   */
+  sharedDir?: string;
   workRoot: string;
   timeoutMs: number;
   /** The job is killed, and fails saying it ran out of memory, past this resident size. */
@@ -378,7 +383,11 @@ function launch(
   const sandbox = spec ? detectSandbox() : null;
   if (spec && sandbox?.kind === "bubblewrap") {
     const inner = prlimit ? [prlimit, ...prlimitArgs(limits, true), "--"] : [];
-    const sandboxArgs = bwrapArgs({ ...spec, jobDir: dir });
+    const sandboxArgs = bwrapArgs({
+      ...spec,
+      jobDir: dir,
+      ...(req.sharedDir ? { writablePaths: [req.sharedDir] } : {}),
+    });
     return { command: sandbox.path, args: [...sandboxArgs, ...inner, p.command, ...args], sandboxed: true };
   }
   // Without a user namespace RLIMIT_NPROC counts every process of the uid: only meaningful when jobs
@@ -404,7 +413,7 @@ export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
   if (typeof req.content !== "string") return failure("ExecutionErr", "the job has no code to run");
   if (req.language === "postgresql") return executePostgresql(req);
   const spec = sandboxSpec(req);
-  const warm = spec ? (req.warmSandboxes?.take(spec) ?? null) : null;
+  const warm = spec && !req.sharedDir ? (req.warmSandboxes?.take(spec) ?? null) : null;
   if (!warm) await jobDirRemoved(path.join(path.resolve(req.workRoot), req.jobId));
   const dir = warm?.dir ?? createJobDir(req.workRoot, req.jobId);
   let groupKilled: Promise<void> | undefined;
@@ -412,6 +421,7 @@ export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
     let p: Plan;
     try {
       p = plan(req, dir);
+      if (req.sharedDir) symlinkSync(req.sharedDir, path.join(dir, "shared"));
     } catch (err) {
       warm?.discard();
       return failure("ExecutionErr", `could not prepare the job folder: ${(err as Error).message}`);

@@ -36,6 +36,26 @@ export function createJobDir(workRoot: string, jobId: string): string {
   return dir;
 }
 
+/**
+ * The `./shared` folder of a same_worker flow run (`<root job id>.shared` beside the job folders):
+ * created by its first step, kept for the next ones; the worker's sweep of stale job folders
+ * removes it once the run is over.
+ */
+export function sharedFlowDir(workRoot: string, rootJobId: string): string {
+  if (!JOB_ID.test(rootJobId)) throw new TypeError(`invalid job id: ${JSON.stringify(rootJobId)}`);
+  const root = path.resolve(workRoot);
+  const dir = path.join(root, `${rootJobId}.shared`);
+  const user = jobUser();
+  mkdirSync(root, { recursive: true, mode: user ? 0o711 : 0o700 });
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+    if (user) chownSync(dir, user.uid, user.gid);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  }
+  return dir;
+}
+
 export function removeJobDir(dir: string): void {
   try {
     rmSync(dir, { recursive: true, force: true });

@@ -64,6 +64,8 @@ export interface SandboxOptions {
   executables: string[];
   /** Host paths bound read-only at the same path (dependency caches). */
   readOnlyPaths: string[];
+  /** Host folders bound writable at the same path (a same_worker flow's `./shared`). */
+  writablePaths?: string[];
 }
 
 /**
@@ -113,6 +115,12 @@ export function bwrapArgs(options: SandboxOptions): string[] {
     if (bound.has(absolute)) continue;
     bound.add(absolute);
     args.push("--ro-bind", absolute, absolute);
+  }
+  for (const dir of options.writablePaths ?? []) {
+    const absolute = path.resolve(dir);
+    if (bound.has(absolute)) continue;
+    bound.add(absolute);
+    args.push("--bind", absolute, absolute);
   }
   args.push("--bind", options.jobDir, options.jobDir, "--chdir", options.jobDir, "--remount-ro", "/");
   return args;

@@ -16,6 +16,8 @@ import {
   setFlowUserState,
   updateFlow,
   waitForFlowResult,
+  type DeployedFlowAnswer,
+  type TriggerEvent,
 } from "@millrace/core";
 import { z } from "zod";
 import { json, text } from "../../http.ts";
@@ -62,12 +64,43 @@ const windmillFlowShape = z.object({
 /** A run's arguments: a JSON object, or any other body as `{ body }` (read from the request). */
 const runArgsBody = "the arguments: a JSON object, or any other body as { body }";
 
+// Credentials never reach a preprocessor.
+const HIDDEN_HEADERS = new Set(["authorization", "cookie", "proxy-authorization"]);
+
+/**
+ * The trigger event a flow's preprocessor receives for a run through this API, as Windmill's
+ * webhooks give it; none when the caller asked to skip it (Windmill's UI does).
+ */
+function webhookEvent(ctx: RestContext, args: unknown): TriggerEvent | null {
+  const url = new URL(ctx.request.url);
+  const skip = url.searchParams.get("skip_preprocessor");
+  if (skip === "true" || skip === "1") return null;
+  const query = Object.fromEntries([...url.searchParams].filter(([name]) => name !== "skip_preprocessor"));
+  const headers = Object.fromEntries(
+    [...ctx.request.headers].filter(([name]) => !HIDDEN_HEADERS.has(name.toLowerCase())),
+  );
+  return { kind: "webhook", body: args, raw_string: JSON.stringify(args), query, headers };
+}
+
 /** `awaited`: run_wait_result, whose caller learns nothing before the flow's end (RunOptions.awaited). */
 async function runByPath(ctx: RestContext, path: string, awaited = false): Promise<string> {
   const args = runArgs(ctx);
   args.catch(() => {});
   const membership = await ctx.membership();
-  return runFlowByPath(ctx.services, membership, path, await args, { awaited });
+  const given = await args;
+  return runFlowByPath(ctx.services, membership, path, given, { awaited, event: webhookEvent(ctx, given) });
+}
+
+/**
+ * A deploy's answer: the path, as Windmill's (wmill reads it as text), and what will fail when the
+ * flow runs (hub scripts, scripts not deployed yet) in `x-millrace-warnings`, URI-encoded JSON.
+ */
+function deployed(flow: DeployedFlowAnswer, status: number): Response {
+  const response = text(flow.path, status);
+  if (flow.warnings.length > 0) {
+    response.headers.set("x-millrace-warnings", encodeURIComponent(JSON.stringify(flow.warnings)));
+  }
+  return response;
 }
 
 async function startFlowPreview(ctx: RestContext, body: z.infer<typeof previewBody>): Promise<string> {
@@ -101,8 +134,7 @@ export const flowRoutes: Route[] = [
     body: flowBody,
     response: textAnswer("the path of the new flow"),
     handler: async (ctx, { body }) => {
-      const flow = await createFlow(ctx.services, await ctx.membership(), body);
-      return text(flow.path, 201);
+      return deployed(await createFlow(ctx.services, await ctx.membership(), body), 201);
     },
   }),
 
@@ -115,8 +147,7 @@ export const flowRoutes: Route[] = [
     body: flowBody,
     response: textAnswer("the path of the flow"),
     handler: async (ctx, { params, body }) => {
-      const flow = await updateFlow(ctx.services, await ctx.membership(), params.path, body);
-      return text(flow.path);
+      return deployed(await updateFlow(ctx.services, await ctx.membership(), params.path, body), 200);
     },
   }),
 

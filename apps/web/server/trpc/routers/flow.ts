@@ -16,14 +16,17 @@ import {
   testFlowStep,
   updateFlow,
   writablePaths,
+  type FlowWarning,
   type StoredFlow,
 } from "@millrace/core";
 import { serverEnv } from "../../env.ts";
 import { router, workspaceProcedure } from "../init.ts";
 import { jobSummaryView } from "./job.ts";
 
-function flowView(flow: StoredFlow) {
+function flowView(flow: StoredFlow & { warnings?: FlowWarning[] }) {
   return {
+    // A deploy's warnings: steps that will fail when they run (hub scripts, paths not deployed yet).
+    warnings: flow.warnings ?? [],
     path: flow.path,
     summary: flow.summary,
     description: flow.description,

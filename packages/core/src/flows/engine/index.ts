@@ -13,6 +13,7 @@ export {
   MAX_WHILE_ITERATIONS,
   type FlowState,
   type StepStatus,
+  type TriggerEvent,
 } from "./machine.ts";
 export { sweepFlows, type FlowSweep } from "./sweep.ts";
 export {

@@ -26,6 +26,7 @@ import type { RetryPolicy } from "../../jobs/enqueue.ts";
 import { chooseBranch, evaluateCondition, evaluateIterator, evaluateTransform } from "../conditions.ts";
 import { ExpressionError, evaluateTransforms, type ExpressionEnv } from "../expressions.ts";
 import type { FlowModule, FlowValue, InputTransform, Retry } from "../format.ts";
+import { HUB_UNAVAILABLE, isHubPath } from "../validate.ts";
 
 /** Windmill's FlowStatusModule, loosely: what the run pages show of each top-level step. */
 export interface StepStatus {
@@ -90,6 +91,8 @@ export interface FlowState {
   step: number;
   modules: StepStatus[];
   failure_module: StepStatus & { parent_module?: string };
+  /** Set when the run started with its preprocessor (a REST/webhook trigger). */
+  preprocessor_module?: StepStatus;
   _engine: {
     stack: Frame[];
     /** The step job the flow waits for. */
@@ -109,6 +112,10 @@ export interface FlowState {
     suspended?: Suspension;
     /** The approvals of the last suspended step: `resume`, `resumes`, `approvers` in expressions. */
     resume?: { resume: unknown; resumes: unknown[]; approvers: string[] };
+    /** The trigger's event while the preprocessor runs (see TriggerEvent). */
+    preprocess?: { event: TriggerEvent };
+    /** What the preprocessor returned: the flow's arguments from then on (`flow_input`). */
+    flow_input?: Record<string, unknown>;
   };
   /** `early_return`: the named step's result, recorded when it finished (run_wait_result answers it). */
   early_return?: { step: string; result: unknown };
@@ -138,6 +145,12 @@ export interface ResumeEvent {
   value: unknown;
   cancel: boolean;
 }
+
+/**
+ * What started a run whose flow has a preprocessor_module, in Windmill's shape (its docs'
+ * preprocessor `event`): `{ kind: "webhook", body, raw_string, query, headers }`.
+ */
+export type TriggerEvent = { kind: string; body?: unknown; [key: string]: unknown };
 
 /** Windmill's default approval timeout: 30 minutes. */
 export const DEFAULT_SUSPEND_TIMEOUT_SECS = 1800;
@@ -236,26 +249,36 @@ export function initialState(
   args: Record<string, unknown>,
   seed: FlowSeed | null = null,
   sleepUntil: Date | null = null,
+  event: TriggerEvent | null = null,
 ): FlowState {
-  const root: Frame = seed
-    ? {
-        path: ["modules"],
-        index: 0,
-        results: { ...seed.results },
-        previous: seed.previous,
-        ...(seed.iter ? { iter: seed.iter } : {}),
-      }
-    : { path: ["modules"], index: 0, results: {}, previous: args };
+  // Windmill runs the preprocessor only for runs a trigger (webhook, HTTP) started, before the
+  // first step: what it returns becomes the flow's arguments.
+  const preprocess = event !== null && seed === null && value.preprocessor_module !== undefined;
+  const root: Frame = preprocess
+    ? { path: ["preprocessor_module"], index: 0, results: {}, previous: args }
+    : seed
+      ? {
+          path: ["modules"],
+          index: 0,
+          results: { ...seed.results },
+          previous: seed.previous,
+          ...(seed.iter ? { iter: seed.iter } : {}),
+        }
+      : { path: ["modules"], index: 0, results: {}, previous: args };
   return {
     step: 0,
     modules: value.modules.map((module) => ({ id: module.id, type: "WaitingForPriorSteps" })),
     failure_module: { id: value.failure_module?.id ?? "failure", type: "WaitingForPriorSteps" },
+    ...(preprocess
+      ? { preprocessor_module: { id: value.preprocessor_module!.id, type: "WaitingForPriorSteps" } }
+      : {}),
     _engine: {
       stack: [root],
       waiting: null,
       waiting_step: null,
       in_failure: false,
       ...(sleepUntil ? { sleep_until: sleepUntil.toISOString() } : {}),
+      ...(preprocess ? { preprocess: { event: event! } } : {}),
     },
   };
 }
@@ -270,6 +293,7 @@ class StepFailure extends Error {
 
 function moduleList(value: FlowValue, path: ListPath): FlowModule[] {
   if (path[0] === "failure_module") return value.failure_module ? [value.failure_module] : [];
+  if (path[0] === "preprocessor_module") return value.preprocessor_module ? [value.preprocessor_module] : [];
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   let node: any = value;
   for (const key of path) node = node?.[key];
@@ -315,6 +339,21 @@ function argOrderFor(language: Language, content: string, args: Record<string, u
   }
 }
 
+/** A script's `preprocessor` function renamed `main` (when it has no `main` of its own). */
+function asMain(language: Language, content: string): string {
+  if (language === "python3") {
+    return /^def\s+main\s*\(/m.test(content)
+      ? content
+      : content.replace(/^def\s+preprocessor\s*\(/m, "def main(");
+  }
+  if (language === "bun" || language === "deno") {
+    return /\bfunction\s+main\s*\(/.test(content)
+      ? content
+      : content.replace(/\bfunction\s+preprocessor\s*\(/, "function main(");
+  }
+  return content;
+}
+
 export class FlowMachine {
   readonly state: FlowState;
   private readonly value: FlowValue;
@@ -344,21 +383,30 @@ export class FlowMachine {
       if (frame.iter) iter = frame.iter;
     }
     const top = this.stack[this.stack.length - 1];
-    const resume = this.state._engine.resume;
+    const engine = this.state._engine;
+    const resume = engine.resume;
     return {
-      flow_input: this.flowInput,
+      flow_input: this.input,
       results,
       previous_result: top?.previous ?? null,
       ...(iter ? { iter } : {}),
+      // The failure module reads the error as Windmill's does: `error.message`, `error.step_id`.
+      ...(engine.in_failure && engine.error !== undefined ? { error: engine.error } : {}),
       ...(resume ? { resume: resume.resume, resumes: resume.resumes, approvers: resume.approvers } : {}),
       ...extra,
     };
+  }
+
+  /** The flow's arguments: what its preprocessor returned, when it ran one. */
+  private get input(): Record<string, unknown> {
+    return this.state._engine.flow_input ?? this.flowInput;
   }
 
   /** The status entry of the top-level step the flow is in, if any. */
   private topStatus(): StepStatus | undefined {
     if (this.state._engine.in_failure) return this.state.failure_module;
     const root = this.stack[0];
+    if (root?.path[0] === "preprocessor_module") return this.state.preprocessor_module;
     return root ? this.state.modules[root.index] : undefined;
   }
 
@@ -430,6 +478,9 @@ export class FlowMachine {
     const result = frame.previous;
     this.stack.pop();
     const parent = this.stack[this.stack.length - 1];
+    if (!parent && frame.path[0] === "preprocessor_module" && !engine.in_failure) {
+      return this.preprocessed(frame, result);
+    }
     if (!parent) {
       const kept = this.value.modules.filter(
         (module) =>
@@ -454,6 +505,25 @@ export class FlowMachine {
     } catch (error) {
       return this.failure(error, module);
     }
+  }
+
+  /** The preprocessor returned the flow's arguments: the steps start from them. */
+  private preprocessed(frame: Frame, result: unknown): Action | null {
+    const engine = this.state._engine;
+    const id = this.value.preprocessor_module?.id ?? "preprocessor";
+    if (typeof result !== "object" || result === null || Array.isArray(result)) {
+      this.stack.push(frame);
+      return this.propagate({
+        name: "PreprocessorError",
+        message: `the preprocessor returned ${JSON.stringify(result)}, not an object of the flow's arguments`,
+        step_id: id,
+      });
+    }
+    delete engine.preprocess;
+    engine.flow_input = result as Record<string, unknown>;
+    this.state.step = 0;
+    this.stack.push({ path: ["modules"], index: 0, results: {}, previous: result });
+    return null;
   }
 
   private async iterationDone(
@@ -643,7 +713,9 @@ export class FlowMachine {
         parent_module: error.step_id,
       };
       this.stack.length = 0;
-      this.stack.push({ path: ["failure_module"], index: 0, results, previous: error });
+      // `previous_result` is the failed step's result, `{ error }` as Windmill gives it; the error's
+      // own fields stay on it too, as Millrace gave them before.
+      this.stack.push({ path: ["failure_module"], index: 0, results, previous: { ...error, error } });
       return null;
     }
     if (engine.in_failure) {
@@ -681,16 +753,21 @@ export class FlowMachine {
         return this.completeStep(frame, module, frame.previous);
       }
       case "rawscript": {
-        const args = await evaluateTransforms(value.input_transforms, this.env());
         const language = value.language as Language;
+        const { args, content } = this.preprocessorCall(
+          frame,
+          language,
+          value.content,
+          await evaluateTransforms(value.input_transforms, this.env()),
+        );
         const timeoutSecs = await this.stepTimeout(module);
         return this.enqueue(module, {
           stepId: module.id,
           kind: "flowscript",
           language,
-          content: value.content,
+          content,
           args,
-          argOrder: argOrderFor(language, value.content, args),
+          argOrder: argOrderFor(language, content, args),
           tag: value.tag || null,
           scriptPath: value.path ?? null,
           scriptHash: null,
@@ -711,6 +788,9 @@ export class FlowMachine {
         });
       }
       case "script": {
+        if (isHubPath(value.path)) {
+          throw new StepFailure({ name: "HubUnavailable", message: `${HUB_UNAVAILABLE} (${value.path})` });
+        }
         const script = await this.deps.lookUpScript(value.path, value.hash);
         if (!script) {
           throw new StepFailure({
@@ -718,14 +798,22 @@ export class FlowMachine {
             message: `script ${value.path}${value.hash ? ` (version ${value.hash})` : ""} not found`,
           });
         }
-        const args = await evaluateTransforms(value.input_transforms, this.env());
         const language = script.language as Language;
-        const order = script.schema?.order ?? argOrderFor(language, script.content, args);
+        const { args, content } = this.preprocessorCall(
+          frame,
+          language,
+          script.content,
+          await evaluateTransforms(value.input_transforms, this.env()),
+        );
+        const order =
+          content === script.content
+            ? (script.schema?.order ?? argOrderFor(language, content, args))
+            : argOrderFor(language, content, args);
         return this.enqueue(module, {
           stepId: module.id,
           kind: "script",
           language,
-          content: script.content,
+          content,
           args,
           argOrder: [...order, ...Object.keys(args).filter((name) => !order.includes(name))],
           tag: value.tag_override || script.tag || null,
@@ -830,6 +918,28 @@ export class FlowMachine {
         return null;
       }
     }
+  }
+
+  /**
+   * The preprocessor step's call, as Windmill makes it: the trigger's `event` (and, for
+   * preprocessors written before `event`, `wm_trigger` and the body's own fields), its input
+   * transforms over them; its `preprocessor` function runs (the worker runs `main`). Any other
+   * step: its arguments and code as they are.
+   */
+  private preprocessorCall(
+    frame: Frame,
+    language: Language,
+    content: string,
+    args: Record<string, unknown>,
+  ): { args: Record<string, unknown>; content: string } {
+    const event = this.state._engine.preprocess?.event;
+    if (frame.path[0] !== "preprocessor_module" || !event) return { args, content };
+    const body = event.body;
+    const fields = typeof body === "object" && body !== null && !Array.isArray(body) ? body : {};
+    return {
+      args: { ...fields, wm_trigger: { kind: event.kind }, event, ...args },
+      content: asMain(language, content),
+    };
   }
 
   /** The step's `timeout` (seconds, static or an expression), when it has one. */
@@ -941,7 +1051,7 @@ export class FlowMachine {
     return {
       ...base,
       value: { modules },
-      args: this.flowInput,
+      args: this.input,
       path: null,
       versionId: null,
       seed: {

@@ -14,6 +14,7 @@ import { flowSteps } from "../validate.ts";
 import { flowVersion } from "../versions.ts";
 import { initialState, type FlowState, type StepStatus } from "./machine.ts";
 import { startFlow } from "./run.ts";
+import { normalizeFlowValue } from "../normalize.ts";
 
 export interface RestartFlowInput {
   step_id: string;
@@ -162,7 +163,7 @@ export async function restartFlowAtStep(
         `flow version ${input.flow_version} is not a version of ${path ?? "this flow"}`,
       );
     }
-    value = version.value as FlowValue;
+    value = normalizeFlowValue(version.value);
     versionId = version.version_id;
   }
   if (!value || !Array.isArray(value.modules)) throw invalidInput("id", `job ${id} has no flow value`);

@@ -30,6 +30,7 @@ import { requirePermission } from "../../permissions.ts";
 import type { Membership } from "../../workspaces.ts";
 import type { FlowValue } from "../format.ts";
 import { checkFlow, getFlow, readFlow } from "../store.ts";
+import { normalizeFlowValue } from "../normalize.ts";
 import { resolveConcurrencyKey } from "../../jobs/limits.ts";
 import {
   FlowMachine,
@@ -42,6 +43,7 @@ import {
   type Outcome,
   type ResumeEvent,
   type StepJobRequest,
+  type TriggerEvent,
 } from "./machine.ts";
 
 export const FLOW_JOB_KINDS = ["flow", "flowpreview"] as const;
@@ -116,7 +118,8 @@ async function lookUpFlow(
   return {
     path: flow.path,
     versionId: flow.version_id,
-    value: flow.value,
+    // Stored as sent: read as Windmill reads it (normalize.ts).
+    value: normalizeFlowValue(flow.value),
     schema: (flow.schema as Record<string, unknown> | null) ?? null,
   };
 }
@@ -480,6 +483,8 @@ export interface StartFlowInput {
   audit: { operation: string; parameters?: Record<string, unknown> };
   /** The run's flow_status when it does not start at the first step (a restart, restart.ts). */
   state?: FlowState;
+  /** A trigger's event (REST/webhook run): the flow's preprocessor_module runs first, on it. */
+  event?: TriggerEvent | null;
 }
 
 function checkedFlowArgs(
@@ -589,13 +594,17 @@ export async function startFlow(
   transaction?: PoolClient,
   awaited = false,
 ): Promise<string> {
-  const args = checkedFlowArgs(input.args, input.schema ?? null);
+  // Deployed flows are stored as sent: they run as Windmill reads them (normalize.ts).
+  const value = normalizeFlowValue(input.value);
+  // With a preprocessor, the request's body is the trigger's, not yet the flow's arguments.
+  const event = input.event && value.preprocessor_module && !input.state ? input.event : null;
+  const args = checkedFlowArgs(input.args, event ? null : (input.schema ?? null));
   const principal: Principal = membership.principal;
   const workspaceId = membership.workspace.id;
   const id = randomUUID();
   const timeout = Math.min(ctx.limits.defaultTimeoutSecs, ctx.limits.maxTimeoutSecs);
-  const state = input.state ?? initialState(input.value, args);
-  const concurrency = flowConcurrency(input.value, input.path, workspaceId, args);
+  const state = input.state ?? initialState(value, args, null, null, event);
+  const concurrency = flowConcurrency(value, input.path, workspaceId, args);
   const write = async (client: PoolClient) => {
     // Over its concurrency limit, the run waits `queued` (no step starts) until a run of the same
     // key finishes (finish → startQueuedFlows) or its time window passes (the sweeper).
@@ -629,12 +638,12 @@ export async function startFlow(
           input.path,
           input.versionId === null ? null : String(input.versionId),
           storableJson(args),
-          input.value.priority ?? 0,
+          value.priority ?? 0,
           principal.username,
           `u/${principal.username}`,
           jobBounds(principal, null),
           timeout,
-          JSON.stringify(input.value),
+          JSON.stringify(value),
           JSON.stringify(state),
           triggerKind({ kind: input.kind, audit: { actor: principal } } as unknown as EnqueueInput),
           runNow ? "running" : "queued",
@@ -670,7 +679,7 @@ export async function runFlowByPath(
   membership: Membership,
   path: string,
   args: unknown,
-  options: Pick<RunOptions, "transaction" | "awaited"> = {},
+  options: Pick<RunOptions, "transaction" | "awaited"> & { event?: TriggerEvent | null } = {},
 ): Promise<string> {
   requirePermission(membership, "job.run");
   const { principal } = membership;
@@ -690,6 +699,7 @@ export async function runFlowByPath(
       schema: (flow.schema as Record<string, unknown> | null) ?? null,
       args,
       audit: { operation: "jobs.run.flow", parameters: { version_id: flow.version_id } },
+      event: options.event ?? null,
     },
     options.transaction,
     options.awaited,
@@ -703,7 +713,7 @@ export async function runFlowPreview(
   input: { value: unknown; args: unknown; path?: string | null },
 ): Promise<string> {
   requirePermission(membership, "job.preview");
-  const flow = await checkFlow(ctx, membership.workspace.id, { summary: "", value: input.value });
+  const { flow } = await checkFlow(ctx, membership.workspace.id, { summary: "", value: input.value });
   return startFlow(ctx, membership, {
     kind: "flowpreview",
     path: input.path ?? null,
