@@ -17,6 +17,8 @@ export default tseslint.config(
       "packages/db/src/generated/**",
       "**/next-env.d.ts",
       ".data/**",
+      // A Windmill repository (user scripts in wmill's layout), not Millrace's code.
+      "apps/cli/src/fixtures/**",
     ],
   },
   js.configs.recommended,
