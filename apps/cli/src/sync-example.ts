@@ -14,9 +14,18 @@ export const FIXTURE_DIR = fileURLToPath(new URL("./fixtures/windmill-sync-examp
  * "deno"` the copy is the same repository as a team that set `defaultTs: deno` holds it: wmill.yaml
  * says so, deno code files are plain `.ts` and bun ones `.bun.ts` (scripts and flow/app inline
  * files alike, the `!inline` references following), which is what `wmill sync pull` writes then.
+ * `without`: paths (relative to `source`) left out of the copy.
  */
-export function copyRepository(source: string, target: string, options: { defaultTs?: "deno" } = {}): void {
-  fs.cpSync(source, target, { recursive: true, filter: (src) => path.basename(src) !== ".git" });
+export function copyRepository(
+  source: string,
+  target: string,
+  options: { defaultTs?: "deno"; without?: string[] } = {},
+): void {
+  const left = new Set((options.without ?? []).map((p) => path.join(source, p)));
+  fs.cpSync(source, target, {
+    recursive: true,
+    filter: (src) => path.basename(src) !== ".git" && !left.has(src),
+  });
   if (options.defaultTs !== "deno") return;
   const wmillYaml = path.join(target, "wmill.yaml");
   const yaml = fs.readFileSync(wmillYaml, "utf8");

@@ -38,6 +38,7 @@ export {
 export {
   createFolder,
   deleteFolder,
+  describeGrantReport,
   getFolder,
   listFolders,
   setFolderPermission,
@@ -46,6 +47,8 @@ export {
   type CreateFolderInput,
   type FolderPermissionView,
   type FolderView,
+  type GrantReport,
+  type GrantStatus,
   type UpdateFolderInput,
 } from "./folders.ts";
 export {

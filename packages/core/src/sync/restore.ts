@@ -764,11 +764,12 @@ async function applyPlan(
         .filter(([p]) => !folder.owners.includes(p))
         .map(([p, write]): [string, string] => [p, write ? "writer" : "viewer"]),
     ];
-    for (const [principalName, level] of grants) {
+    // `position`: the owners' order of folder.meta.yaml, kept (see FolderPermission).
+    for (const [position, [principalName, level]] of grants.entries()) {
       await q(
-        `INSERT INTO folder_permission (workspace_id, folder_name, principal, level)
-         VALUES ($1, $2, $3, $4::permission_level)`,
-        [ws, folder.name, principalName, level],
+        `INSERT INTO folder_permission (workspace_id, folder_name, principal, level, position)
+         VALUES ($1, $2, $3, $4::permission_level, $5)`,
+        [ws, folder.name, principalName, level, position],
       );
     }
   }

@@ -1,6 +1,7 @@
 import {
   createFolder,
   deleteFolder,
+  describeGrantReport,
   getFolder,
   listFolders,
   setFolderPermission,
@@ -41,9 +42,12 @@ const permsObject = z.record(z.string(), z.boolean(), {
 });
 const folderName = z.object({ workspace: z.string(), name: z.string() });
 
-/** Windmill sends owners as `u/<name>` or `g/<name>`; a bare name means a user. */
+/**
+ * Windmill sends owners as `u/<name>` or `g/<name>`; a bare name means a user. An email-like owner
+ * (Windmill repositories hold some) stays as it is: an inert key (see GrantStatus in core).
+ */
 function ownerPrincipal(owner: string): string {
-  return owner.includes("/") ? owner : `u/${owner}`;
+  return owner.includes("/") || owner.includes("@") ? owner : `u/${owner}`;
 }
 
 export const folderRoutes: Route[] = [
@@ -86,7 +90,9 @@ export const folderRoutes: Route[] = [
         owners: body.owners?.map(ownerPrincipal),
         extraPerms: body.extra_perms ?? undefined,
       });
-      return text(`Created folder ${folder.name}`, 201);
+      // Grants to users or groups this workspace does not have are kept (see GrantStatus) and named.
+      const note = describeGrantReport(folder.report);
+      return text(`Created folder ${folder.name}${note ? ` (${note})` : ""}`, 201);
     },
   }),
 
@@ -134,13 +140,14 @@ export const folderRoutes: Route[] = [
     }),
     response: { contentType: "text/plain", description: "Updated folder <name>" },
     handler: async (ctx, { params, body }) => {
-      await updateFolder(ctx.services, await ctx.membership(), params.name, {
+      const folder = await updateFolder(ctx.services, await ctx.membership(), params.name, {
         // Absent leaves the summary as it is; null clears it.
         summary: body.summary === undefined ? undefined : (body.summary ?? null),
         owners: body.owners?.map(ownerPrincipal),
         extraPerms: body.extra_perms ?? undefined,
       });
-      return text(`Updated folder ${params.name}`);
+      const note = describeGrantReport(folder.report);
+      return text(`Updated folder ${params.name}${note ? ` (${note})` : ""}`);
     },
   }),
 
