@@ -66,7 +66,7 @@ export function changeLines(output: string): string[] {
   return output
     .split("\n")
     .map((line) => line.trim())
-    .filter((line) => /^[+~-] \w/.test(line));
+    .filter((line) => /^[+~-] [a-z_-]+ \S+\.[a-z]+$/.test(line));
 }
 
 /** The count wmill prints ("N changes to apply"), or null when it printed none. */
