@@ -43,7 +43,9 @@ export function copyRepository(
   };
   walk(path.join(target, "f"));
   // Bun files first, so that a deno file's new `.ts` name is free.
-  const ordered = [...renames].sort(([a], [b]) => Number(a.endsWith(".deno.ts")) - Number(b.endsWith(".deno.ts")));
+  const ordered = [...renames].sort(
+    ([a], [b]) => Number(a.endsWith(".deno.ts")) - Number(b.endsWith(".deno.ts")),
+  );
   for (const [from, to] of ordered) fs.renameSync(from, to);
   // `!inline x.inline_script.ts` references in flow.yaml / app.yaml follow their files.
   for (const [from, to] of ordered) {
@@ -55,7 +57,10 @@ export function copyRepository(
       const fromName = path.basename(from);
       fs.writeFileSync(
         file,
-        text.replace(new RegExp(`(!inline\\s+)${fromName.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?=['\\s]|$)`, "gm"), `$1${path.basename(to)}`),
+        text.replace(
+          new RegExp(`(!inline\\s+)${fromName.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?=['\\s]|$)`, "gm"),
+          `$1${path.basename(to)}`,
+        ),
       );
     }
   }

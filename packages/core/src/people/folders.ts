@@ -187,8 +187,7 @@ function reportOf(perms: DesiredPermissions): GrantReport {
 /** "…: grants waiting for u/admin (not a member yet); grants nothing: x@y" or "". */
 export function describeGrantReport(report: GrantReport): string {
   const parts = [];
-  if (report.pending.length)
-    parts.push(`pending until they exist here: ${report.pending.join(", ")}`);
+  if (report.pending.length) parts.push(`pending until they exist here: ${report.pending.join(", ")}`);
   if (report.inert.length)
     parts.push(`kept but granting nothing (not u/<user> or g/<group>): ${report.inert.join(", ")}`);
   return parts.join("; ");
