@@ -40,6 +40,7 @@ export default tseslint.config(
       "e2e/**",
       "prisma.config.ts",
       "**/*.test.ts",
+      "**/*.drill.ts",
       "**/testing.ts",
       "**/testing/**",
       "packages/db/src/migrate.ts",

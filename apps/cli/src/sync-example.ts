@@ -73,9 +73,3 @@ export function changeLines(output: string): string[] {
     .map((line) => line.trim())
     .filter((line) => /^[+~-] [a-z_-]+ \S+\.[a-z]+$/.test(line));
 }
-
-/** The count wmill prints ("N changes to apply"), or null when it printed none. */
-export function changeCount(output: string): number | null {
-  const match = /(\d+) changes? to apply/.exec(output);
-  return match ? Number(match[1]) : null;
-}

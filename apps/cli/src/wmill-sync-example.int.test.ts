@@ -21,7 +21,7 @@ import {
 } from "@millrace/core";
 import { createTestServices, type TestServices } from "@millrace/core/testing";
 import { startTestApi, startTestWorker, type TestApi, type TestWorker } from "@millrace/worker/testing";
-import { changeCount, changeLines, copyRepository, FIXTURE_DIR } from "./sync-example.ts";
+import { changeLines, copyRepository, FIXTURE_DIR } from "./sync-example.ts";
 import { runWmill } from "./testing.ts";
 
 const KEY = "wmill-sync-example-instance-key-0123456789ab";
