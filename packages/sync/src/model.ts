@@ -45,8 +45,8 @@ export interface SyncFolder {
   /** `u/<user>` or `g/<group>`, in the order the folder was given them (Windmill's list). */
   owners: string[];
   /**
-   * `u/<user>` or `g/<group>` → true (write) / false (read). As Windmill writes it, owners are in it
-   * too (with true).
+   * `u/<user>` or `g/<group>` → true (write) / false (read). Owners may be listed too (Windmill
+   * repositories hold both forms); an owner is an owner whatever its entry here says.
    */
   extra_perms: Record<string, boolean>;
 }

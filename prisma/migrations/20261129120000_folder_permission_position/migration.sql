@@ -1,2 +1,3 @@
 -- AlterTable
-ALTER TABLE "folder_permission" ADD COLUMN     "position" INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE "folder_permission" ADD COLUMN     "owner_extra" BOOLEAN,
+ADD COLUMN     "position" INTEGER NOT NULL DEFAULT 0;

@@ -32,6 +32,24 @@ export interface FolderPermissionView {
   principal: string;
   level: PermissionLevel;
   status: GrantStatus;
+  /** An owner's own entry in Windmill's extra_perms, null when it has none (see schema.prisma). */
+  ownerExtra: boolean | null;
+}
+
+/**
+ * Windmill's extra_perms of a folder: every grant but the owners (writer: true, viewer: false),
+ * plus the owners that the folder's extra_perms listed, with their value.
+ */
+export function windmillExtraPerms(permissions: FolderPermissionView[]): Record<string, boolean> {
+  return Object.fromEntries(
+    permissions.flatMap((p) =>
+      p.level !== "owner"
+        ? [[p.principal, p.level === "writer"]]
+        : p.ownerExtra === null
+          ? []
+          : [[p.principal, p.ownerExtra]],
+    ),
+  );
 }
 
 export interface FolderView {
@@ -68,9 +86,10 @@ async function permissionsOf(ctx: CoreContext, workspaceId: string) {
     principal: string;
     level: PermissionLevel;
     status: GrantStatus;
+    owner_extra: boolean | null;
   }>(
     // Owners in the order they were given (Windmill's owners list), then the other grants.
-    `SELECT fp.folder_name, fp.principal, fp.level::text AS level,
+    `SELECT fp.folder_name, fp.principal, fp.level::text AS level, fp.owner_extra,
             CASE WHEN fp.principal = 'g/all'
                    OR EXISTS (SELECT 1 FROM workspace_member m JOIN "user" u ON u.id = m.user_id
                                WHERE m.workspace_id = fp.workspace_id AND 'u/' || u.username = fp.principal)
@@ -88,7 +107,7 @@ async function permissionsOf(ctx: CoreContext, workspaceId: string) {
   for (const row of rows) {
     byFolder.set(row.folder_name, [
       ...(byFolder.get(row.folder_name) ?? []),
-      { principal: row.principal, level: row.level, status: row.status },
+      { principal: row.principal, level: row.level, status: row.status, ownerExtra: row.owner_extra },
     ]);
   }
   return byFolder;
@@ -259,7 +278,10 @@ export async function createFolder(
   return { ...(await getFolder(ctx, membership, input.name)), report: reportOf(perms) };
 }
 
-type DesiredPermissions = Map<string, { level: PermissionLevel; status: GrantStatus; position: number }>;
+type DesiredPermissions = Map<
+  string,
+  { level: PermissionLevel; status: GrantStatus; position: number; ownerExtra?: boolean | null }
+>;
 
 /** The audit parameters naming grants that do not apply now. */
 function grantNotes(perms: DesiredPermissions): Record<string, string[]> {
@@ -273,7 +295,12 @@ function grantNotes(perms: DesiredPermissions): Record<string, string[]> {
 function permissionRows(perms: DesiredPermissions) {
   return [...perms]
     .sort(([, a], [, b]) => a.position - b.position)
-    .map(([principal, { level }], position) => ({ principal, level, position }));
+    .map(([principal, { level, ownerExtra }], position) => ({
+      principal,
+      level,
+      position,
+      ownerExtra: level === "owner" ? (ownerExtra ?? null) : null,
+    }));
 }
 
 /**
@@ -305,7 +332,14 @@ async function desiredPermissions(
   }
   for (const [position, owner] of owners.entries()) {
     const checked = await checkedPrincipal(ctx, workspaceId, owner, "owners");
-    perms.set(checked.principal, { level: "owner", status: checked.status, position });
+    // An owner that extra_perms lists too keeps that entry (see FolderPermission.ownerExtra).
+    const listed = (extraPerms as Record<string, unknown>)[checked.principal];
+    perms.set(checked.principal, {
+      level: "owner",
+      status: checked.status,
+      position,
+      ownerExtra: typeof listed === "boolean" ? listed : null,
+    });
   }
   return perms;
 }
@@ -342,11 +376,7 @@ export async function updateFolder(
     refuseJobCredential(membership.principal, "change folder permissions");
     const current = (await permissionsOf(ctx, workspaceId)).get(name) ?? [];
     const owners = input.owners ?? current.filter((p) => p.level === "owner").map((p) => p.principal);
-    const extra =
-      input.extraPerms ??
-      Object.fromEntries(
-        current.filter((p) => p.level !== "owner").map((p) => [p.principal, p.level === "writer"]),
-      );
+    const extra = input.extraPerms ?? windmillExtraPerms(current);
     const perms = await desiredPermissions(ctx, workspaceId, owners, extra);
     await replacePermissions(ctx, workspaceId, name, perms);
     report = reportOf(perms);

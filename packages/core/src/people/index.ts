@@ -43,6 +43,7 @@ export {
   listFolders,
   setFolderPermission,
   updateFolder,
+  windmillExtraPerms,
   LEVELS,
   type CreateFolderInput,
   type FolderPermissionView,

@@ -89,10 +89,14 @@ export async function readWorkspaceSnapshot(client: PoolClient, ws: string): Pro
       memory_limit_mb: s.memory_limit_mb,
     });
   }
-  const folders = await rows<{ name: string; summary: string | null; grants: { p: string; l: string }[] }>(
+  const folders = await rows<{
+    name: string;
+    summary: string | null;
+    grants: { p: string; l: string; x: boolean | null }[];
+  }>(
     client,
     `SELECT f.name, f.summary,
-                COALESCE(json_agg(json_build_object('p', p.principal, 'l', p.level)
+                COALESCE(json_agg(json_build_object('p', p.principal, 'l', p.level, 'x', p.owner_extra)
                                   ORDER BY p.level <> 'owner', p.position, p.principal)
                          FILTER (WHERE p.principal IS NOT NULL), '[]') AS grants
            FROM folder f LEFT JOIN folder_permission p ON p.workspace_id = f.workspace_id AND p.folder_name = f.name
@@ -106,9 +110,12 @@ export async function readWorkspaceSnapshot(client: PoolClient, ws: string): Pro
       summary: f.summary,
       // In the order given (wmill compares the list as is).
       owners: f.grants.filter((g) => g.l === "owner").map((g) => g.p),
-      // As Windmill writes folder.meta.yaml: every grant, owners included (with true).
+      // Every grant but the owners, plus the owners the folder's extra_perms listed (Windmill's
+      // repositories hold both forms: FolderPermission.ownerExtra).
       extra_perms: Object.fromEntries(
-        [...f.grants].sort((a, b) => (a.p < b.p ? -1 : 1)).map((g) => [g.p, g.l !== "viewer"]),
+        [...f.grants]
+          .sort((a, b) => (a.p < b.p ? -1 : 1))
+          .flatMap((g) => (g.l !== "owner" ? [[g.p, g.l === "writer"]] : g.x === null ? [] : [[g.p, g.x]])),
       ),
     });
   }

@@ -766,10 +766,11 @@ async function applyPlan(
     ];
     // `position`: the owners' order of folder.meta.yaml, kept (see FolderPermission).
     for (const [position, [principalName, level]] of grants.entries()) {
+      const ownerExtra = level === "owner" ? (folder.extra_perms[principalName] ?? null) : null;
       await q(
-        `INSERT INTO folder_permission (workspace_id, folder_name, principal, level, position)
-         VALUES ($1, $2, $3, $4::permission_level, $5)`,
-        [ws, folder.name, principalName, level, position],
+        `INSERT INTO folder_permission (workspace_id, folder_name, principal, level, position, owner_extra)
+         VALUES ($1, $2, $3, $4::permission_level, $5, $6)`,
+        [ws, folder.name, principalName, level, position, ownerExtra],
       );
     }
   }

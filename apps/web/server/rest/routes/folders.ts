@@ -6,6 +6,7 @@ import {
   listFolders,
   setFolderPermission,
   updateFolder,
+  windmillExtraPerms,
   type FolderView,
 } from "@millrace/core";
 import { AppError } from "@millrace/core";
@@ -24,13 +25,13 @@ const windmillFolderShape = z.object({
   edited_at: z.string(),
 });
 
-/** Windmill's Folder: `owners` and `extra_perms` (principal → may write) from our grants. */
+/** Windmill's Folder: `owners` and `extra_perms` (principal → may write) from our grants, as given. */
 function windmillFolder(folder: FolderView): z.infer<typeof windmillFolderShape> {
   return {
     name: folder.name,
     summary: folder.summary ?? undefined,
     owners: folder.permissions.filter((p) => p.level === "owner").map((p) => p.principal),
-    extra_perms: Object.fromEntries(folder.permissions.map((p) => [p.principal, p.level !== "viewer"])),
+    extra_perms: windmillExtraPerms(folder.permissions),
     created_by: folder.createdBy ?? undefined,
     edited_at: folder.createdAt.toISOString(),
   };
