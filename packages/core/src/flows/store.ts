@@ -273,6 +273,23 @@ export async function updateFlow(
     if (target !== path && (await readFlow(client, workspaceId, target, true))) {
       throw new AppError("CONFLICT", `path conflict: a flow already exists at ${target}`, "path");
     }
+    // The same flow again (a `wmill sync push` re-applying a flow whose file differs from the
+    // tarball only in fields Millrace does not keep) is no new version: nothing to deploy.
+    if (target === path && !input.deployment_message) {
+      const { rows: same } = await client.query(
+        `SELECT 1 FROM flow WHERE workspace_id = $1 AND path = $2 AND summary = $3 AND description = $4
+            AND value = $5::jsonb AND schema IS NOT DISTINCT FROM $6::jsonb`,
+        [
+          workspaceId,
+          path,
+          flow.summary ?? "",
+          flow.description ?? "",
+          JSON.stringify(flow.value),
+          flow.schema === undefined ? null : JSON.stringify(flow.schema),
+        ],
+      );
+      if (same.length > 0) return existing;
+    }
     const versionId = await writeVersion(
       client,
       workspaceId,
