@@ -77,9 +77,6 @@ describe("wmill sync push of a windmill-sync-example-like repository", () => {
     return rows[0]!;
   }
 
-  /** Flows that deploy only with the flows branch of issue 35 (a `hub/…` script step). */
-  const HUB_FLOWS = ["f/examples/hn_digest.flow"];
-
   /**
    * What a second push still changes, each with why; the test fails when this list is wrong either
    * way (something new differs, or one of these got fixed and must leave the list).
@@ -99,59 +96,54 @@ describe("wmill sync push of a windmill-sync-example-like repository", () => {
     "~ script f/examples/word_count.script.yaml": "list-form lock",
     // Flow-level `ws_error_handler_muted: false` is not in the tarball's flow document.
     "~ flow f/examples/empty_flow.flow/flow.yaml": "ws_error_handler_muted",
+    "~ flow f/examples/hn_digest.flow/flow.yaml": "ws_error_handler_muted",
   };
 
   const variants = [
-    { ws: "example", defaultTs: undefined, without: HUB_FLOWS },
-    { ws: "exampledeno", defaultTs: "deno" as const, without: HUB_FLOWS },
-    { ws: "examplehub", defaultTs: undefined, without: [] },
+    { ws: "example", defaultTs: undefined },
+    { ws: "exampledeno", defaultTs: "deno" as const },
   ];
   for (const variant of variants) {
-    const hub = variant.without.length === 0;
-    const name = `imports the repository (defaultTs: ${variant.defaultTs ?? "bun"}${hub ? ", with its flow calling a hub script" : ""}) and a second push makes no new version and lists only the known differences`;
-    it(
-      name,
-      hub ? { todo: "needs the flows branch of issue 35: a hub/… script step deploys" } : {},
-      async () => {
-        const repo = path.join(home, variant.ws);
-        copyRepository(FIXTURE_DIR, repo, { defaultTs: variant.defaultTs, without: variant.without });
-        await createWorkspace(ctx(), principal, { id: variant.ws, name: variant.ws });
+    const name = `imports the repository (defaultTs: ${variant.defaultTs ?? "bun"}), its flow calling a hub script included, and a second push makes no new version and lists only the known differences`;
+    it(name, async () => {
+      const repo = path.join(home, variant.ws);
+      copyRepository(FIXTURE_DIR, repo, { defaultTs: variant.defaultTs, without: [] });
+      await createWorkspace(ctx(), principal, { id: variant.ws, name: variant.ws });
 
-        const first = await push(repo, variant.ws);
-        assert.equal(first.code, 0, `first push:\n${first.output}`);
+      const first = await push(repo, variant.ws);
+      assert.equal(first.code, 0, `first push:\n${first.output}`);
 
-        const { rows: scripts } = await services.pool.query<{ path: string; language: string }>(
-          "SELECT DISTINCT path, language FROM script WHERE workspace_id = $1 ORDER BY path",
-          [variant.ws],
-        );
-        assert.deepEqual(scripts, [
-          { path: "f/a/greeter", language: "bun" },
-          { path: "f/examples/plain_bun", language: "bun" },
-          { path: "f/examples/shout", language: "deno" },
-          { path: "f/examples/word_count", language: "python3" },
-          { path: "f/foo/nested/deep", language: "bun" },
-        ]);
-        const { rows: flows } = await services.pool.query<{ path: string }>(
-          "SELECT path FROM flow WHERE workspace_id = $1 ORDER BY path",
-          [variant.ws],
-        );
-        assert.deepEqual(
-          flows.map((f) => f.path),
-          hub ? ["f/examples/empty_flow", "f/examples/hn_digest"] : ["f/examples/empty_flow"],
-        );
-        const before = await versions(variant.ws);
+      const { rows: scripts } = await services.pool.query<{ path: string; language: string }>(
+        "SELECT DISTINCT path, language FROM script WHERE workspace_id = $1 ORDER BY path",
+        [variant.ws],
+      );
+      assert.deepEqual(scripts, [
+        { path: "f/a/greeter", language: "bun" },
+        { path: "f/examples/plain_bun", language: "bun" },
+        { path: "f/examples/shout", language: "deno" },
+        { path: "f/examples/word_count", language: "python3" },
+        { path: "f/foo/nested/deep", language: "bun" },
+      ]);
+      const { rows: flows } = await services.pool.query<{ path: string }>(
+        "SELECT path FROM flow WHERE workspace_id = $1 ORDER BY path",
+        [variant.ws],
+      );
+      assert.deepEqual(
+        flows.map((f) => f.path),
+        ["f/examples/empty_flow", "f/examples/hn_digest"],
+      );
+      const before = await versions(variant.ws);
 
-        const second = await push(repo, variant.ws);
-        assert.equal(second.code, 0, `second push:\n${second.output}`);
-        // No new script or flow version, whatever wmill still lists.
-        assert.deepEqual(await versions(variant.ws), before);
-        assert.deepEqual(
-          changeLines(second.output),
-          Object.keys(STILL_DIFFERENT),
-          `the second push changes other items than the known ones:\n${second.output}`,
-        );
-      },
-    );
+      const second = await push(repo, variant.ws);
+      assert.equal(second.code, 0, `second push:\n${second.output}`);
+      // No new script or flow version, whatever wmill still lists.
+      assert.deepEqual(await versions(variant.ws), before);
+      assert.deepEqual(
+        changeLines(second.output),
+        Object.keys(STILL_DIFFERENT),
+        `the second push changes other items than the known ones:\n${second.output}`,
+      );
+    });
   }
 
   it("keeps grants to users this instance does not have as pending, and email keys as granting nothing", async () => {

@@ -288,7 +288,7 @@ export async function updateFlow(
           flow.schema === undefined ? null : JSON.stringify(flow.schema),
         ],
       );
-      if (same.length > 0) return existing;
+      if (same.length > 0) return { ...existing, warnings };
     }
     const versionId = await writeVersion(
       client,
