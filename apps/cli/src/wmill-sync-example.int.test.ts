@@ -94,9 +94,6 @@ describe("wmill sync push of a windmill-sync-example-like repository", () => {
     // file had a list, and the tarball's lock comes back as `!inline <path>.script.lock`.
     "~ script f/examples/shout.script.yaml": "list-form lock",
     "~ script f/examples/word_count.script.yaml": "list-form lock",
-    // Flow-level `ws_error_handler_muted: false` is not in the tarball's flow document.
-    "~ flow f/examples/empty_flow.flow/flow.yaml": "ws_error_handler_muted",
-    "~ flow f/examples/hn_digest.flow/flow.yaml": "ws_error_handler_muted",
   };
 
   const variants = [

@@ -17,6 +17,8 @@ export interface SyncFlow {
   value: JsonObject;
   /** The flow's input schema; null when it has none. */
   schema: JsonObject | null;
+  /** Windmill's `ws_error_handler_muted`, when the flow had it (written back as it came). */
+  ws_error_handler_muted?: boolean | null;
 }
 
 export const FLOW_METADATA_FILE = "flow.yaml";
@@ -185,6 +187,9 @@ export function flowDocument(flow: SyncFlow, defaultTs: "bun" | "deno", nonDotte
     value: value as JsonObject,
   };
   if (flow.schema !== null) document.schema = flow.schema;
+  // wmill compares the whole document: a field the repository had must come back, and only then.
+  if (typeof flow.ws_error_handler_muted === "boolean")
+    document.ws_error_handler_muted = flow.ws_error_handler_muted;
   return { document, files };
 }
 
@@ -192,6 +197,8 @@ export function flowDocument(flow: SyncFlow, defaultTs: "bun" | "deno", nonDotte
 export function flowTarballDocument(flow: SyncFlow): JsonObject {
   const document: JsonObject = { summary: flow.summary, description: flow.description, value: flow.value };
   if (flow.schema !== null) document.schema = flow.schema;
+  if (typeof flow.ws_error_handler_muted === "boolean")
+    document.ws_error_handler_muted = flow.ws_error_handler_muted;
   return document;
 }
 
@@ -275,5 +282,8 @@ export function readFlowFolder(
     description,
     value: value as JsonObject,
     schema,
+    ...(typeof doc.ws_error_handler_muted === "boolean"
+      ? { ws_error_handler_muted: doc.ws_error_handler_muted }
+      : {}),
   };
 }

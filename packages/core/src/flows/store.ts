@@ -30,6 +30,8 @@ export interface StoredFlow {
   edited_at: string;
   version_id: number;
   extra_perms: Record<string, boolean>;
+  /** Windmill's field, answered only when the flow was deployed with it (see mutedOf). */
+  ws_error_handler_muted?: boolean;
 }
 
 /** What a deploy answers: the flow as stored, and what will fail when it runs (validate.ts). */
@@ -51,6 +53,18 @@ export interface FlowInput {
   deployment_message?: string | null;
   /** The version this update replaces (flows/get's `version_id`): refused when it is not the latest. */
   parent_version?: number | null;
+  ws_error_handler_muted?: unknown;
+}
+
+/**
+ * Windmill's flow-level `ws_error_handler_muted`: kept as sent (null when absent) so that a
+ * repository written by Windmill reads back as it was; Millrace has no error handler to mute.
+ */
+function mutedOf(input: FlowInput): boolean | null {
+  const value = input.ws_error_handler_muted;
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "boolean") throw invalidInput("ws_error_handler_muted", "must be true or false");
+  return value;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -67,11 +81,14 @@ function flowFromRow(row: any): StoredFlow {
     edited_at: new Date(row.edited_at).toISOString(),
     version_id: Number(row.version_id),
     extra_perms: {},
+    ...(typeof row.ws_error_handler_muted === "boolean"
+      ? { ws_error_handler_muted: row.ws_error_handler_muted }
+      : {}),
   };
 }
 
 const FLOW_COLUMNS =
-  "workspace_id, path, summary, description, value, schema, archived, edited_by, edited_at, version_id";
+  "workspace_id, path, summary, description, value, schema, archived, edited_by, edited_at, version_id, ws_error_handler_muted";
 
 function authorizeFlowPath(ctx: CoreContext, membership: Membership, path: string, access: "read" | "write") {
   return authorizePath(ctx, membership, path, access).catch((error: unknown) => {
@@ -193,6 +210,7 @@ export async function createFlow(
   await checkWrite(ctx, membership, path);
   const workspaceId = membership.workspace.id;
   const { stored: flow, warnings } = await checkFlow(ctx, workspaceId, input);
+  const muted = mutedOf(input);
   const username = membership.principal.username;
   return withTransaction(ctx.pool, async (client) => {
     const existing = await readFlow(client, workspaceId, path, true);
@@ -210,9 +228,9 @@ export async function createFlow(
       input.deployment_message ?? null,
     );
     const { rows } = await client.query(
-      `INSERT INTO flow (workspace_id, path, summary, description, value, schema, version_id, edited_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${FLOW_COLUMNS}`,
-      [workspaceId, path, ...documentColumns(flow), versionId, username],
+      `INSERT INTO flow (workspace_id, path, summary, description, value, schema, version_id, edited_by, ws_error_handler_muted)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${FLOW_COLUMNS}`,
+      [workspaceId, path, ...documentColumns(flow), versionId, username, muted],
     );
     await recordAudit(client, membership.principal, {
       workspaceId,
@@ -247,6 +265,7 @@ export async function updateFlow(
     throw invalidInput("parent_version", "must be a version id (an integer)");
   }
   const { stored: flow, warnings } = await checkFlow(ctx, workspaceId, input);
+  const muted = mutedOf(input);
   const username = membership.principal.username;
   return withTransaction(ctx.pool, async (client) => {
     const existing = await readFlow(client, workspaceId, path, true);
@@ -270,8 +289,9 @@ export async function updateFlow(
     if (target === path && !input.deployment_message) {
       const { rows: same } = await client.query(
         `SELECT 1 FROM flow WHERE workspace_id = $1 AND path = $2 AND summary = $3 AND description = $4
-            AND value = $5::jsonb AND schema IS NOT DISTINCT FROM $6::jsonb`,
-        [workspaceId, path, ...documentColumns(flow)],
+            AND value = $5::jsonb AND schema IS NOT DISTINCT FROM $6::jsonb
+            AND ws_error_handler_muted IS NOT DISTINCT FROM $7`,
+        [workspaceId, path, ...documentColumns(flow), muted],
       );
       if (same.length > 0) return { ...existing, warnings };
     }
@@ -292,9 +312,9 @@ export async function updateFlow(
     }
     const { rows } = await client.query(
       `UPDATE flow SET path = $3, summary = $4, description = $5, value = $6, schema = $7, version_id = $8,
-              edited_by = $9, edited_at = now()
+              edited_by = $9, edited_at = now(), ws_error_handler_muted = $10
         WHERE workspace_id = $1 AND path = $2 RETURNING ${FLOW_COLUMNS}`,
-      [workspaceId, path, target, ...documentColumns(flow), versionId, username],
+      [workspaceId, path, target, ...documentColumns(flow), versionId, username, muted],
     );
     await recordAudit(client, membership.principal, {
       workspaceId,

@@ -175,9 +175,11 @@ export async function readWorkspaceSnapshot(client: PoolClient, ws: string): Pro
     description: string;
     value: JsonObject;
     schema: JsonObject | null;
+    ws_error_handler_muted: boolean | null;
   }>(
     client,
-    "SELECT path, summary, description, value, schema FROM flow WHERE workspace_id = $1 AND NOT archived ORDER BY path",
+    `SELECT path, summary, description, value, schema, ws_error_handler_muted
+       FROM flow WHERE workspace_id = $1 AND NOT archived ORDER BY path`,
     ws,
   )) {
     snapshot.flows.push({ ...f, schema: f.schema ?? null });

@@ -116,7 +116,7 @@ interface Plan {
   settings: { name: string; color: string | null; storage: LargeFileStorage | null } | null;
 }
 
-type OpenFlowWithPath = OpenFlow & { path: string };
+type OpenFlowWithPath = OpenFlow & { path: string; ws_error_handler_muted?: boolean | null };
 
 const EMPTY_DIFF: RestoreDiff = { added: [], changed: [], deleted: [] };
 
@@ -255,7 +255,12 @@ async function planRestore(
         flowExists: (path) => flowPaths.has(path),
       });
       // Kept as the repository says (normalize.ts): what was pushed reads back the same.
-      flows.push({ ...checked, value: flow.value as unknown as typeof checked.value, path: flow.path });
+      flows.push({
+        ...checked,
+        value: flow.value as unknown as typeof checked.value,
+        path: flow.path,
+        ws_error_handler_muted: flow.ws_error_handler_muted ?? null,
+      });
     } catch (error) {
       errors.push({
         file,
@@ -982,11 +987,13 @@ async function applyPlan(
     );
     const versionId = (rows[0] as { id: string }).id;
     await q(
-      `INSERT INTO flow (workspace_id, path, summary, description, value, schema, version_id, edited_by, edited_at, archived)
-       VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, now(), false)
+      `INSERT INTO flow (workspace_id, path, summary, description, value, schema, version_id, edited_by, edited_at,
+                         archived, ws_error_handler_muted)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, now(), false, $9)
        ON CONFLICT (workspace_id, path) DO UPDATE SET summary = EXCLUDED.summary,
          description = EXCLUDED.description, value = EXCLUDED.value, schema = EXCLUDED.schema,
-         version_id = EXCLUDED.version_id, edited_by = EXCLUDED.edited_by, edited_at = now(), archived = false`,
+         version_id = EXCLUDED.version_id, edited_by = EXCLUDED.edited_by, edited_at = now(), archived = false,
+         ws_error_handler_muted = EXCLUDED.ws_error_handler_muted`,
       [
         ws,
         flow.path,
@@ -996,6 +1003,7 @@ async function applyPlan(
         schema === null ? null : JSON.stringify(schema),
         versionId,
         owner,
+        flow.ws_error_handler_muted ?? null,
       ],
     );
     flowVersions++;

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "flow" ADD COLUMN     "ws_error_handler_muted" BOOLEAN;
+
