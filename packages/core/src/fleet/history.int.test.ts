@@ -9,7 +9,14 @@ let services: TestServices;
 let member: Principal;
 
 /** A job that completed `minutesAgo` minutes ago after waiting `waitSecs` and running `runSecs`. */
-async function completedJob(tag: string, status: string, minutesAgo: number, runSecs: number, waitSecs = 0, kind = "script") {
+async function completedJob(
+  tag: string,
+  status: string,
+  minutesAgo: number,
+  runSecs: number,
+  waitSecs = 0,
+  kind = "script",
+) {
   await services.pool.query(
     `WITH t AS (SELECT (now() AT TIME ZONE 'UTC') - make_interval(mins => $4::int) AS done)
      INSERT INTO job (id, workspace_id, kind, script_path, language, tag, status, created_by, permissioned_as,

@@ -156,7 +156,11 @@ export async function fleetHistory(
   const byTag = groupBy(
     tags.rows,
     (row) => row.tag,
-    (row): TagQueuePoint => ({ at: row.step * 1000, queued: row.queued, oldestWaitSecs: row.oldest_wait_secs }),
+    (row): TagQueuePoint => ({
+      at: row.step * 1000,
+      queued: row.queued,
+      oldestWaitSecs: row.oldest_wait_secs,
+    }),
   );
   return {
     from: to - windowSecs * 1000,

@@ -187,7 +187,11 @@ describe("recommendWorkers", () => {
       max: 12,
     });
     // Scenario 2: 100/min × 5 s = 8.3 workers: 9, rounded up.
-    const webhooks = recommendWorkers({ baseRatePerSec: 100 / 60, peakRatePerSec: 100 / 60, meanDurationSecs: 5 });
+    const webhooks = recommendWorkers({
+      baseRatePerSec: 100 / 60,
+      peakRatePerSec: 100 / 60,
+      meanDurationSecs: 5,
+    });
     assert.equal(webhooks.min, 9);
     assert.equal(webhooks.max, 13);
   });

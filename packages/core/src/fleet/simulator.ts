@@ -7,7 +7,13 @@
 // at the same instant are handled completions first, then arrivals, then the autoscaler, so a
 // worker freed at t takes a job arriving at t without a wait.
 import { invalidInput } from "../errors.ts";
-import { drawDuration, exponential, meanDuration, seededRandom, type DurationDistribution } from "./random.ts";
+import {
+  drawDuration,
+  exponential,
+  meanDuration,
+  seededRandom,
+  type DurationDistribution,
+} from "./random.ts";
 import { TimeBuckets } from "./time-buckets.ts";
 
 export type ArrivalMode = "batch" | "continuous" | "random";
@@ -105,7 +111,10 @@ function validate(input: SimulationInput): void {
   } else {
     const expected = positive("arrivalRate", input.arrivalRate) * positive("arrivalSecs", input.arrivalSecs);
     if (expected > MAX_SIMULATED_JOBS)
-      throw invalidInput("arrivalRate", `rate × time must stay under ${MAX_SIMULATED_JOBS.toLocaleString("en")} jobs`);
+      throw invalidInput(
+        "arrivalRate",
+        `rate × time must stay under ${MAX_SIMULATED_JOBS.toLocaleString("en")} jobs`,
+      );
   }
   const d = input.duration;
   if (d.kind === "fixed") positive("duration.secs", d.secs);
