@@ -34,7 +34,8 @@ test.describe("the sizing simulator", () => {
 
     for (const name of ["Queue depth", "Wait time", "Occupancy"]) {
       const chart = page.getByRole("figure", { name, exact: true });
-      await expect(chart.locator(".recharts-line-curve").first()).toBeVisible();
+      // A flat line (occupancy at 100 % throughout) has no height: check that it is drawn.
+      await expect(chart.locator(".recharts-line-curve").first()).toHaveAttribute("d", /^M[\d.]+,[\d.]+L/);
     }
     await expect(
       page.getByRole("figure", { name: "Occupancy", exact: true }).getByTestId(/-summary$/),

@@ -22,6 +22,11 @@ export interface ChartSeries {
   label: string;
   /** A CSS colour; defaults to the palette by position. */
   colour?: string;
+  /**
+   * Draw across missing steps: for a sparse series (a figure per job started) whose points would
+   * otherwise stand alone, unseen.
+   */
+  connectNulls?: boolean;
 }
 
 // Distinct in light and dark themes; the first four follow the theme's own status colours.
@@ -53,6 +58,8 @@ export interface TimeSeriesChartProps {
   formatY?: (y: number) => string;
   xDomain?: [number, number];
   yDomain?: [number | "auto", number | "auto"];
+  /** What an empty chart says instead. */
+  emptyText?: string;
   testId?: string;
 }
 
@@ -83,6 +90,7 @@ export function TimeSeriesChart({
   formatY = plain,
   xDomain,
   yDomain = [0, "auto"],
+  emptyText = "No data yet.",
   testId,
 }: TimeSeriesChartProps) {
   const [table, setTable] = useState(false);
@@ -99,6 +107,8 @@ export function TimeSeriesChart({
         tickFormatter={formatX}
         tick={{ fill: "var(--color-muted)", fontSize: 11 }}
         minTickGap={24}
+        // Bars are centred on their x: leave room for the first and last.
+        padding={kind === "bar" ? { left: 16, right: 16 } : undefined}
       />
       <YAxis
         width={56}
@@ -116,7 +126,8 @@ export function TimeSeriesChart({
           color: "var(--color-fg)",
         }}
       />
-      {series.length > 1 && <Legend wrapperStyle={{ fontSize: 12 }} />}
+      {/* Legend in the series' order, not recharts' default alphabetical one. */}
+      {series.length > 1 && <Legend wrapperStyle={{ fontSize: 12 }} itemSorter={null} />}
     </>
   );
   // Recharts' own keyboard layer announces single points; the summary and the table say more.
@@ -171,7 +182,7 @@ export function TimeSeriesChart({
           </table>
         </div>
       ) : rows.length === 0 ? (
-        <div className="muted flex h-48 items-center justify-center">No data yet.</div>
+        <div className="muted flex h-48 items-center justify-center">{emptyText}</div>
       ) : (
         <div className="h-48 w-full" aria-hidden>
           <ResponsiveContainer width="100%" height="100%">
@@ -201,7 +212,7 @@ export function TimeSeriesChart({
                     type="linear"
                     // A lone sample has no segment to draw: show it as a dot.
                     dot={rows.length < 3}
-                    connectNulls={false}
+                    connectNulls={s.connectNulls ?? false}
                     isAnimationActive={false}
                   />
                 ))}

@@ -73,7 +73,7 @@ export function SimulatorResults({ result, autoscaled }: { result: SimulationRes
           title="Wait time"
           description="Mean wait of the jobs that started in each step."
           rows={rows}
-          series={[{ key: "wait", label: "Mean wait", colour: "var(--color-warn)" }]}
+          series={[{ key: "wait", label: "Mean wait", colour: "var(--color-warn)", connectNulls: true }]}
           formatX={axisSecs}
           formatY={axisSecs}
           xDomain={xDomain}

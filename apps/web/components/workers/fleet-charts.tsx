@@ -95,6 +95,7 @@ export function FleetCharts() {
             title="Queue depth per tag"
             description="Jobs due and waiting for a worker (the most seen in each step)."
             rows={mergeSeries(tagSeries, (p) => p.queued)}
+            emptyText="No job waited or ran in this window."
             series={tagSeries}
             formatX={formatX}
             formatY={count}
@@ -105,6 +106,7 @@ export function FleetCharts() {
             title="Oldest wait per tag"
             description="How long the longest-waiting due job of each tag had waited."
             rows={mergeSeries(tagSeries, (p) => p.oldestWaitSecs)}
+            emptyText="No job waited or ran in this window."
             series={tagSeries}
             formatX={formatX}
             formatY={(secs) => duration(Math.round(secs))}

@@ -55,6 +55,11 @@ describe("fleetHistory", () => {
         [secsAgo, occupancy],
       );
     }
+    // A tag a worker serves but no job used all along: no flat line at zero.
+    await services.pool.query(
+      `INSERT INTO queue_sample (at, tag, queued, scheduled, running, oldest_wait_secs, workers)
+       VALUES (now() - interval '3 seconds', 'deno', 0, 0, 0, 0, 2)`,
+    );
     await completedJob("bash", "success", 0, 1);
     await completedJob("bash", "failure", 0, 1);
     await completedJob("bash", "success", 3, 1);
@@ -68,6 +73,10 @@ describe("fleetHistory", () => {
     assert.equal(group.workerGroup, "default");
     assert.ok(group.points.length >= 2 && group.points.length <= 3, `${group.points.length} steps`);
     assert.ok(group.points.every((p) => p.alive === 2 && p.busy === 1));
+    assert.deepEqual(
+      history.tags.map((t) => t.tag),
+      ["bash"],
+    );
     const tag = history.tags.find((t) => t.tag === "bash")!;
     // The hour-old sample is gone; the three recent ones fall in one or two steps, max kept.
     assert.equal(Math.max(...tag.points.map((p) => p.queued)), 7);

@@ -54,7 +54,9 @@ export interface FleetHistory {
 }
 
 // Samples are grouped into steps of $1 seconds since the epoch, over the last $2 seconds. The
-// series kept are the MAX_SERIES groups with the most live workers (tags: the longest queues).
+// series kept are the MAX_SERIES groups with the most live workers, and the MAX_SERIES tags with
+// the longest queues among those that had a job waiting or running (a tag idle all along would
+// only add a flat line at zero per tag a worker serves).
 const GROUP_HISTORY = `
   WITH recent AS (
     SELECT * FROM worker_group_sample WHERE at > now() - make_interval(secs => $2)
@@ -75,7 +77,8 @@ const TAG_HISTORY = `
     SELECT * FROM queue_sample WHERE at > now() - make_interval(secs => $2)
   ), chosen AS (
     SELECT tag, count(*) OVER () AS total FROM recent
-     GROUP BY tag ORDER BY max(queued) DESC, max(oldest_wait_secs) DESC, tag LIMIT $3
+     GROUP BY tag HAVING max(queued) > 0 OR max(oldest_wait_secs) > 0 OR max(running) > 0
+     ORDER BY max(queued) DESC, max(oldest_wait_secs) DESC, tag LIMIT $3
   )
   SELECT r.tag, c.total::int AS total, (floor(extract(epoch FROM r.at) / $1) * $1)::float8 AS step,
          max(r.queued)::int AS queued, max(r.oldest_wait_secs)::float8 AS oldest_wait_secs
