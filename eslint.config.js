@@ -17,6 +17,8 @@ export default tseslint.config(
       "packages/db/src/generated/**",
       "**/next-env.d.ts",
       ".data/**",
+      // A Windmill repository (user scripts in wmill's layout), not Millrace's code.
+      "apps/cli/src/fixtures/**",
     ],
   },
   js.configs.recommended,
@@ -38,6 +40,7 @@ export default tseslint.config(
       "e2e/**",
       "prisma.config.ts",
       "**/*.test.ts",
+      "**/*.drill.ts",
       "**/testing.ts",
       "**/testing/**",
       "packages/db/src/migrate.ts",

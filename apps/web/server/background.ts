@@ -5,6 +5,7 @@ import {
   deleteExpiredTokens,
   deleteExpiredJobs,
   deleteOldFleetSamples,
+  evaluateFleetAlerts,
   handleZombieJobs,
   repairOrphanedJobs,
   sampleFleet,
@@ -60,11 +61,12 @@ export function startBackgroundTasks(): Promise<void> {
         },
         {
           // Queues per tag and live workers per group: what /metrics, the Workers page's charts
-          // and the alerts read (fleet/sample.ts).
+          // and the alerts read (fleet/sample.ts); then the instance's alerts (fleet/alerts.ts).
           name: "fleet sampler",
           intervalMs: env.FLEET_SAMPLE_SECS * 1000,
           async run() {
-            await sampleFleet(services.pool);
+            const sample = await sampleFleet(services.pool);
+            await evaluateFleetAlerts(services, sample, log);
           },
         },
         {

@@ -257,8 +257,11 @@ async function shutdown(signal: string): Promise<void> {
   await jobDirRemoved();
   clearInterval(heartbeat);
   clearInterval(cancelPoll);
-  // Last ping with no current job, then the rows age out of the live list.
-  await ping();
+  // A worker that stops on purpose leaves the list at once: only one that goes silent is
+  // "offline" (the instance's worker_offline alert), so scaling down raises nothing.
+  await pool
+    .query("DELETE FROM worker_ping WHERE name = ANY($1)", [slots.map((slot) => slot.name)])
+    .catch((error: Error) => log(`could not leave the workers list: ${error.message}`));
   await notifications.close();
   await boss.stop({ graceful: false, timeout: 2000 }).catch(() => {});
   await Promise.all([pool.end(), claimPool.end()]).catch(() => {});

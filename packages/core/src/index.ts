@@ -79,7 +79,7 @@ export * from "./schedules/index.ts";
 export * from "./webhooks/index.ts";
 export * from "./people/index.ts";
 export * from "./governance/index.ts";
-export { authorizePath, type PathAccess } from "./access.ts";
+export { authorizePath, folderLevel, type PathAccess } from "./access.ts";
 export * from "./dependencies/index.ts";
 export * from "./flows/index.ts";
 export { deleteFlowIfPresent, flowVersion } from "./flows/versions.ts";

@@ -3,6 +3,16 @@ import { actorName, type Principal } from "./auth/principal.ts";
 import type { CoreContext } from "./context.ts";
 import { AppError, invalidInput } from "./errors.ts";
 import {
+  ALERT_QUEUE_WAIT_SETTING,
+  ALERT_SCRIPT_SETTING,
+  ALERT_WEBHOOK_URL_SETTING,
+  ALERT_WORKER_OFFLINE_SETTING,
+  checkAlertScript,
+  checkAlertWebhookUrl,
+  checkQueueWaitThresholds,
+  checkWorkerOfflineSecs,
+} from "./fleet/alerts.ts";
+import {
   CUSTOM_TAGS_SETTING,
   formatCustomTag,
   invalidateCustomTagsCache,
@@ -43,6 +53,10 @@ function positiveInt(value: unknown, field: string): number {
 const KNOWN_SETTINGS: Record<string, (value: unknown) => unknown> = {
   [CUSTOM_TAGS_SETTING]: (value) => parseCustomTags(value, "value").map(formatCustomTag),
   retention_period_secs: (value) => positiveInt(value, "value"),
+  [ALERT_WEBHOOK_URL_SETTING]: checkAlertWebhookUrl,
+  [ALERT_SCRIPT_SETTING]: checkAlertScript,
+  [ALERT_QUEUE_WAIT_SETTING]: checkQueueWaitThresholds,
+  [ALERT_WORKER_OFFLINE_SETTING]: checkWorkerOfflineSecs,
 };
 
 function checkKey(key: string): void {

@@ -42,9 +42,12 @@ export interface SyncFolder {
   /** Windmill's `display_name`; Millrace shows the name when it has none. */
   display_name: string;
   summary: string | null;
-  /** `u/<user>` or `g/<group>`, sorted. */
+  /** `u/<user>` or `g/<group>`, in the order the folder was given them (Windmill's list). */
   owners: string[];
-  /** `u/<user>` or `g/<group>` → true (write) / false (read). */
+  /**
+   * `u/<user>` or `g/<group>` → true (write) / false (read). Owners may be listed too (Windmill
+   * repositories hold both forms); an owner is an owner whatever its entry here says.
+   */
   extra_perms: Record<string, boolean>;
 }
 
@@ -160,8 +163,8 @@ function sortedRecord<V>(record: Record<string, V>): Record<string, V> {
 }
 
 /**
- * The canonical form of a snapshot: items sorted by path (or name), owners/members/admins sorted
- * and deduplicated. `filesToSnapshot` returns snapshots in this form, so
+ * The canonical form of a snapshot: items sorted by path (or name), members/admins sorted and
+ * deduplicated, owners deduplicated (in their order). `filesToSnapshot` returns snapshots in this form, so
  * `filesToSnapshot(snapshotToFiles(s)).snapshot` deep-equals `normalizeSnapshot(s)`.
  */
 export function normalizeSnapshot(snapshot: WorkspaceSnapshot): WorkspaceSnapshot {
@@ -170,7 +173,8 @@ export function normalizeSnapshot(snapshot: WorkspaceSnapshot): WorkspaceSnapsho
     wmillYaml: snapshot.wmillYaml,
     scripts: snapshot.scripts.map((s) => ({ ...s })).sort(byKey((s) => s.path)),
     folders: snapshot.folders
-      .map((f) => ({ ...f, owners: uniqueSorted(f.owners), extra_perms: sortedRecord(f.extra_perms) }))
+      // Owners keep their order: wmill compares folder.meta.yaml's owners as an ordered list.
+      .map((f) => ({ ...f, owners: [...new Set(f.owners)], extra_perms: sortedRecord(f.extra_perms) }))
       .sort(byKey((f) => f.name)),
     groups: snapshot.groups
       .map((g) => ({

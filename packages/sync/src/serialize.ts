@@ -149,9 +149,15 @@ export function snapshotToFiles(input: WorkspaceSnapshot): Map<string, string> {
  * `.json` becomes `.yaml` written with wmill's options, and a script's `lock` moves to
  * `<path>.script.lock`). Same paths with `.json`; no `.script.lock` files and no wmill.yaml.
  */
-export function snapshotToTarballFiles(input: WorkspaceSnapshot): Map<string, string> {
+export function snapshotToTarballFiles(
+  input: WorkspaceSnapshot,
+  options: { defaultTs?: "bun" | "deno" } = {},
+): Map<string, string> {
   const snapshot = normalizeSnapshot(input);
-  const defaultTs = defaultTsOf(snapshot.wmillYaml);
+  // wmill asks with `default_ts=<its wmill.yaml's defaultTs>` and compares the code files by name:
+  // with `deno`, a deno script must come as `<path>.ts` (and a bun one as `<path>.bun.ts`), or every
+  // push would see each deno script deleted and added again.
+  const defaultTs = options.defaultTs ?? defaultTsOf(snapshot.wmillYaml);
   const files = new Map<string, string>();
   const json = (doc: JsonObject) => JSON.stringify(doc, null, 2);
   // wmill writes it as settings.yaml only with --include-settings (`elementsToMap`).

@@ -173,7 +173,27 @@ export function FoldersPanel({ workspace, canCreate }: { workspace: string; canC
                     )}
                     {f.permissions.map((p) => (
                       <tr key={p.principal}>
-                        <td>{p.principal}</td>
+                        <td>
+                          {p.principal}
+                          {/* Kept from an imported repository (core's GrantStatus): a pending
+                              grant applies when that member or group exists here; an inert key
+                              never grants anything. */}
+                          {p.status === "pending" && (
+                            <span
+                              className="muted"
+                              title="Not in this workspace yet: applies when a member with exactly this name joins (or the group is created)"
+                            >
+                              {" "}
+                              (pending)
+                            </span>
+                          )}
+                          {p.status === "inert" && (
+                            <span className="muted" title="Neither u/<user> nor g/<group>: grants nothing">
+                              {" "}
+                              (grants nothing)
+                            </span>
+                          )}
+                        </td>
                         <td>{p.level}</td>
                         <td>
                           {owner && (

@@ -8,6 +8,22 @@ export {
   type WorkerGroupSampleRow,
 } from "./sample.ts";
 export {
+  ALERT_QUEUE_WAIT_SETTING,
+  ALERT_SCRIPT_SETTING,
+  ALERT_WEBHOOK_URL_SETTING,
+  ALERT_WORKER_OFFLINE_SETTING,
+  evaluateFleetAlerts,
+  getAlertSettings,
+  listInstanceAlerts,
+  saveAlertSettings,
+  type AlertSettingsInput,
+  readAlertSettings,
+  type AlertChanges,
+  type AlertKind,
+  type AlertSettings,
+  type InstanceAlertView,
+} from "./alerts.ts";
+export {
   fleetHistory,
   HISTORY_POINTS,
   HISTORY_WINDOWS_MINUTES,

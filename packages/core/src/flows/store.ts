@@ -150,6 +150,16 @@ export async function checkFlow(
   return { flow, stored: { ...flow, value: document.value as FlowValue }, warnings };
 }
 
+/** A flow's summary, description, value and schema, as the flow and flow_version rows hold them. */
+function documentColumns(flow: { summary?: string; description?: string; value: unknown; schema?: unknown }) {
+  return [
+    flow.summary ?? "",
+    flow.description ?? "",
+    JSON.stringify(flow.value),
+    flow.schema === undefined ? null : JSON.stringify(flow.schema),
+  ];
+}
+
 async function writeVersion(
   client: PoolClient,
   workspaceId: string,
@@ -161,16 +171,7 @@ async function writeVersion(
   const { rows } = await client.query<{ id: string }>(
     `INSERT INTO flow_version (workspace_id, path, summary, description, value, schema, deployment_msg, created_by)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-    [
-      workspaceId,
-      path,
-      flow.summary ?? "",
-      flow.description ?? "",
-      JSON.stringify(flow.value),
-      flow.schema === undefined ? null : JSON.stringify(flow.schema),
-      message,
-      createdBy,
-    ],
+    [workspaceId, path, ...documentColumns(flow), message, createdBy],
   );
   return Number(rows[0]!.id);
 }
@@ -211,16 +212,7 @@ export async function createFlow(
     const { rows } = await client.query(
       `INSERT INTO flow (workspace_id, path, summary, description, value, schema, version_id, edited_by)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${FLOW_COLUMNS}`,
-      [
-        workspaceId,
-        path,
-        flow.summary ?? "",
-        flow.description ?? "",
-        JSON.stringify(flow.value),
-        flow.schema === undefined ? null : JSON.stringify(flow.schema),
-        versionId,
-        username,
-      ],
+      [workspaceId, path, ...documentColumns(flow), versionId, username],
     );
     await recordAudit(client, membership.principal, {
       workspaceId,
@@ -273,6 +265,16 @@ export async function updateFlow(
     if (target !== path && (await readFlow(client, workspaceId, target, true))) {
       throw new AppError("CONFLICT", `path conflict: a flow already exists at ${target}`, "path");
     }
+    // The same flow again (a `wmill sync push` re-applying a flow whose file differs from the
+    // tarball only in fields Millrace does not keep) is no new version: nothing to deploy.
+    if (target === path && !input.deployment_message) {
+      const { rows: same } = await client.query(
+        `SELECT 1 FROM flow WHERE workspace_id = $1 AND path = $2 AND summary = $3 AND description = $4
+            AND value = $5::jsonb AND schema IS NOT DISTINCT FROM $6::jsonb`,
+        [workspaceId, path, ...documentColumns(flow)],
+      );
+      if (same.length > 0) return { ...existing, warnings };
+    }
     const versionId = await writeVersion(
       client,
       workspaceId,
@@ -292,17 +294,7 @@ export async function updateFlow(
       `UPDATE flow SET path = $3, summary = $4, description = $5, value = $6, schema = $7, version_id = $8,
               edited_by = $9, edited_at = now()
         WHERE workspace_id = $1 AND path = $2 RETURNING ${FLOW_COLUMNS}`,
-      [
-        workspaceId,
-        path,
-        target,
-        flow.summary ?? "",
-        flow.description ?? "",
-        JSON.stringify(flow.value),
-        flow.schema === undefined ? null : JSON.stringify(flow.schema),
-        versionId,
-        username,
-      ],
+      [workspaceId, path, target, ...documentColumns(flow), versionId, username],
     );
     await recordAudit(client, membership.principal, {
       workspaceId,

@@ -38,14 +38,18 @@ export {
 export {
   createFolder,
   deleteFolder,
+  describeGrantReport,
   getFolder,
   listFolders,
   setFolderPermission,
   updateFolder,
+  windmillExtraPerms,
   LEVELS,
   type CreateFolderInput,
   type FolderPermissionView,
   type FolderView,
+  type GrantReport,
+  type GrantStatus,
   type UpdateFolderInput,
 } from "./folders.ts";
 export {

@@ -124,7 +124,9 @@ describe("people, folders and path access", () => {
     await rejectsWith(setFolderPermission(services, devA, "ops", "u/dev_a", "owner"), "FORBIDDEN");
     await rejectsWith(createFolder(services, people.op!.membership, { name: "ops2" }), "FORBIDDEN");
     const own = await createFolder(services, devA, { name: "team_a" });
-    assert.deepEqual(own.permissions, [{ principal: "u/dev_a", level: "owner" }]);
+    assert.deepEqual(own.permissions, [
+      { principal: "u/dev_a", level: "owner", status: "active", ownerExtra: null },
+    ]);
     await rejectsWith(
       setFolderPermission(services, devA, "team_a", "u/nobody", "viewer"),
       "INVALID_INPUT",

@@ -133,6 +133,13 @@ export const BUILTIN_RESOURCE_TYPES: readonly BuiltinResourceType[] = [
     description: "A script's state kept between runs (setState / getState)",
     schema: null,
   },
+  // The types of Windmill's app builder, which every Windmill workspace has: a repository pulled
+  // from Windmill holds resources of them (custom components, themes, component groups). Millrace
+  // has no apps, but it keeps these resources as they are, so that importing such a repository
+  // neither stops nor loses them.
+  { name: "app_custom", description: "A custom app component (Windmill apps)", schema: null },
+  { name: "app_theme", description: "An app theme (Windmill apps)", schema: null },
+  { name: "app_group", description: "A group of app components (Windmill apps)", schema: null },
 ];
 
 export function builtinResourceType(name: string): BuiltinResourceType | undefined {

@@ -36,7 +36,11 @@ interface DueRow {
 }
 
 /** The schedule's jobs run as the user who last created or edited it (`u/<username>`). */
-async function runAs(ctx: JobsContext, workspaceId: string, permissionedAs: string): Promise<Membership> {
+export async function runAs(
+  ctx: JobsContext,
+  workspaceId: string,
+  permissionedAs: string,
+): Promise<Membership> {
   const username = permissionedAs.replace(/^u\//, "");
   if (username === SUPERADMIN_SECRET_PRINCIPAL.username) {
     return requireMembership(ctx, SUPERADMIN_SECRET_PRINCIPAL, workspaceId);

@@ -89,10 +89,16 @@ export async function readWorkspaceSnapshot(client: PoolClient, ws: string): Pro
       memory_limit_mb: s.memory_limit_mb,
     });
   }
-  const folders = await rows<{ name: string; summary: string | null; grants: { p: string; l: string }[] }>(
+  const folders = await rows<{
+    name: string;
+    summary: string | null;
+    grants: { p: string; l: string; x: boolean | null }[];
+  }>(
     client,
     `SELECT f.name, f.summary,
-                COALESCE(json_agg(json_build_object('p', p.principal, 'l', p.level)) FILTER (WHERE p.principal IS NOT NULL), '[]') AS grants
+                COALESCE(json_agg(json_build_object('p', p.principal, 'l', p.level, 'x', p.owner_extra)
+                                  ORDER BY p.level <> 'owner', p.position, p.principal)
+                         FILTER (WHERE p.principal IS NOT NULL), '[]') AS grants
            FROM folder f LEFT JOIN folder_permission p ON p.workspace_id = f.workspace_id AND p.folder_name = f.name
           WHERE f.workspace_id = $1 GROUP BY f.name, f.summary ORDER BY f.name`,
     ws,
@@ -102,15 +108,14 @@ export async function readWorkspaceSnapshot(client: PoolClient, ws: string): Pro
       name: f.name,
       display_name: f.name,
       summary: f.summary,
-      owners: f.grants
-        .filter((g) => g.l === "owner")
-        .map((g) => g.p)
-        .sort(),
+      // In the order given (wmill compares the list as is).
+      owners: f.grants.filter((g) => g.l === "owner").map((g) => g.p),
+      // Every grant but the owners, plus the owners the folder's extra_perms listed (Windmill's
+      // repositories hold both forms: FolderPermission.ownerExtra).
       extra_perms: Object.fromEntries(
-        f.grants
-          .filter((g) => g.l !== "owner")
+        [...f.grants]
           .sort((a, b) => (a.p < b.p ? -1 : 1))
-          .map((g) => [g.p, g.l === "writer"]),
+          .flatMap((g) => (g.l !== "owner" ? [[g.p, g.l === "writer"]] : g.x === null ? [] : [[g.p, g.x]])),
       ),
     });
   }

@@ -765,11 +765,13 @@ async function applyPlan(
         .filter(([p]) => !folder.owners.includes(p))
         .map(([p, write]): [string, string] => [p, write ? "writer" : "viewer"]),
     ];
-    for (const [principalName, level] of grants) {
+    // `position`: the owners' order of folder.meta.yaml, kept (see FolderPermission).
+    for (const [position, [principalName, level]] of grants.entries()) {
+      const ownerExtra = level === "owner" ? (folder.extra_perms[principalName] ?? null) : null;
       await q(
-        `INSERT INTO folder_permission (workspace_id, folder_name, principal, level)
-         VALUES ($1, $2, $3, $4::permission_level)`,
-        [ws, folder.name, principalName, level],
+        `INSERT INTO folder_permission (workspace_id, folder_name, principal, level, position, owner_extra)
+         VALUES ($1, $2, $3, $4::permission_level, $5, $6)`,
+        [ws, folder.name, principalName, level, position, ownerExtra],
       );
     }
   }

@@ -1,10 +1,12 @@
 import {
   createFolder,
   deleteFolder,
+  describeGrantReport,
   getFolder,
   listFolders,
   setFolderPermission,
   updateFolder,
+  windmillExtraPerms,
   type FolderView,
 } from "@millrace/core";
 import { AppError } from "@millrace/core";
@@ -23,13 +25,13 @@ const windmillFolderShape = z.object({
   edited_at: z.string(),
 });
 
-/** Windmill's Folder: `owners` and `extra_perms` (principal → may write) from our grants. */
+/** Windmill's Folder: `owners` and `extra_perms` (principal → may write) from our grants, as given. */
 function windmillFolder(folder: FolderView): z.infer<typeof windmillFolderShape> {
   return {
     name: folder.name,
     summary: folder.summary ?? undefined,
     owners: folder.permissions.filter((p) => p.level === "owner").map((p) => p.principal),
-    extra_perms: Object.fromEntries(folder.permissions.map((p) => [p.principal, p.level !== "viewer"])),
+    extra_perms: windmillExtraPerms(folder.permissions),
     created_by: folder.createdBy ?? undefined,
     edited_at: folder.createdAt.toISOString(),
   };
@@ -41,9 +43,12 @@ const permsObject = z.record(z.string(), z.boolean(), {
 });
 const folderName = z.object({ workspace: z.string(), name: z.string() });
 
-/** Windmill sends owners as `u/<name>` or `g/<name>`; a bare name means a user. */
+/**
+ * Windmill sends owners as `u/<name>` or `g/<name>`; a bare name means a user. An email-like owner
+ * (Windmill repositories hold some) stays as it is: an inert key (see GrantStatus in core).
+ */
 function ownerPrincipal(owner: string): string {
-  return owner.includes("/") ? owner : `u/${owner}`;
+  return owner.includes("/") || owner.includes("@") ? owner : `u/${owner}`;
 }
 
 export const folderRoutes: Route[] = [
@@ -86,7 +91,9 @@ export const folderRoutes: Route[] = [
         owners: body.owners?.map(ownerPrincipal),
         extraPerms: body.extra_perms ?? undefined,
       });
-      return text(`Created folder ${folder.name}`, 201);
+      // Grants to users or groups this workspace does not have are kept (see GrantStatus) and named.
+      const note = describeGrantReport(folder.report);
+      return text(`Created folder ${folder.name}${note ? ` (${note})` : ""}`, 201);
     },
   }),
 
@@ -134,13 +141,14 @@ export const folderRoutes: Route[] = [
     }),
     response: { contentType: "text/plain", description: "Updated folder <name>" },
     handler: async (ctx, { params, body }) => {
-      await updateFolder(ctx.services, await ctx.membership(), params.name, {
+      const folder = await updateFolder(ctx.services, await ctx.membership(), params.name, {
         // Absent leaves the summary as it is; null clears it.
         summary: body.summary === undefined ? undefined : (body.summary ?? null),
         owners: body.owners?.map(ownerPrincipal),
         extraPerms: body.extra_perms ?? undefined,
       });
-      return text(`Updated folder ${params.name}`);
+      const note = describeGrantReport(folder.report);
+      return text(`Updated folder ${params.name}${note ? ` (${note})` : ""}`);
     },
   }),
 

@@ -20,6 +20,8 @@ const tarballQuery = z.object({
   include_groups: queryBool.optional(),
   include_key: queryBool.optional(),
   include_settings: queryBool.optional(),
+  // wmill.yaml's defaultTs (wmill 1.819 always sends it): which TypeScript runtime a plain `.ts` is.
+  default_ts: z.enum(["bun", "deno"], { error: "must be bun or deno" }).optional(),
 });
 
 /**
@@ -63,7 +65,7 @@ export const syncRoutes: Route[] = [
         ? (await getWorkspaceEncryptionKey(ctx.services, membership, callMeta(ctx))).key
         : null;
       const snapshot = selected(await exportWorkspaceSnapshot(ctx.services, membership), query);
-      const files = snapshotToTarballFiles(snapshot);
+      const files = snapshotToTarballFiles(snapshot, { defaultTs: query.default_ts });
       // As Windmill names it: a JSON string, which wmill writes as `encryption_key.yaml`.
       if (key !== null) files.set("encryption_key.json", JSON.stringify(key));
       const body = tarArchive(files);
