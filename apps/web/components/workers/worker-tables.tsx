@@ -47,17 +47,14 @@ function CurrentJob({
   // Jobs belong to tenants: only superadmins are shown which job a worker runs.
   if (!visible) return <span className="muted">–</span>;
   if (!worker.current_job_id) return <span className="muted">idle</span>;
-  if (worker.last_job_workspace_id === workspace) {
-    return (
-      <Link href={`/w/${workspace}/runs/${worker.current_job_id}`}>
-        <code>{worker.current_job_id.slice(0, 8)}</code>
-      </Link>
-    );
-  }
+  const jobWorkspace = worker.last_job_workspace_id;
+  // Only superadmins get here, and a superadmin may open every workspace: link to the job where it
+  // lives (a job whose workspace is gone has nowhere to link to).
+  const id = <code>{worker.current_job_id.slice(0, 8)}</code>;
   return (
     <span title={worker.current_job_id}>
-      <code>{worker.current_job_id.slice(0, 8)}</code>{" "}
-      <span className="muted">in {worker.last_job_workspace_id ?? "?"}</span>
+      {jobWorkspace ? <Link href={`/w/${jobWorkspace}/runs/${worker.current_job_id}`}>{id}</Link> : id}
+      {jobWorkspace !== workspace && <span className="muted"> in {jobWorkspace ?? "?"}</span>}
     </span>
   );
 }
@@ -113,6 +110,7 @@ export function WorkerGroupPanel({
                 <th>Jobs done</th>
                 <th>Occupancy 15s / 5m / 30m</th>
                 <th>Memory</th>
+                <th>Version</th>
                 <th>Sandbox</th>
                 <th>Last ping</th>
               </tr>
@@ -133,6 +131,7 @@ export function WorkerGroupPanel({
                     {percent(worker.occupancy_rate_30m)}
                   </td>
                   <td>{memory(worker.memory_usage)}</td>
+                  <td>{worker.wm_version || <span className="muted">–</span>}</td>
                   <td>
                     <Sandbox state={worker.sandbox} />
                   </td>

@@ -5,6 +5,7 @@ import { scriptRouter } from "./routers/script.ts";
 import { draftRouter } from "./routers/draft.ts";
 import { workbenchRouter } from "./routers/workbench.ts";
 import { workerRouter } from "./routers/worker.ts";
+import { fleetRouter } from "./routers/fleet.ts";
 import { workspaceRouter } from "./routers/workspace.ts";
 import { variableRouter } from "./routers/variable.ts";
 import { resourceRouter } from "./routers/resource.ts";
@@ -31,6 +32,7 @@ export const appRouter = router({
   workbench: workbenchRouter,
   job: mergeRouters(jobReadRouter, jobRunRouter),
   worker: workerRouter,
+  fleet: fleetRouter,
   variable: variableRouter,
   resource: resourceRouter,
   schedule: scheduleRouter,

@@ -1,6 +1,9 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
+import dynamic from "next/dynamic";
 import { use, useState } from "react";
+import { Button } from "@/components/ui/button";
+import Link from "@/components/ui/link";
 import { ListSearch, matchesQuery } from "@/components/list-search";
 import { CustomTagsEditor } from "@/components/workers/custom-tags-editor";
 import { GroupConfigEditor, type GroupConfig } from "@/components/workers/group-config-editor";
@@ -9,6 +12,12 @@ import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
 const REFRESH_MS = 5000;
+
+// recharts is large: the charts arrive after the tables instead of holding them back.
+const FleetCharts = dynamic(
+  () => import("@/components/workers/fleet-charts").then((module) => module.FleetCharts),
+  { ssr: false, loading: () => <div className="panel m-0 h-[290px]" aria-hidden /> },
+);
 
 function NewGroupForm({ onCreate }: { onCreate: (name: string) => void }) {
   const [name, setName] = useState("");
@@ -65,7 +74,13 @@ export default function WorkersPage({ params }: { params: Promise<{ workspace: s
 
   return (
     <div>
-      <h1>Workers</h1>
+      <div className="toolbar">
+        <h1 style={{ margin: 0 }}>Workers</h1>
+        <Button asChild size="sm">
+          <Link href={`/w/${workspace}/workers/simulator`}>Sizing simulator</Link>
+        </Button>
+      </div>
+      <FleetCharts />
       {workers.error && <div className="error">{errorMessage(workers.error)}</div>}
       {workers.data && names.length === 0 && (
         <div className="panel empty">No worker has pinged in the last minute.</div>
