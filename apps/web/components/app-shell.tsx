@@ -2,6 +2,7 @@
 import { useQuery } from "@tanstack/react-query";
 import {
   Activity,
+  BellRing,
   CalendarClock,
   Database,
   FileCode2,
@@ -96,7 +97,10 @@ export function AppShell({ children }: { children: ReactNode }) {
   const unknownRouteWorkspace =
     !!routeWorkspace && !!workspaces.data && !workspaces.isFetching && !known(routeWorkspace);
   const workspace =
-    routeWorkspace ?? (known(lastWorkspace) ? lastWorkspace : undefined) ?? workspaces.data?.[0]?.id;
+    routeWorkspace ??
+    (known(lastWorkspace) ? lastWorkspace : undefined) ??
+    // `admins` (superadmins see it) holds the instance's own jobs: never the one opened by default.
+    (workspaces.data?.find((w) => w.id !== ADMINS_WORKSPACE) ?? workspaces.data?.[0])?.id;
   const role = useWorkspaceRole(workspace ?? "");
   const pages = workspace && !unknownRouteWorkspace ? workspaceLinks(workspace, role) : [];
 
@@ -109,6 +113,7 @@ export function AppShell({ children }: { children: ReactNode }) {
       { href: "/admin/governance", label: "Instance governance", icon: Landmark },
       { href: "/admin/users", label: "Users", icon: UserCog },
       { href: "/admin/restore", label: "Restore", icon: History },
+      { href: "/admin/alerts", label: "Alerts", icon: BellRing },
     );
   }
   const isActive = (link: NavLink) =>

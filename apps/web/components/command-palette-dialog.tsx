@@ -2,6 +2,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { Command } from "cmdk";
 import {
+  BellRing,
   Activity,
   CalendarClock,
   Database,
@@ -84,6 +85,7 @@ export default function CommandPaletteDialog({
       { href: "/admin/governance", label: "Instance governance", icon: Landmark },
       { href: "/admin/users", label: "Users", icon: UserCog },
       { href: "/admin/restore", label: "Restore", icon: History },
+      { href: "/admin/alerts", label: "Alerts", icon: BellRing },
     );
   }
 

@@ -1,5 +1,12 @@
 import { z } from "zod";
-import { fleetHistory, HISTORY_WINDOWS_MINUTES, loadProfile } from "@millrace/core";
+import {
+  fleetHistory,
+  getAlertSettings,
+  HISTORY_WINDOWS_MINUTES,
+  listInstanceAlerts,
+  loadProfile,
+  saveAlertSettings,
+} from "@millrace/core";
 import { authedProcedure, router } from "../init.ts";
 
 // Thin adapters over core's fleet history. Visible to whoever sees the Workers page (any signed-in
@@ -11,4 +18,18 @@ export const fleetRouter = router({
 
   /** The last day of jobs per tag, for the sizing simulator's "use my data". */
   loadProfile: authedProcedure.query(({ ctx }) => loadProfile(ctx.services, ctx.principal)),
+
+  // The instance's alerts and their settings: superadmins only (checked in core).
+  alerts: authedProcedure.query(({ ctx }) => listInstanceAlerts(ctx.services, ctx.principal)),
+  alertSettings: authedProcedure.query(({ ctx }) => getAlertSettings(ctx.services, ctx.principal)),
+  saveAlertSettings: authedProcedure
+    .input(
+      z.object({
+        webhookUrl: z.string().nullable(),
+        script: z.string().nullable(),
+        queueWaitSecs: z.union([z.number(), z.record(z.string(), z.number())]).nullable(),
+        workerOfflineSecs: z.number().nullable(),
+      }),
+    )
+    .mutation(({ ctx, input }) => saveAlertSettings(ctx.services, ctx.principal, input)),
 });

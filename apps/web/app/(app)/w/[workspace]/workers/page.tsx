@@ -1,4 +1,5 @@
 "use client";
+import { AlertsBanner } from "@/components/workers/alerts-banner";
 import { useQuery } from "@tanstack/react-query";
 import dynamic from "next/dynamic";
 import { use, useState } from "react";
@@ -80,6 +81,7 @@ export default function WorkersPage({ params }: { params: Promise<{ workspace: s
           <Link href={`/w/${workspace}/workers/simulator`}>Sizing simulator</Link>
         </Button>
       </div>
+      <AlertsBanner isSuperAdmin={superadmin} />
       <FleetCharts />
       {workers.error && <div className="error">{errorMessage(workers.error)}</div>}
       {workers.data && names.length === 0 && (
