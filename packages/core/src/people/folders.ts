@@ -38,15 +38,22 @@ export interface FolderPermissionView {
 
 /**
  * Windmill's extra_perms of a folder: every grant but the owners (writer: true, viewer: false),
- * plus the owners that the folder's extra_perms listed, with their value.
+ * plus the owners that the folder's extra_perms listed, with their value. `everyOwner`: owners it
+ * did not list too, as may-write (what Windmill's API answers: folders/get, folders/list); the
+ * repository form (tarball, git sync) keeps only those listed, so that a file reads back as it was.
  */
-export function windmillExtraPerms(permissions: FolderPermissionView[]): Record<string, boolean> {
+export function windmillExtraPerms(
+  permissions: FolderPermissionView[],
+  options: { everyOwner?: boolean } = {},
+): Record<string, boolean> {
   return Object.fromEntries(
     permissions.flatMap((p) =>
       p.level !== "owner"
         ? [[p.principal, p.level === "writer"]]
         : p.ownerExtra === null
-          ? []
+          ? options.everyOwner
+            ? [[p.principal, true]]
+            : []
           : [[p.principal, p.ownerExtra]],
     ),
   );

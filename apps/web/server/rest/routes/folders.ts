@@ -31,7 +31,7 @@ function windmillFolder(folder: FolderView): z.infer<typeof windmillFolderShape>
     name: folder.name,
     summary: folder.summary ?? undefined,
     owners: folder.permissions.filter((p) => p.level === "owner").map((p) => p.principal),
-    extra_perms: windmillExtraPerms(folder.permissions),
+    extra_perms: windmillExtraPerms(folder.permissions, { everyOwner: true }),
     created_by: folder.createdBy ?? undefined,
     edited_at: folder.createdAt.toISOString(),
   };
