@@ -82,16 +82,14 @@ describe("wmill sync push of a windmill-sync-example-like repository", () => {
    * way (something new differs, or one of these got fixed and must leave the list).
    */
   const STILL_DIFFERENT: Record<string, string> = {
-    // A secret encrypted by another instance, pushed with --plain-secrets: Millrace stores it under
-    // its own key and the tarball never gives a secret in plain text (sync.ts).
-    "~ variable f/examples/api_key.variable.yaml": "secrets leave encrypted",
-    // `description: null` is stored as ''.
-    "~ resource f/app_custom/Widget.resource.yaml": "resource description null",
-    // The repository's Windmill bun lock is not the lock Millrace keeps (issue 35 item 1).
-    "+ script f/a/greeter.script.lock": "Windmill lock not kept",
-    "~ script f/a/greeter.script.yaml": "Windmill lock not kept",
-    // wmill joins a list-form lock into one text before sending it: the server cannot know the
-    // file had a list, and the tarball's lock comes back as `!inline <path>.script.lock`.
+    // wmill itself lists a script.yaml whose `lock:` is a list (older wmill wrote python locks so)
+    // on every push, against Windmill as against Millrace: it joins the local list into one text,
+    // while it always turns a server's non-empty lock into `!inline <path>.script.lock` (windmill-cli
+    // 1.819's ZipFSElement), and lists the `.script.lock` it then has no file for as deleted. The
+    // script itself is up to date: no version is made (asserted above). A script.yaml in the
+    // current form (`lock: '!inline <path>.script.lock'` and the lock file) is not listed.
+    "- script f/examples/shout.script.lock": "list-form lock",
+    "- script f/examples/word_count.script.lock": "list-form lock",
     "~ script f/examples/shout.script.yaml": "list-form lock",
     "~ script f/examples/word_count.script.yaml": "list-form lock",
   };
@@ -135,6 +133,30 @@ describe("wmill sync push of a windmill-sync-example-like repository", () => {
       assert.equal(second.code, 0, `second push:\n${second.output}`);
       // No new script or flow version, whatever wmill still lists.
       assert.deepEqual(await versions(variant.ws), before);
+      // --plain-secrets: the tarball answered the secret in plain text (that is why it is not
+      // listed), to this admin, and said so in the audit log.
+      const { rows: reads } = await services.pool.query<{ actor: string }>(
+        "SELECT actor FROM audit_log WHERE workspace_id = $1 AND operation = 'variables.decrypt_secret' AND resource = $2",
+        [variant.ws, "f/examples/api_key"],
+      );
+      assert.ok(reads.length >= 1, "the plain-text export of the secret is audited");
+
+      // The script pushed with Windmill's bun lock keeps it as the repository has it, and runs.
+      const greeter = await services.pool.query<{ lock: string | null }>(
+        "SELECT lock FROM script WHERE workspace_id = $1 AND path = 'f/a/greeter'",
+        [variant.ws],
+      );
+      assert.equal(
+        greeter.rows[0]!.lock,
+        fs.readFileSync(path.join(repo, "f/a/greeter.script.lock"), "utf8"),
+      );
+      const run = await fetch(`${api.url}/api/w/${variant.ws}/jobs/run_wait_result/p/f/a/greeter`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "lock", times: 2 }),
+      });
+      assert.equal(run.status, 200);
+      assert.equal(await run.json(), "hello lock hello lock");
       assert.deepEqual(
         changeLines(second.output),
         Object.keys(STILL_DIFFERENT),

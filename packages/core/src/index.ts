@@ -83,7 +83,7 @@ export { authorizePath, folderLevel, type PathAccess } from "./access.ts";
 export * from "./dependencies/index.ts";
 export * from "./flows/index.ts";
 export { deleteFlowIfPresent, flowVersion } from "./flows/versions.ts";
-export { exportWorkspaceSnapshot } from "./sync/export.ts";
+export { exportWorkspaceSnapshot, revealSnapshotSecrets } from "./sync/export.ts";
 export { readRepositoryFiles, SYNC_KINDS, type RepositoryOptions, type SyncKind } from "./sync/repository.ts";
 export {
   restoreWorkspaceFiles,

@@ -26,6 +26,23 @@ import { applyArgCustomizations, checkArgCustomizations } from "./arg-customizat
 export const MAX_SCRIPT_BYTES = 512 * 1024;
 
 /** A script's code, the same limit whichever way it comes (deploy, push, restore, wmill). */
+/**
+ * The lock a version keeps of what a client sent. A non-empty lock is kept as sent, as Windmill
+ * keeps it, and no dependency job replaces it: a lock written by Windmill is read at run time
+ * (runtime's windmill-locks.ts uses what it pins and resolves the rest), and the tarball answers
+ * the same text, so a repository pushed with `wmill` reads back unchanged. `""` (nothing to
+ * install) is kept only for a script without requirements; null: one is computed.
+ */
+function givenLock(lock: unknown, requirements: unknown): string | null {
+  if (lock === undefined || lock === null) return null;
+  if (typeof lock !== "string") throw invalidInput("lock", "must be a string");
+  if (Buffer.byteLength(lock) > MAX_SCRIPT_BYTES * 4) {
+    throw invalidInput("lock", `at most ${(MAX_SCRIPT_BYTES * 4) / 1024} KiB`);
+  }
+  if (lock === "") return requirements ? null : "";
+  return lock;
+}
+
 export function checkScriptContent(content: unknown, field = "content"): string {
   if (typeof content !== "string") throw invalidInput(field, "is required");
   if (Buffer.byteLength(content) > MAX_SCRIPT_BYTES) {
@@ -47,7 +64,10 @@ export interface NewScriptInput extends ScriptLimitsInput {
    * (declaredSchema), and run with only when inference fails.
    */
   schema?: unknown;
-  /** The lock a client sent: kept only as `""` (no packages) for a script without requirements. */
+  /**
+   * The lock a client sent (wmill sends the repository's `.script.lock`): the version's lock as
+   * sent, see `givenLock`.
+   */
   lock?: string | null;
   /** Runs go to the script's dedicated workers (Windmill's `dedicated_worker`). */
   dedicated_worker?: boolean | null;
@@ -217,6 +237,7 @@ export async function deployScript(
   const inferred = schemaFor(input.language, input);
   // A version with dependencies runs once a `dependency` job has computed its lock.
   const requirements = checkRequirements(input.language, input.content);
+  const lock = givenLock(input.lock, requirements);
   const workspaceId = membership.workspace.id;
   const latest = await latestScript(ctx, workspaceId, input.path);
   if (latest && input.parentHash !== latest.hash) {
@@ -250,6 +271,7 @@ export async function deployScript(
       latest.concurrencyKey === limits.concurrencyKey &&
       latest.memoryLimitMb === limits.memoryLimitMb &&
       latest.dedicatedWorker === (input.dedicated_worker ?? false) &&
+      (lock === null || latest.lock === lock) &&
       sameJson(latest.retry, limits.retry) &&
       sameJson(latest.declaredSchema, declared) &&
       sameJson(latest.argCustomizations, kept) &&
@@ -269,8 +291,7 @@ export async function deployScript(
       language: input.language,
       schema: schema as unknown as Prisma.InputJsonValue,
       declaredSchema: (declared ?? undefined) as Prisma.InputJsonValue | undefined,
-      // A client's empty lock stays empty (no dependency job computes one for it).
-      ...(input.lock === "" && !requirements ? { lock: "" } : {}),
+      ...(lock === null ? {} : { lock }),
       tag: input.tag || null,
       timeoutSecs: limits.timeoutSecs,
       priority: limits.priority,
@@ -285,7 +306,7 @@ export async function deployScript(
       createdAt,
     },
   });
-  if (requirements) await enqueueDependencyJob(ctx, script);
+  if (requirements && lock === null) await enqueueDependencyJob(ctx, script);
   // The caller's unsaved work on this path is now deployed (drafts.ts).
   await ctx.db.draft.deleteMany({
     where: {

@@ -43,6 +43,7 @@ export {
   type SyncSchedule,
   type SyncScript,
   type SyncVariable,
+  VARIABLE_FILE_FIELDS,
   type WorkspaceSnapshot,
 } from "./model.ts";
 export { snapshotToFiles, snapshotToTarballFiles } from "./serialize.ts";

@@ -67,7 +67,8 @@ export interface SyncResource {
   path: string;
   resource_type: string;
   value: Json;
-  description: string;
+  /** null: none given (Windmill's files say `description: null`), kept apart from "". */
+  description: string | null;
 }
 
 export interface SyncResourceType {
@@ -83,7 +84,15 @@ export interface SyncVariable {
   value: string;
   is_secret: boolean;
   description: string;
+  /**
+   * What the file held of Windmill's variable keys Millrace has no use for
+   * (VARIABLE_FILE_FIELDS), written back as they were; absent/null: none.
+   */
+  file_fields?: JsonObject | null;
 }
+
+/** Keys of Windmill's variable files that Millrace keeps only to write them back (no OAuth accounts here). */
+export const VARIABLE_FILE_FIELDS = ["account", "is_oauth", "is_expired"] as const;
 
 export interface SyncSchedule {
   path: string;

@@ -16,6 +16,7 @@ import {
   DEFAULT_WMILL_YAML,
   normalizeSnapshot,
   SYNC_LANGUAGES,
+  VARIABLE_FILE_FIELDS,
   type Json,
   type JsonObject,
   type SyncError,
@@ -521,7 +522,7 @@ export function filesToSnapshot(files: Map<string, string>): ParseResult {
       path,
       resource_type: resourceType,
       value: (fields.doc.value ?? null) as Json,
-      description: fields.string("description", ""),
+      description: fields.nullableString("description"),
     });
   }
 
@@ -550,6 +551,21 @@ export function filesToSnapshot(files: Map<string, string>): ParseResult {
       is_secret: fields.boolean("is_secret", false),
       description: fields.string("description", ""),
     });
+    const fileFields = variableFileFields(file, fields.doc);
+    if (fileFields) snapshot.variables[snapshot.variables.length - 1]!.file_fields = fileFields;
+  }
+
+  /** Windmill's account/is_oauth/is_expired, kept as the file has them (scalars only). */
+  function variableFileFields(file: string, doc: Record<string, unknown>): JsonObject | null {
+    const kept: JsonObject = {};
+    for (const key of VARIABLE_FILE_FIELDS) {
+      if (!(key in doc)) continue;
+      const value = doc[key];
+      if (value === null || ["string", "number", "boolean"].includes(typeof value)) kept[key] = value as Json;
+      else
+        errors.push({ file, field: key, message: `${key} must be null, a string, a number or true/false` });
+    }
+    return Object.keys(kept).length > 0 ? kept : null;
   }
 
   function readSchedule(file: string, path: string) {

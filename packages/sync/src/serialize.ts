@@ -79,7 +79,12 @@ export function resourceTypeDocument(type: SyncResourceType): JsonObject {
 }
 
 export function variableDocument(variable: SyncVariable): JsonObject {
-  return { value: variable.value, is_secret: variable.is_secret, description: variable.description };
+  return {
+    value: variable.value,
+    is_secret: variable.is_secret,
+    description: variable.description,
+    ...(variable.file_fields ?? {}),
+  };
 }
 
 export function scheduleDocument(schedule: SyncSchedule): JsonObject {

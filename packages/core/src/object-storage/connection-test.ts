@@ -34,7 +34,7 @@ export async function objectStorageView(
   const s3Resources = canEdit
     ? (await listResources(ctx, membership, { resourceType: "s3", perPage: 1000 })).map((r) => ({
         path: r.path,
-        description: r.description,
+        description: r.description ?? "",
       }))
     : null;
   return {

@@ -17,7 +17,8 @@ export interface ResourceView {
   resourceType: string;
   /** As stored: `$var:` references unresolved (so never a secret's plain value). */
   value: unknown;
-  description: string;
+  /** null when none was given (Windmill's resources keep that apart from ""). */
+  description: string | null;
   createdBy: string;
   createdAt: Date;
   updatedAt: Date;
@@ -28,7 +29,7 @@ interface ResourceRow {
   path: string;
   resource_type: string;
   value: unknown;
-  description: string;
+  description: string | null;
   created_by: string;
   created_at: Date;
   updated_at: Date;
@@ -237,7 +238,7 @@ export async function createResource(
   if (typeof input.resourceType !== "string" || !input.resourceType)
     throw invalidInput("resource_type", "is required");
   requireResourceWrite(membership, input.path, input.resourceType);
-  const description = checkDescription(input.description) ?? "";
+  const description = checkDescription(input.description) ?? null;
   await authorizePath(ctx, membership, input.path, "write");
   const workspaceId = membership.workspace.id;
   try {

@@ -10,9 +10,12 @@ import {
   type SyncLanguage,
   type WorkspaceSnapshot,
 } from "@millrace/sync";
+import { recordAudit } from "../audit/index.ts";
 import type { CoreContext } from "../context.ts";
 import type { StoredLargeFileStorage } from "../object-storage/settings.ts";
 import { requirePermission } from "../permissions.ts";
+import type { SecretsContext } from "../secrets/context.ts";
+import type { CallMeta } from "../variables/variables.ts";
 import { OPERATOR_SETTINGS } from "../windmill-settings.ts";
 import type { Membership } from "../workspaces.ts";
 
@@ -37,6 +40,33 @@ export async function exportWorkspaceSnapshot(
     await client.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
     return readWorkspaceSnapshot(client, membership.workspace.id);
   });
+}
+
+/**
+ * Decrypts the secrets of an exported snapshot in place: Windmill's `plain_secret=true`, which
+ * `wmill sync pull/push --plain-secrets` asks for (a repository holding plain secrets compares
+ * them with these). Admins only, as the export itself: they can read every secret of the
+ * workspace anyway. Each secret decrypted is audited as `variables.decrypt_secret`, as a read of
+ * its value is.
+ */
+export async function revealSnapshotSecrets(
+  ctx: SecretsContext,
+  membership: Membership,
+  snapshot: WorkspaceSnapshot,
+  meta: CallMeta = {},
+): Promise<void> {
+  requirePermission(membership, "workspace.manage");
+  const workspaceId = membership.workspace.id;
+  for (const variable of snapshot.variables) {
+    if (!variable.is_secret) continue;
+    variable.value = await ctx.secrets.decrypt(ctx.pool, workspaceId, variable.value);
+    await recordAudit(ctx.pool, membership.principal, {
+      workspaceId,
+      operation: "variables.decrypt_secret",
+      resource: variable.path,
+      ip: meta.ip ?? null,
+    });
+  }
 }
 
 /** The snapshot of workspace `ws`, read with `client` (callers check rights and isolation). */
@@ -131,7 +161,12 @@ export async function readWorkspaceSnapshot(client: PoolClient, ws: string): Pro
   );
   for (const g of groups)
     snapshot.groups.push({ name: g.name, summary: g.summary, members: g.members, admins: [] });
-  for (const r of await rows<{ path: string; resource_type: string; value: Json; description: string }>(
+  for (const r of await rows<{
+    path: string;
+    resource_type: string;
+    value: Json;
+    description: string | null;
+  }>(
     client,
     "SELECT path, resource_type, value, description FROM resource WHERE workspace_id = $1 ORDER BY path",
     ws,
@@ -145,9 +180,15 @@ export async function readWorkspaceSnapshot(client: PoolClient, ws: string): Pro
   )) {
     snapshot.resourceTypes.push(t);
   }
-  for (const v of await rows<{ path: string; value: string; is_secret: boolean; description: string }>(
+  for (const v of await rows<{
+    path: string;
+    value: string;
+    is_secret: boolean;
+    description: string;
+    file_fields: JsonObject | null;
+  }>(
     client,
-    "SELECT path, value, is_secret, description FROM variable WHERE workspace_id = $1 ORDER BY path",
+    "SELECT path, value, is_secret, description, file_fields FROM variable WHERE workspace_id = $1 ORDER BY path",
     ws,
   )) {
     snapshot.variables.push(v);

@@ -824,14 +824,15 @@ async function applyPlan(
   await q("DELETE FROM variable WHERE workspace_id = $1", [ws]);
   for (const variable of snapshot.variables) {
     await q(
-      `INSERT INTO variable (workspace_id, path, value, is_secret, description, created_by, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, now(), now())`,
+      `INSERT INTO variable (workspace_id, path, value, is_secret, description, file_fields, created_by, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, now(), now())`,
       [
         ws,
         variable.path,
         variable.is_secret ? (plan.secrets.get(variable.path) ?? "") : variable.value,
         variable.is_secret,
         variable.description,
+        variable.file_fields ? JSON.stringify(variable.file_fields) : null,
         principal.username,
       ],
     );

@@ -3,6 +3,7 @@ export {
   getVariable,
   getVariableValue,
   variableExists,
+  checkVariableFileFields,
   createVariable,
   updateVariable,
   deleteVariable,

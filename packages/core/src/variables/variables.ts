@@ -7,6 +7,7 @@ import { requirePermission } from "../permissions.ts";
 import type { SecretsContext } from "../secrets/context.ts";
 import { isEncrypted } from "../secrets/keyring.ts";
 import type { Membership } from "../workspaces.ts";
+import { VARIABLE_FILE_FIELDS } from "@millrace/sync";
 import { pageWindow, readableCondition } from "./readable.ts";
 import { notifyJobSecretRead } from "./secret-reads.ts";
 
@@ -31,6 +32,7 @@ interface VariableRow {
   value: string;
   is_secret: boolean;
   description: string;
+  file_fields: Record<string, unknown> | null;
   created_by: string;
   created_at: Date;
   updated_at: Date;
@@ -52,6 +54,23 @@ function view(row: VariableRow, value: string | null): VariableView {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+/**
+ * Windmill's variable keys Millrace has no use for (account, is_oauth, is_expired: there are no
+ * OAuth accounts here), as a client sent them: kept only to be written back in the repository
+ * form, so that a Windmill repository pushed with wmill reads back unchanged. Null: none sent.
+ */
+export function checkVariableFileFields(body: Record<string, unknown>): Record<string, unknown> | null {
+  const kept: Record<string, unknown> = {};
+  for (const key of VARIABLE_FILE_FIELDS) {
+    if (!(key in body) || body[key] === undefined) continue;
+    const value = body[key];
+    if (value !== null && !["string", "number", "boolean"].includes(typeof value))
+      throw invalidInput(key, "must be null, a string, a number or true/false");
+    kept[key] = value;
+  }
+  return Object.keys(kept).length > 0 ? kept : null;
 }
 
 /** A variable's value, the same limit whichever way it comes (create, push, restore, wmill). */
@@ -245,6 +264,8 @@ export interface CreateVariableInput {
   value: string;
   isSecret?: boolean;
   description?: string | null;
+  /** See checkVariableFileFields. */
+  fileFields?: Record<string, unknown> | null;
 }
 
 export interface WriteOptions extends CallMeta {
@@ -277,9 +298,17 @@ export async function createVariable(
         client,
       );
       const { rows } = await client.query<VariableRow>(
-        `INSERT INTO variable (workspace_id, path, value, is_secret, description, created_by, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, now(), now()) RETURNING *`,
-        [workspaceId, input.path, stored, isSecret, description, membership.principal.username],
+        `INSERT INTO variable (workspace_id, path, value, is_secret, description, file_fields, created_by, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, now(), now()) RETURNING *`,
+        [
+          workspaceId,
+          input.path,
+          stored,
+          isSecret,
+          description,
+          input.fileFields ? JSON.stringify(input.fileFields) : null,
+          membership.principal.username,
+        ],
       );
       await recordAudit(client, membership.principal, {
         workspaceId,
@@ -304,6 +333,8 @@ export interface UpdateVariableInput {
   value?: string;
   isSecret?: boolean;
   description?: string | null;
+  /** See checkVariableFileFields; undefined: kept. */
+  fileFields?: Record<string, unknown> | null;
 }
 
 export async function updateVariable(
@@ -331,11 +362,13 @@ export async function updateVariable(
       await ctx.secrets.lockKey(client, workspaceId);
       const existing = await loadRow(client, workspaceId, path, true);
       const isSecret = input.isSecret ?? existing.is_secret;
+      const fileFields = input.fileFields === undefined ? existing.file_fields : input.fileFields;
       // Nothing to change (a push of what is stored): no write, no updated_at bump, no audit row.
       if (
         newPath === path &&
         isSecret === existing.is_secret &&
         (description === undefined || description === existing.description) &&
+        JSON.stringify(fileFields) === JSON.stringify(existing.file_fields) &&
         (value === undefined ||
           (isSecret ? await sameSecret(ctx, existing, value) : value === existing.value))
       ) {
@@ -359,9 +392,18 @@ export async function updateVariable(
         stored = await revealSecret(ctx, membership, existing, options);
       }
       const { rows } = await client.query<VariableRow>(
-        `UPDATE variable SET path = $3, value = $4, is_secret = $5, description = $6, updated_at = now()
+        `UPDATE variable SET path = $3, value = $4, is_secret = $5, description = $6, file_fields = $7::jsonb,
+                updated_at = now()
           WHERE workspace_id = $1 AND path = $2 RETURNING *`,
-        [workspaceId, path, newPath, stored, isSecret, description ?? existing.description],
+        [
+          workspaceId,
+          path,
+          newPath,
+          stored,
+          isSecret,
+          description ?? existing.description,
+          fileFields ? JSON.stringify(fileFields) : null,
+        ],
       );
       await recordAudit(client, membership.principal, {
         workspaceId,

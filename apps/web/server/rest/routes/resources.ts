@@ -25,7 +25,7 @@ import { callMeta, queryFlag, textAnswer, workspaceName, workspacePath } from ".
 const windmillResourceShape = z.object({
   workspace_id: z.string(),
   path: z.string(),
-  description: z.string(),
+  description: z.string().nullable(),
   resource_type: z.string(),
   value: z.unknown().optional(),
   is_oauth: z.boolean(),
@@ -168,7 +168,7 @@ export const resourceRoutes: Route[] = [
           path: body.path,
           value: body.value,
           resourceType: body.resource_type,
-          description: body.description ?? "",
+          description: body.description ?? null,
         },
         { updateIfExists: query.update_if_exists ?? false, ...callMeta(ctx) },
       );

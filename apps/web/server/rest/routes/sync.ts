@@ -1,7 +1,7 @@
 // What `wmill sync pull` calls (windmill-cli 1.819): the workspace tarball and the two lookups it
 // makes first. The tarball holds Windmill's JSON files (packages/sync's snapshotToTarballFiles),
 // which wmill turns into the YAML layout a git repository of the workspace holds.
-import { exportWorkspaceSnapshot, getWorkspaceEncryptionKey } from "@millrace/core";
+import { exportWorkspaceSnapshot, getWorkspaceEncryptionKey, revealSnapshotSecrets } from "@millrace/core";
 import { snapshotToTarballFiles, tarArchive, type WorkspaceSnapshot } from "@millrace/sync";
 import { z } from "zod";
 import { json, text } from "../../http.ts";
@@ -55,16 +55,16 @@ export const syncRoutes: Route[] = [
       const membership = await ctx.membership();
       // wmill asks for a zip first and falls back to a tar on exactly this answer.
       if ((query.archive_type ?? "tar") !== "tar") return text("Invalid Archive Type", 400);
-      // `plain_secret=true` is what `wmill sync push --plain-secrets` (an import of a Windmill
-      // repository) asks too: answered, but secrets still leave encrypted (enc:v2:…), never in
-      // plain text. wmill then compares a local plain secret with the decrypted value before
-      // writing, and Millrace stores a pushed value that is its own ciphertext as is.
+      // `plain_secret=true` (`wmill sync pull/push --plain-secrets`): the secrets in plain text,
+      // as Windmill answers them to the admins the export is for, each read audited. Without it
+      // they leave as this workspace's ciphertext (enc:v2:…), which a push stores back as is.
       // `include_key` (wmill's --include-key): the workspace's key as the `encryption_key` file,
       // read (audited) before the snapshot, so that the secrets exported are all under it.
       const key = query.include_key
         ? (await getWorkspaceEncryptionKey(ctx.services, membership, callMeta(ctx))).key
         : null;
       const snapshot = selected(await exportWorkspaceSnapshot(ctx.services, membership), query);
+      if (query.plain_secret) await revealSnapshotSecrets(ctx.services, membership, snapshot, callMeta(ctx));
       const files = snapshotToTarballFiles(snapshot, { defaultTs: query.default_ts });
       // As Windmill names it: a JSON string, which wmill writes as `encryption_key.yaml`.
       if (key !== null) files.set("encryption_key.json", JSON.stringify(key));

@@ -1,4 +1,5 @@
 import {
+  checkVariableFileFields,
   createVariable,
   deleteVariable,
   getVariable,
@@ -50,6 +51,16 @@ function windmillVariable(variable: VariableView): z.infer<typeof windmillVariab
 }
 
 const alreadyEncrypted = z.object({ already_encrypted: queryFlag.optional() });
+
+/**
+ * Windmill variable keys a repository's files carry and wmill sends as they are (account,
+ * is_oauth, is_expired): checked and kept by core's checkVariableFileFields.
+ */
+const variableFileFields = {
+  account: z.unknown().optional(),
+  is_oauth: z.unknown().optional(),
+  is_expired: z.unknown().optional(),
+};
 
 export const variableRoutes: Route[] = [
   defineRoute({
@@ -121,6 +132,7 @@ export const variableRoutes: Route[] = [
       value: z.string(),
       is_secret: z.boolean().nullish(),
       description: z.string().nullish(),
+      ...variableFileFields,
     }),
     response: textAnswer("the path of the new variable"),
     handler: async (ctx, { query, body }) => {
@@ -132,6 +144,7 @@ export const variableRoutes: Route[] = [
           value: body.value,
           isSecret: body.is_secret ?? false,
           description: body.description ?? "",
+          fileFields: checkVariableFileFields(body),
         },
         { alreadyEncrypted: query.already_encrypted ?? false, ...callMeta(ctx) },
       );
@@ -150,6 +163,7 @@ export const variableRoutes: Route[] = [
       value: z.string().nullish(),
       is_secret: z.boolean().nullish(),
       description: z.string().nullish(),
+      ...variableFileFields,
     }),
     response: textAnswer("updated variable <path>"),
     handler: async (ctx, { params, query, body }) => {
@@ -162,6 +176,7 @@ export const variableRoutes: Route[] = [
           value: body.value ?? undefined,
           isSecret: body.is_secret ?? undefined,
           description: body.description ?? undefined,
+          fileFields: checkVariableFileFields(body) ?? undefined,
         },
         { alreadyEncrypted: query.already_encrypted ?? false, ...callMeta(ctx) },
       );

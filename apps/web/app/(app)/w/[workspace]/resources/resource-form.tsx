@@ -69,7 +69,7 @@ export function ResourceForm({ workspace, path: existingPath }: { workspace: str
     if (!resource) return;
     setPath(resource.path);
     setResourceType(resource.resourceType);
-    setDescription(resource.description);
+    setDescription(resource.description ?? "");
     setValueText(JSON.stringify(resource.value, null, 2));
   }, [existing.data]);
 

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "resource" ALTER COLUMN "description" DROP NOT NULL;
+

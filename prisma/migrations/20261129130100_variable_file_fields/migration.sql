@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "variable" ADD COLUMN     "file_fields" JSONB;
