@@ -2,6 +2,9 @@
 import { CliError, EXIT } from "./exit-codes.ts";
 import type { Target } from "./config.ts";
 
+/** How many times a read answered 503 (database unavailable) is asked again. */
+const READ_RETRIES = 5;
+
 export class ApiClient {
   readonly target: Target;
   constructor(target: Target) {
@@ -31,6 +34,27 @@ export class ApiClient {
     headers: Record<string, string> = {},
   ): Promise<Response> {
     const url = `${this.target.url}${path}`;
+    let response = await this.send(url, method, body, headers);
+    // The server answers 503 with Retry-After while its database is away (restarting, failing
+    // over, out of connections). A read is asked again; a write is not, since the server may have
+    // done part of it before the database went away: the error says to retry.
+    for (let attempt = 1; response.status === 503 && (method === "GET" || method === "HEAD"); attempt++) {
+      const wait = Number(response.headers.get("retry-after"));
+      if (!Number.isFinite(wait) || attempt > READ_RETRIES) break;
+      await response.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, Math.min(Math.max(wait, 1), 10) * 1000));
+      response = await this.send(url, method, body, headers);
+    }
+    if (!response.ok) await raiseFor(response, method, path);
+    return response;
+  }
+
+  private async send(
+    url: string,
+    method: string,
+    body: unknown,
+    headers: Record<string, string>,
+  ): Promise<Response> {
     let response: Response;
     try {
       response = await fetch(url, {
@@ -50,7 +74,6 @@ export class ApiClient {
         "check that the server runs and --url (or $MILLRACE_URL) points at it",
       );
     }
-    if (!response.ok) await raiseFor(response, method, path);
     return response;
   }
 
@@ -87,5 +110,7 @@ async function raiseFor(response: Response, method: string, path: string): Promi
   if (response.status === 404) throw new CliError(what, EXIT.NOT_FOUND);
   if (response.status === 400 || response.status === 422) throw new CliError(what, EXIT.INVALID);
   if (response.status === 409) throw new CliError(what, EXIT.NEEDS_CONFIRMATION);
+  if (response.status === 503 && response.headers.has("retry-after"))
+    throw new CliError(what, EXIT.UNREACHABLE, "the server's database is unavailable: run the command again shortly");
   throw new CliError(what, EXIT.FAILED);
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { AppError, checkJsonInput, HTTP_STATUS, SecretKeyError } from "@millrace/core";
+import { isDatabaseUnavailable } from "@millrace/db";
 import { serverEnv } from "./env.ts";
 
 /** Where an error happened, for its log line: never a value the request carried. */
@@ -69,6 +70,33 @@ export function logInternalError(error: unknown, site: ErrorSite): string {
   return requestId;
 }
 
+/** What a caller is told while the database cannot serve (errors.ts isDatabaseUnavailable). */
+export const DATABASE_UNAVAILABLE_MESSAGE =
+  "the database is unavailable (unreachable, restarting, read-only or out of connections): retry in a few seconds";
+/** Seconds a client should wait before retrying (the answer's Retry-After). */
+export const DATABASE_RETRY_AFTER_SECS = 2;
+
+let unavailableSince = 0;
+let unavailableCount = 0;
+
+/**
+ * Whether `error` is the database being away; if so it is noted in the log, at most one line per
+ * 10 s with the count of requests refused meanwhile (an outage refuses many at once).
+ */
+export function noteDatabaseUnavailable(error: unknown, site: ErrorSite): boolean {
+  if (!isDatabaseUnavailable(error)) return false;
+  unavailableCount++;
+  const now = Date.now();
+  if (now - unavailableSince >= 10_000) {
+    console.error(
+      `database unavailable on ${site.route}: ${describeError(error)}; ${unavailableCount} request(s) answered 503 since the last note`,
+    );
+    unavailableSince = now;
+    unavailableCount = 0;
+  }
+  return true;
+}
+
 /** Windmill answers errors as plain text; the message names the field at fault. */
 export function errorResponse(error: unknown, site: ErrorSite): Response {
   if (error instanceof AppError) {
@@ -85,6 +113,12 @@ export function errorResponse(error: unknown, site: ErrorSite): Response {
     return new Response(error.message, {
       status: 503,
       headers: { "content-type": "text/plain; charset=utf-8", "x-error-field": "MILLRACE_SECRET_KEY" },
+    });
+  }
+  if (noteDatabaseUnavailable(error, site)) {
+    return new Response(DATABASE_UNAVAILABLE_MESSAGE, {
+      status: 503,
+      headers: { "content-type": "text/plain; charset=utf-8", "retry-after": String(DATABASE_RETRY_AFTER_SECS) },
     });
   }
   const requestId = logInternalError(error, site);

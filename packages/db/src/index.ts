@@ -18,7 +18,7 @@ export type {
   WorkspaceMember,
 } from "./generated/client.ts";
 export { JobStatus, WorkspaceRole, PermissionLevel } from "./generated/enums.ts";
-export { isTransientDatabaseError } from "./errors.ts";
+export { isDatabaseUnavailable, isTransientDatabaseError } from "./errors.ts";
 export { createPool, prepared, withTransaction, withDatabase, type Pool, type PoolClient } from "./pool.ts";
 
 export type Db = PrismaClient;

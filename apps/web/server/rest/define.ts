@@ -23,6 +23,11 @@ export interface RouteSpec<
   tag: string;
   /** Who may call it: `public` routes need no credential (login, webhooks with their own secret…). */
   auth?: "user" | "public";
+  /**
+   * Answers without the database (no services are made for it, `ctx.services` is not set): what
+   * must answer while PostgreSQL is away, such as /api/version. Public routes only.
+   */
+  offline?: true;
   params?: Params;
   query?: Query;
   /** A JSON body. Routes that read another body (text, tar) leave this out and read `ctx.request`. */
@@ -115,6 +120,7 @@ export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends 
   return {
     method: spec.method,
     pattern: spec.pattern,
+    ...(spec.offline && spec.auth === "public" ? { offline: true as const } : {}),
     spec: spec as unknown as RouteSpec,
     handler: async (ctx) => {
       let input: { params: unknown; query: unknown; body: unknown };

@@ -28,6 +28,8 @@ export type RestHandler = (ctx: RestContext) => Promise<Response>;
 export interface Route {
   method: "GET" | "POST" | "DELETE";
   pattern: string;
+  /** Served without the database (RouteSpec.offline). */
+  offline?: true;
   handler: RestHandler;
 }
 
@@ -98,7 +100,8 @@ export function createRestRouter(routes: Route[]): (request: Request) => Promise
       try {
         const params = pathParams(route, match);
         checkQueryInput(url.searchParams);
-        const services = await getServices();
+        // An offline route never touches services: it must answer while the database is away.
+        const services = route.offline ? (undefined as unknown as Services) : await getServices();
         let principal: Promise<Principal> | undefined;
         let membership: Promise<Membership> | undefined;
         const ctx: RestContext = {

@@ -1,6 +1,6 @@
 import { TRPCError } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { PayloadTooLargeError, readText } from "../http.ts";
+import { DATABASE_RETRY_AFTER_SECS, PayloadTooLargeError, readText } from "../http.ts";
 import { appRouter } from "./app-router.ts";
 import { createTrpcContext } from "./init.ts";
 
@@ -32,5 +32,10 @@ export async function handleTrpc(request: Request): Promise<Response> {
     },
     // Internal errors are logged by the error formatter (server/trpc/init.ts), without their
     // message, which may quote the input.
+    // A 503 (the database away) says when to try again, as the REST API's do.
+    responseMeta: ({ errors }) =>
+      errors.some((error) => error.code === "SERVICE_UNAVAILABLE")
+        ? { headers: { "retry-after": String(DATABASE_RETRY_AFTER_SECS) } }
+        : {},
   });
 }

@@ -8,7 +8,13 @@ import {
   type Principal,
 } from "@millrace/core";
 import { principalFromRequest } from "../auth/principal.ts";
-import { isSecretKeyError, logInternalError, logSecretKeyError } from "../http.ts";
+import {
+  DATABASE_UNAVAILABLE_MESSAGE,
+  isSecretKeyError,
+  logInternalError,
+  logSecretKeyError,
+  noteDatabaseUnavailable,
+} from "../http.ts";
 import { getServices, type Services } from "../services.ts";
 
 export interface TrpcContext {
@@ -17,18 +23,26 @@ export interface TrpcContext {
 }
 
 export async function createTrpcContext(request: Request): Promise<TrpcContext> {
-  const services = await getServices();
-  let principal: Principal | null = null;
   try {
-    principal = await principalFromRequest(request);
-  } catch (error) {
-    // A webhook token is refused here (it may only run its script over REST).
-    if (error instanceof AppError && error.code === "FORBIDDEN") {
-      throw new TRPCError({ code: "FORBIDDEN", message: error.message, cause: error });
+    const services = await getServices();
+    let principal: Principal | null = null;
+    try {
+      principal = await principalFromRequest(request);
+    } catch (error) {
+      // A webhook token is refused here (it may only run its script over REST).
+      if (error instanceof AppError && error.code === "FORBIDDEN") {
+        throw new TRPCError({ code: "FORBIDDEN", message: error.message, cause: error });
+      }
+      if (!(error instanceof AppError && error.code === "UNAUTHORIZED")) throw error;
     }
-    if (!(error instanceof AppError && error.code === "UNAUTHORIZED")) throw error;
+    return { services, principal };
+  } catch (error) {
+    // Reading the session needs the database: while it is away, 503 rather than 500.
+    if (noteDatabaseUnavailable(error, { route: "trpc (context)" })) {
+      throw new TRPCError({ code: "SERVICE_UNAVAILABLE", message: DATABASE_UNAVAILABLE_MESSAGE, cause: error });
+    }
+    throw error;
   }
-  return { services, principal };
 }
 
 const TRPC_CODE: Record<AppErrorCode, TRPCError["code"]> = {
@@ -65,11 +79,18 @@ const t = initTRPC.context<TrpcContext>().create({
  * Core throws AppError; turn it into the matching tRPC error once, here. A missing or wrong
  * MILLRACE_SECRET_KEY is the operator's to fix: 503 naming the variable, one log line.
  */
-const appErrors = t.middleware(async ({ next }) => {
+const appErrors = t.middleware(async ({ next, path }) => {
   const result = await next();
   if (!result.ok && result.error.cause instanceof AppError) {
     const cause = result.error.cause;
     throw new TRPCError({ code: TRPC_CODE[cause.code], message: cause.message, cause });
+  }
+  if (!result.ok && noteDatabaseUnavailable(result.error.cause, { route: `trpc ${path}` })) {
+    throw new TRPCError({
+      code: "SERVICE_UNAVAILABLE",
+      message: DATABASE_UNAVAILABLE_MESSAGE,
+      cause: result.error.cause,
+    });
   }
   if (!result.ok && isSecretKeyError(result.error.cause)) {
     const cause = result.error.cause;

@@ -23,6 +23,7 @@ export const authRoutes: Route[] = [
     summary: "backendVersion",
     tag: "settings",
     auth: "public",
+    offline: true,
     response: textAnswer("Millrace v<version>"),
     handler: async () => text(`Millrace v${MILLRACE_VERSION}`),
   }),
