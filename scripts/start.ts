@@ -8,7 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureAdminsWorkspace, ensureFirstSuperadmin } from "@millrace/core";
 import { assertNodeVersion } from "@millrace/core/config";
-import { createDb, createPool } from "@millrace/db";
+import { clusterRoom, connectionBudget, createDb, createPool, roomProblem } from "@millrace/db";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "@millrace/db/embedded";
 import { migrateDeploy } from "@millrace/db/migrate";
 import { loadLauncherEnv } from "./lib/launcher-env.ts";
@@ -119,6 +119,36 @@ function instanceSecretKey(): string | undefined {
   return fs.readFileSync(file, "utf8").trim();
 }
 
+/** A whole number from the environment the children read too (their own checks name bad values). */
+function envCount(name: string): number | undefined {
+  const value = Number(process.env[name]);
+  return Number.isInteger(value) && value > 0 ? value : undefined;
+}
+
+/**
+ * Prints how many connections the processes started here may open, and refuses to start when
+ * the cluster's max_connections could never hold them (each process also checks, at its start,
+ * that there is room beside what is in use then).
+ */
+async function checkConnectionBudget(databaseUrl: string): Promise<void> {
+  const settings = { poolSize: envCount("DB_POOL_SIZE"), queuePoolSize: envCount("DB_QUEUE_POOL_SIZE") };
+  const budgets = [
+    ...(runsServer ? [connectionBudget("server", settings)] : []),
+    ...(runsWorkers ? [connectionBudget("worker", settings)] : []),
+  ];
+  const total = budgets.reduce((sum, budget) => sum + budget.total, 0);
+  log(
+    `database connections: up to ${total} (${budgets.map((b) => `${b.role} ${b.total}`).join(", ")}; ` +
+      "DB_POOL_SIZE and DB_QUEUE_POOL_SIZE set them)",
+  );
+  const room = await clusterRoom(databaseUrl).catch(() => null);
+  const problem = room && roomProblem(room, total, "this install", true);
+  if (problem) {
+    log(problem);
+    await shutdown(1);
+  }
+}
+
 async function main(): Promise<void> {
   let databaseUrl = env.DATABASE_URL;
   if (!databaseUrl) {
@@ -129,6 +159,8 @@ async function main(): Promise<void> {
     const pid = embedded.pid();
     if (pid) watchdog.guard("pid", pid, "SIGINT", 15_000);
   }
+
+  await checkConnectionBudget(databaseUrl);
 
   let login: (Login & { generated: boolean }) | null = null;
   if (runsServer) {

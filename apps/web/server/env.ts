@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { POOL_DEFAULTS } from "@millrace/db";
 import {
   databaseUrlVar,
   metricsAddrVar,
@@ -29,6 +30,9 @@ const serverEnvSchema = z.object({
   JOB_MAX_TIMEOUT: positiveIntVar(86400),
   // Memory limit of a job whose script sets none (MB); unset or 0: no limit.
   JOB_MEMORY_LIMIT_MB: positiveIntVar(0),
+  // Database connections (packages/db budget.ts): the main pool and pg-boss's.
+  DB_POOL_SIZE: positiveIntVar(POOL_DEFAULTS.server.pool),
+  DB_QUEUE_POOL_SIZE: positiveIntVar(POOL_DEFAULTS.server.queue),
   // A running job whose worker has not pinged for this many seconds is a zombie.
   ZOMBIE_JOB_TIMEOUT: positiveIntVar(60),
   // true: zombie jobs go back to the queue (at most 3 times); false: they fail at once.

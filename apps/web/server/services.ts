@@ -1,5 +1,5 @@
 import { createKeyring, JobEvents, startBoss, type JobsContext, type Keyring } from "@millrace/core";
-import { createDb, createPool } from "@millrace/db";
+import { connectionBudget, createDb, createPool, describeBudget, warnIfNoRoom } from "@millrace/db";
 import { serverEnv } from "./env.ts";
 
 export interface Services extends JobsContext {
@@ -12,11 +12,26 @@ export interface Services extends JobsContext {
 // several route bundles of a build share the same pools and LISTEN connection.
 const holder = globalThis as unknown as { __millraceServices?: Promise<Services> };
 
+let budgetShown = false;
+
 async function createServices(): Promise<Services> {
   const env = serverEnv();
-  const pool = createPool(env.DATABASE_URL, { max: 10, applicationName: "millrace-server" });
+  if (!budgetShown) {
+    budgetShown = true;
+    const budget = connectionBudget("server", {
+      poolSize: env.DB_POOL_SIZE,
+      queuePoolSize: env.DB_QUEUE_POOL_SIZE,
+    });
+    const log = (message: string) => console.log(`[server] ${message}`);
+    log(describeBudget(budget));
+    await warnIfNoRoom(env.DATABASE_URL, budget.total, "this server", log);
+  }
+  const pool = createPool(env.DATABASE_URL, { max: env.DB_POOL_SIZE, applicationName: "millrace-server" });
   const events = new JobEvents(env.DATABASE_URL);
-  const [boss] = await Promise.all([startBoss(env.DATABASE_URL, "server"), events.start()]);
+  const [boss] = await Promise.all([
+    startBoss(env.DATABASE_URL, "server", { max: env.DB_QUEUE_POOL_SIZE }),
+    events.start(),
+  ]);
   return {
     db: createDb(pool),
     pool,

@@ -1,6 +1,7 @@
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
+import { POOL_DEFAULTS } from "@millrace/db";
 import {
   databaseUrlVar,
   metricsAddrVar,
@@ -19,6 +20,9 @@ const workerEnvSchema = z.object({
     .default("default"),
   WORKER_TAGS: tagListVar,
   NUM_WORKERS: positiveIntVar(1),
+  // Database connections (packages/db budget.ts): the main pool and pg-boss's.
+  DB_POOL_SIZE: positiveIntVar(POOL_DEFAULTS.worker.pool),
+  DB_QUEUE_POOL_SIZE: positiveIntVar(POOL_DEFAULTS.worker.queue),
   // Unset: BASE_INTERNAL_URL (see loadWorkerEnv), else http://localhost:8000.
   BASE_URL: z.url().optional(),
   BASE_INTERNAL_URL: z.url().optional(),

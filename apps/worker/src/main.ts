@@ -15,7 +15,13 @@ import {
   WORKER_CONFIG_CHANNEL,
 } from "@millrace/core";
 import { assertNodeVersion } from "@millrace/core/config";
-import { createPool } from "@millrace/db";
+import {
+  connectionBudget,
+  createPool,
+  describeBudget,
+  warnIfNoRoom,
+  WORKER_CLAIM_POOL_SIZE,
+} from "@millrace/db";
 import {
   detectSandbox,
   interpreterPaths,
@@ -47,14 +53,20 @@ const prefix =
 const log = (message: string) => console.log(`[worker ${prefix}] ${message}`);
 
 fs.mkdirSync(env.JOB_DIR, { recursive: true, mode: 0o700 });
-const pool = createPool(env.DATABASE_URL, { max: 6, applicationName: "millrace-worker" });
+const budget = connectionBudget("worker", {
+  poolSize: env.DB_POOL_SIZE,
+  queuePoolSize: env.DB_QUEUE_POOL_SIZE,
+});
+log(describeBudget(budget));
+await warnIfNoRoom(env.DATABASE_URL, budget.total, "this worker", log);
+const pool = createPool(env.DATABASE_URL, { max: env.DB_POOL_SIZE, applicationName: "millrace-worker" });
 // Claims commit asynchronously (see claimJobs); results never do.
 const claimPool = createPool(env.DATABASE_URL, {
-  max: 2,
+  max: WORKER_CLAIM_POOL_SIZE,
   applicationName: "millrace-worker-claim",
   asyncCommit: true,
 });
-const boss = await startBoss(env.DATABASE_URL, "worker");
+const boss = await startBoss(env.DATABASE_URL, "worker", { max: env.DB_QUEUE_POOL_SIZE });
 watchDatabasePool(pool);
 watchDatabasePool(claimPool);
 if (env.METRICS_ADDR) {

@@ -113,6 +113,27 @@ describe("npm start supervises what it started", () => {
     await database?.drop();
   });
 
+  it("refuses to start processes the cluster's max_connections could never hold, naming the numbers", () => {
+    const run = spawnSync(process.execPath, [path.join(repo, "scripts/start.ts")], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: os.tmpdir(),
+        MODE: "worker",
+        DATABASE_URL: database.url,
+        BASE_INTERNAL_URL: "http://127.0.0.1:9",
+        DB_POOL_SIZE: "500",
+      },
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    assert.equal(run.status, 1, run.stdout + run.stderr);
+    assert.match(run.stdout, /database connections: up to 505 \(worker 505;/);
+    assert.match(
+      run.stdout,
+      /this install may open 505 database connections, but the cluster's max_connections is \d+/,
+    );
+  });
+
   it("kill -9 of npm start's process group stops its worker", async () => {
     const marker = `kill9-${process.pid}`;
     const { npm } = await npmStart(marker);

@@ -19,6 +19,16 @@ export type {
 } from "./generated/client.ts";
 export { JobStatus, WorkspaceRole, PermissionLevel } from "./generated/enums.ts";
 export { isDatabaseUnavailable, isTransientDatabaseError } from "./errors.ts";
+export {
+  clusterRoom,
+  connectionBudget,
+  describeBudget,
+  POOL_DEFAULTS,
+  roomProblem,
+  warnIfNoRoom,
+  WORKER_CLAIM_POOL_SIZE,
+  type ConnectionBudget,
+} from "./budget.ts";
 export { createPool, prepared, withTransaction, withDatabase, type Pool, type PoolClient } from "./pool.ts";
 
 export type Db = PrismaClient;

@@ -1,3 +1,4 @@
+import { POOL_DEFAULTS } from "@millrace/db";
 import { PgBoss } from "pg-boss";
 
 export type Boss = PgBoss;
@@ -7,10 +8,15 @@ export type Boss = PgBoss;
  * an advisory lock, so any process may start first. Maintenance runs in servers only: workers
  * only send, fetch and complete.
  */
-export async function startBoss(databaseUrl: string, role: "server" | "worker"): Promise<PgBoss> {
+export async function startBoss(
+  databaseUrl: string,
+  role: "server" | "worker",
+  options: { max?: number } = {},
+): Promise<PgBoss> {
   const boss = new PgBoss({
     connectionString: databaseUrl,
-    max: role === "server" ? 4 : 2,
+    // DB_QUEUE_POOL_SIZE (packages/db budget.ts).
+    max: options.max ?? POOL_DEFAULTS[role].queue,
     application_name: `millrace-${role}-boss`,
     supervise: role === "server",
     schedule: false,
