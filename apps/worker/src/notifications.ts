@@ -1,4 +1,5 @@
-import pg from "pg";
+import type pg from "pg";
+import { createClient } from "@millrace/db";
 
 type Handler = (payload: string) => void;
 
@@ -21,10 +22,7 @@ export class Notifications {
   }
 
   async start(): Promise<void> {
-    const client = new pg.Client({
-      connectionString: this.databaseUrl,
-      application_name: "millrace-worker-listen",
-    });
+    const client = createClient(this.databaseUrl, { application_name: "millrace-worker-listen" });
     client.on("notification", (message) => this.handlers.get(message.channel)?.(message.payload ?? ""));
     const lost = () => {
       if (this.closed || this.client !== client) return;

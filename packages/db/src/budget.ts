@@ -1,7 +1,7 @@
 // How many PostgreSQL connections a Millrace process may open, part by part, so that an operator
 // can size max_connections (or PgBouncer's pool) before the cluster refuses a connection under
 // load. Each process prints its budget at start and checks that the cluster has room for it.
-import pg from "pg";
+import { createClient } from "./hosts.ts";
 
 export type ProcessRole = "server" | "worker";
 
@@ -66,7 +66,7 @@ export interface ClusterRoom {
 
 /** The cluster's max_connections and what is already taken, read with one short connection. */
 export async function clusterRoom(databaseUrl: string): Promise<ClusterRoom> {
-  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5000 });
+  const client = createClient(databaseUrl, { connectionTimeoutMillis: 5000 });
   await client.connect();
   try {
     const { rows } = await client.query<{ max: number; reserved: number; in_use: number }>(

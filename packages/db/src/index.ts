@@ -19,6 +19,7 @@ export type {
 } from "./generated/client.ts";
 export { JobStatus, WorkspaceRole, PermissionLevel } from "./generated/enums.ts";
 export { isDatabaseUnavailable, isTransientDatabaseError } from "./errors.ts";
+export { clientClassFor, createClient, parseMultiHostUrl } from "./hosts.ts";
 export {
   clusterRoom,
   connectionBudget,

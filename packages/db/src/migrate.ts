@@ -3,7 +3,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
+import { createClient } from "./hosts.ts";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const migrationsDir = path.join(repoRoot, "prisma", "migrations");
@@ -19,7 +19,7 @@ export function migrationNames(): string[] {
 
 /** Migrations in prisma/migrations that the database has not finished applying. */
 export async function pendingMigrations(databaseUrl: string): Promise<string[]> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+  const client = createClient(databaseUrl);
   await client.connect();
   try {
     const table = await client.query("SELECT to_regclass('public._prisma_migrations') AS t");

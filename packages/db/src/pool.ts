@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import pg from "pg";
+import { clientClassFor } from "./hosts.ts";
 
 // Postgres `bigint` (OID 20) as a JS number: our counters stay far below 2^53.
 pg.types.setTypeParser(20, (value) => Number.parseInt(value, 10));
@@ -13,6 +14,8 @@ export function createPool(
 ): pg.Pool {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
+    // A multi-host DATABASE_URL connects to the writable primary among its hosts (hosts.ts).
+    Client: clientClassFor(databaseUrl),
     max: options.max ?? 10,
     application_name: options.applicationName ?? "millrace",
     // Prisma stores DateTime as `timestamp` (no zone) in UTC; raw SQL that writes now() into those

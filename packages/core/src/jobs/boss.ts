@@ -1,4 +1,4 @@
-import { POOL_DEFAULTS } from "@millrace/db";
+import { createPool, parseMultiHostUrl, POOL_DEFAULTS } from "@millrace/db";
 import { PgBoss } from "pg-boss";
 
 export type Boss = PgBoss;
@@ -13,16 +13,21 @@ export async function startBoss(
   role: "server" | "worker",
   options: { max?: number } = {},
 ): Promise<PgBoss> {
+  const max = options.max ?? POOL_DEFAULTS[role].queue;
+  const applicationName = `millrace-${role}-boss`;
+  // pg-boss's own pool reads only single-host URLs: a multi-host one goes through ours, which
+  // follows the primary (packages/db hosts.ts).
+  const pool = parseMultiHostUrl(databaseUrl) ? createPool(databaseUrl, { max, applicationName }) : null;
   const boss = new PgBoss({
-    connectionString: databaseUrl,
-    // DB_QUEUE_POOL_SIZE (packages/db budget.ts).
-    max: options.max ?? POOL_DEFAULTS[role].queue,
-    application_name: `millrace-${role}-boss`,
+    ...(pool
+      ? { db: { executeSql: (text: string, values?: unknown[]) => pool.query(text, values) } }
+      : { connectionString: databaseUrl, max, application_name: applicationName }),
     supervise: role === "server",
     schedule: false,
     migrate: true,
   });
   boss.on("error", (error: Error) => console.error(`[pg-boss] ${error.message}`));
+  if (pool) boss.on("stopped", () => void pool.end().catch(() => {}));
   await boss.start();
   return boss;
 }

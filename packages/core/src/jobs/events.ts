@@ -1,4 +1,5 @@
-import pg from "pg";
+import type pg from "pg";
+import { createClient } from "@millrace/db";
 import { inColumnOrder } from "./result-columns.ts";
 
 export const JOB_DONE_CHANNEL = "millrace_job_done";
@@ -91,7 +92,7 @@ export class JobEvents {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.databaseUrl, application_name: "millrace-events" });
+    const client = createClient(this.databaseUrl, { application_name: "millrace-events" });
     client.on("notification", (message) => {
       for (const [jobId, outcome] of parseNotification(message.payload ?? ""))
         this.emit(message.channel, jobId, outcome);

@@ -1,4 +1,5 @@
-import pg from "pg";
+import type pg from "pg";
+import { createClient } from "@millrace/db";
 
 export interface LeaderTask {
   name: string;
@@ -39,7 +40,7 @@ export function startLeaderLoop(
 
   const attempt = async () => {
     if (stopped) return;
-    const candidate = new pg.Client({ connectionString: databaseUrl, application_name: "millrace-leader" });
+    const candidate = createClient(databaseUrl, { application_name: "millrace-leader" });
     candidate.on("error", () => stepDown("connection lost"));
     try {
       await candidate.connect();

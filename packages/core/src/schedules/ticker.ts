@@ -1,4 +1,5 @@
-import pg from "pg";
+import type pg from "pg";
+import { createClient } from "@millrace/db";
 import type { JobsContext } from "../jobs/run.ts";
 import { SCHEDULE_CHANGED_CHANNEL } from "./schedules.ts";
 import { msUntilNextTick, runDueSchedules, type TickOutcome } from "./tick.ts";
@@ -45,7 +46,7 @@ export function startScheduleTicker(
 
   const listen = async () => {
     if (stopped) return;
-    const client = new pg.Client({ connectionString: databaseUrl, application_name: "millrace-schedules" });
+    const client = createClient(databaseUrl, { application_name: "millrace-schedules" });
     const retry = () => {
       if (listener === client) listener = null;
       void client.end().catch(() => {});
