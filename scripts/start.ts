@@ -8,7 +8,14 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureAdminsWorkspace, ensureFirstSuperadmin } from "@millrace/core";
 import { assertNodeVersion } from "@millrace/core/config";
-import { clusterRoom, connectionBudget, createDb, createPool, roomProblem } from "@millrace/db";
+import {
+  clusterRoom,
+  connectionBudget,
+  createDb,
+  createPool,
+  parseMultiHostUrl,
+  roomProblem,
+} from "@millrace/db";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "@millrace/db/embedded";
 import { migrateDeploy } from "@millrace/db/migrate";
 import { loadLauncherEnv } from "./lib/launcher-env.ts";
@@ -117,6 +124,12 @@ function instanceSecretKey(): string | undefined {
       "secrets cannot be read without it.",
   );
   return fs.readFileSync(file, "utf8").trim();
+}
+
+/** The host(s) a URL names, for a log line (never its password). */
+function databaseHosts(url: string): string {
+  const multi = parseMultiHostUrl(url);
+  return multi ? multi.hosts.map((h) => `${h.host}:${h.port}`).join(",") : new URL(url).host;
 }
 
 /** A whole number from the environment the children read too (their own checks name bad values). */
@@ -242,7 +255,7 @@ async function main(): Promise<void> {
     log(`Millrace is running at ${baseUrl}`);
     log(signInLine(login));
   } else {
-    log(`worker running (${numWorkers} slot(s)) against ${new URL(databaseUrl).host}`);
+    log(`worker running (${numWorkers} slot(s)) against ${databaseHosts(databaseUrl)}`);
   }
   log("press Ctrl-C to stop");
 }
