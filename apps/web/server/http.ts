@@ -1,5 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { AppError, checkJsonInput, HTTP_STATUS, SecretKeyError } from "@millrace/core";
+import {
+  AppError,
+  checkJsonInput,
+  HTTP_STATUS,
+  isTransientDatabaseError,
+  READY_RETRY_AFTER_SECS,
+  SecretKeyError,
+} from "@millrace/core";
 import { serverEnv } from "./env.ts";
 
 /** Where an error happened, for its log line: never a value the request carried. */
@@ -85,6 +92,15 @@ export function errorResponse(error: unknown, site: ErrorSite): Response {
     return new Response(error.message, {
       status: 503,
       headers: { "content-type": "text/plain; charset=utf-8", "x-error-field": "MILLRACE_SECRET_KEY" },
+    });
+  }
+  // The database is unreachable or restarting (failover): a client may retry, and a load
+  // balancer should try another server, so not a 500.
+  if (isTransientDatabaseError(error)) {
+    console.error(`database unavailable on ${site.route}: ${describeError(error)}`);
+    return new Response("the database is unavailable; retry later", {
+      status: 503,
+      headers: { "content-type": "text/plain; charset=utf-8", "retry-after": String(READY_RETRY_AFTER_SECS) },
     });
   }
   const requestId = logInternalError(error, site);
