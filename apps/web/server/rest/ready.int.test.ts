@@ -30,7 +30,7 @@ function startProxy(target: URL): Promise<void> {
     }
     client.pipe(upstream).pipe(client);
   });
-  return new Promise((resolve) => proxy.listen(proxyPort, "127.0.0.1", resolve)).then(() => {
+  return new Promise<void>((resolve) => proxy.listen(proxyPort, "127.0.0.1", () => resolve())).then(() => {
     proxyPort = (proxy.address() as net.AddressInfo).port;
   });
 }
