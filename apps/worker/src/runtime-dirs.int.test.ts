@@ -51,6 +51,8 @@ const PROBE = [
 
 describe("a worker group's runtime folders and size", () => {
   before(async () => {
+    // Jobs run as an unprivileged user: the folders on their way must be searchable.
+    fs.chmodSync(base, 0o755);
     buildRuntime();
     fs.mkdirSync(jobDir);
     services = await createTestServices();
@@ -82,10 +84,12 @@ describe("a worker group's runtime folders and size", () => {
     assert.match(inGroup.logs, /runtime read-only/);
     assert.ok(!fs.existsSync(path.join(runtime, "written")));
 
+    // An empty `# requirements:` block (Windmill's: the whole list, nothing inferred): the script
+    // uses what the group's runtime provides instead of installing its imports.
     const python = await run(
       "datascience",
       "python3",
-      "import dsmodule\n\ndef main():\n    return dsmodule.answer()\n",
+      "# requirements:\n\nimport dsmodule\n\ndef main():\n    return dsmodule.answer()\n",
     );
     assert.equal(python.status, "success", python.logs);
     assert.equal(python.result, 42);
@@ -95,8 +99,13 @@ describe("a worker group's runtime folders and size", () => {
     assert.match(elsewhere.logs, /no dstool/);
     assert.match(elsewhere.logs, /no runtime/);
     assert.doesNotMatch(elsewhere.logs, /opt-datascience/);
-    const noModule = await run("plain", "python3", "import dsmodule\n\ndef main():\n    return 1\n");
+    const noModule = await run(
+      "plain",
+      "python3",
+      "# requirements:\n\nimport dsmodule\n\ndef main():\n    return 1\n",
+    );
     assert.equal(noModule.status, "failure");
+    assert.match(JSON.stringify(noModule.result), /No module named 'dsmodule'/);
   });
 
   it("limits the group's jobs to its worker size", async () => {
