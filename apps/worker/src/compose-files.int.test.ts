@@ -45,7 +45,8 @@ describe("the compose files", () => {
     for (const file of ["docker-compose.yml", "docker-compose.ha.yml", "docker-compose.custom-runtime.yml"]) {
       const services = resolved(file);
       for (const [name, service] of Object.entries(services)) {
-        if (mode(service) === "server") assert.match(service.build?.dockerfile ?? "", /Dockerfile\.server$/, name);
+        if (mode(service) === "server")
+          assert.match(service.build?.dockerfile ?? "", /Dockerfile\.server$/, name);
         if (mode(service) === "worker" || mode(service) === "agent") {
           assert.match(service.image ?? "", /^millrace-worker/, `${file} ${name}`);
           assert.ok(service.security_opt?.includes("seccomp=unconfined"), `${file} ${name}: user namespaces`);

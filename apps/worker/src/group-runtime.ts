@@ -7,7 +7,10 @@ import type { GroupRuntime } from "./run-job.ts";
  * runtime folder missing on this worker (the group runs an image without it) is said once in the
  * log and left out: its jobs then fail on the missing tool, which names it.
  */
-export function groupRuntimeOf(config: WorkerGroupConfig | null, log: (message: string) => void): GroupRuntime {
+export function groupRuntimeOf(
+  config: WorkerGroupConfig | null,
+  log: (message: string) => void,
+): GroupRuntime {
   const dirs = config?.runtime_dirs ?? [];
   const missing = dirs.filter((dir) => !fs.existsSync(dir));
   if (missing.length) log(`runtime_dirs not found on this worker (not given to jobs): ${missing.join(", ")}`);
@@ -18,7 +21,9 @@ export function groupRuntimeOf(config: WorkerGroupConfig | null, log: (message: 
   if (runtime.workerSize !== null || runtime.dirs.readOnlyPaths.length)
     log(
       `worker group config: ${runtime.workerSize !== null ? `jobs limited to ${workerMemoryMb(runtime.workerSize)} MB` : "no worker size"}` +
-        (runtime.dirs.readOnlyPaths.length ? `, runtime folders ${runtime.dirs.readOnlyPaths.join(", ")}` : ""),
+        (runtime.dirs.readOnlyPaths.length
+          ? `, runtime folders ${runtime.dirs.readOnlyPaths.join(", ")}`
+          : ""),
     );
   return runtime;
 }

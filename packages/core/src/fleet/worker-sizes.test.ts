@@ -7,7 +7,10 @@ import { jobMemoryLimitMb, workerComputeUnits, workerMemoryMb } from "./worker-s
 describe("worker sizes (seed 004)", () => {
   it("names the seed's sizes and their compute units, and accepts MB", () => {
     assert.deepEqual(
-      (["small", "standard", "large"] as const).map((size) => [workerMemoryMb(size), workerComputeUnits(size)]),
+      (["small", "standard", "large"] as const).map((size) => [
+        workerMemoryMb(size),
+        workerComputeUnits(size),
+      ]),
       [
         [1024, 0.5],
         [2048, 1],

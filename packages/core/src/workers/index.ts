@@ -26,7 +26,12 @@ export {
   type WorkerGroupConfig,
   type WorkerGroupConfigRow,
 } from "./group-config.ts";
-export { runtimeDirsEnv, runtimeDirsSchema, workerSizeSchema, type RuntimeDirsEnv } from "./runtime-config.ts";
+export {
+  runtimeDirsEnv,
+  runtimeDirsSchema,
+  workerSizeSchema,
+  type RuntimeDirsEnv,
+} from "./runtime-config.ts";
 export {
   listWorkers,
   queueCounts,

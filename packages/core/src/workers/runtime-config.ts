@@ -16,11 +16,7 @@ import {
 export const workerSizeSchema = z.union(
   [
     z.enum(WORKER_SIZE_NAMES as [string, ...string[]]),
-    z
-      .number()
-      .int()
-      .min(MIN_WORKER_SIZE_MB)
-      .max(MAX_WORKER_SIZE_MB),
+    z.number().int().min(MIN_WORKER_SIZE_MB).max(MAX_WORKER_SIZE_MB),
   ],
   {
     error: `must be small (1 GB), standard (2 GB), large (4 GB) or a whole number of MB from ${MIN_WORKER_SIZE_MB} to ${MAX_WORKER_SIZE_MB}`,
@@ -29,7 +25,24 @@ export const workerSizeSchema = z.union(
 
 // Folders that are the sandbox's own (system folders are already there, read-only; the job
 // folder and /tmp are per job) or the host's secrets: never bound from a config.
-const RESERVED = ["/", "/proc", "/dev", "/sys", "/tmp", "/run", "/var/run", "/root", "/home", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/var/lib/postgresql"];
+const RESERVED = [
+  "/",
+  "/proc",
+  "/dev",
+  "/sys",
+  "/tmp",
+  "/run",
+  "/var/run",
+  "/root",
+  "/home",
+  "/etc",
+  "/usr",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib64",
+  "/var/lib/postgresql",
+];
 
 export const runtimeDirsSchema = z
   .array(
