@@ -9,6 +9,7 @@ import { drillBench, printDrillBench } from "./bench/drill.ts";
 import { startBenchInstance } from "./bench/instance.ts";
 import { rawPgBossLatency } from "./bench/pgboss-raw.ts";
 import { pipelineRun, rawPgBossDrain } from "./bench/pipeline.ts";
+import { kedaBench, kedaBenchDatabase, printKedaBench } from "./bench/keda.ts";
 import { languageBench, printLanguageBench } from "./bench/languages.ts";
 import { metricsBench, printMetricsBench } from "./bench/metrics.ts";
 import { pagesBench, printPagesBench } from "./bench/pages.ts";
@@ -20,8 +21,19 @@ const WARMUP = 20;
 
 // `npm run bench -- drill` runs only the git sync / restore figures (section 6), `-- pages` only the
 // browser UI figures (section 7), `-- flows` only the flow figures (section 8), `-- metrics` only
-// the cost of watching the fleet with a million queued jobs (section 9).
+// the cost of watching the fleet with a million queued jobs (section 9), `-- keda` only KEDA's
+// query of a group's waiting jobs with a million queued (section 10).
 const only = process.argv[2];
+if (only === "keda") {
+  console.log(`\nMillrace benchmark (keda only) — ${os.cpus().length} cores, Node ${process.versions.node}`);
+  const database = await kedaBenchDatabase(root);
+  try {
+    printKedaBench(await kedaBench(database.url, "bench"), "10");
+  } finally {
+    await database.stop();
+  }
+  process.exit(0);
+}
 const instance = await startBenchInstance(root, {
   numWorkers: 1,
   port: Number(process.env.BENCH_PORT ?? 8140),
@@ -216,4 +228,5 @@ async function allBenches(): Promise<void> {
   printPagesBench(await pagesBench(instance), "7");
   printFlowsBench(await flowsBench(instance), "8");
   printMetricsBench(await metricsBench(instance, "bench"), "9");
+  printKedaBench(await kedaBench(instance.databaseUrl, "bench"), "10");
 }

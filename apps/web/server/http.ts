@@ -1,5 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { AppError, checkJsonInput, HTTP_STATUS, SecretKeyError } from "@millrace/core";
+import {
+  AppError,
+  checkJsonInput,
+  HTTP_STATUS,
+  READY_RETRY_AFTER_SECS,
+  SecretKeyError,
+} from "@millrace/core";
 import { isDatabaseUnavailable } from "@millrace/db";
 import { serverEnv } from "./env.ts";
 
@@ -73,8 +79,8 @@ export function logInternalError(error: unknown, site: ErrorSite): string {
 /** What a caller is told while the database cannot serve (errors.ts isDatabaseUnavailable). */
 export const DATABASE_UNAVAILABLE_MESSAGE =
   "the database is unavailable (unreachable, restarting, read-only or out of connections): retry in a few seconds";
-/** Seconds a client should wait before retrying (the answer's Retry-After). */
-export const DATABASE_RETRY_AFTER_SECS = 2;
+/** Seconds a client should wait before retrying (the answer's Retry-After), as /api/ready says. */
+export const DATABASE_RETRY_AFTER_SECS = READY_RETRY_AFTER_SECS;
 
 let unavailableSince = 0;
 let unavailableCount = 0;
@@ -118,7 +124,10 @@ export function errorResponse(error: unknown, site: ErrorSite): Response {
   if (noteDatabaseUnavailable(error, site)) {
     return new Response(DATABASE_UNAVAILABLE_MESSAGE, {
       status: 503,
-      headers: { "content-type": "text/plain; charset=utf-8", "retry-after": String(DATABASE_RETRY_AFTER_SECS) },
+      headers: {
+        "content-type": "text/plain; charset=utf-8",
+        "retry-after": String(DATABASE_RETRY_AFTER_SECS),
+      },
     });
   }
   const requestId = logInternalError(error, site);

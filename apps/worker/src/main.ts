@@ -39,6 +39,7 @@ import { Notifications } from "./notifications.ts";
 import { secretReadByJob } from "./job-secrets.ts";
 import { Occupancy } from "./occupancy.ts";
 import { sweepStaleJobFolders } from "./stale-job-folders.ts";
+import { groupRuntimeOf } from "./group-runtime.ts";
 import { jobMemoryDefault } from "./job-memory.ts";
 import type { JobIsolation } from "./run-job.ts";
 
@@ -132,6 +133,7 @@ const runDeps = {
   diskQuotaBytes: env.JOB_DISK_QUOTA_MB * 1024 * 1024,
   defaultMemoryLimitMb: jobMemoryDefault(env.JOB_MEMORY_LIMIT_MB, env.NUM_WORKERS),
   maxResultBytes: env.JOB_MAX_RESULT_MB * 1024 * 1024,
+  groupRuntime: groupRuntimeOf(null, log),
 };
 const workerScripts = { pool, jobDir: env.JOB_DIR, group: env.WORKER_GROUP, workerName: prefix, log };
 const periodic = new PeriodicScript(workerScripts);
@@ -145,6 +147,7 @@ async function currentTags(): Promise<string[]> {
     return null;
   });
   setNetwork(config);
+  runDeps.groupRuntime = groupRuntimeOf(config, log);
   group.config = config;
   if (initDone) periodic.configure(config);
   if (refusesJobs) return [];

@@ -1,9 +1,12 @@
 import {
   appendJobLog,
+  jobMemoryLimitMb,
   type ClaimedJob,
   type Completion,
   type JobOutcome,
   type Keyring,
+  type RuntimeDirsEnv,
+  type WorkerSize,
 } from "@millrace/core";
 import type { Pool } from "@millrace/db";
 import {
@@ -52,6 +55,13 @@ export interface RunJobDeps {
   defaultMemoryLimitMb?: number | null;
   /** A job whose result is larger fails with ResultTooLarge (JOB_MAX_RESULT_MB). */
   maxResultBytes?: number;
+  /** The group config's worker_size and runtime_dirs, as of its last load (see group-runtime.ts). */
+  groupRuntime?: GroupRuntime;
+}
+
+export interface GroupRuntime {
+  workerSize: WorkerSize | null;
+  dirs: RuntimeDirsEnv;
 }
 
 export const DEFAULT_MAX_RESULT_MB = 10;
@@ -87,10 +97,13 @@ async function runNoop(job: ClaimedJob, signal: AbortSignal): Promise<ExecuteOut
 }
 
 /** The job's own packages first, then the bundled clients (windmill-client, wmill). */
-function searchPaths(first: Record<string, string>, then: Record<string, string>): Record<string, string> {
+function searchPaths(...envs: Record<string, string>[]): Record<string, string> {
   const merged: Record<string, string> = {};
   for (const name of ["NODE_PATH", "PYTHONPATH"]) {
-    const value = [first[name], then[name]].filter(Boolean).join(":");
+    const value = envs
+      .map((env) => env[name])
+      .filter(Boolean)
+      .join(":");
     if (value) merged[name] = value;
   }
   return merged;
@@ -107,6 +120,11 @@ async function runScript(
     prepareDependencies(deps, job, onLog, signal),
     flowSharedDir(deps.pool, deps.jobDir, job),
   ]);
+  const group = deps.groupRuntime;
+  // A virtualenv of the group's runtime folders comes after the job's own dependencies.
+  const groupEnv: Record<string, string> = group?.dirs.pythonPath.length
+    ? { PYTHONPATH: group.dirs.pythonPath.join(":") }
+    : {};
   // deno finds windmill-client in the job's node_modules (see denoModules).
   const deno =
     job.language === "deno"
@@ -122,15 +140,21 @@ async function runScript(
     content: job.content,
     args: callback.args,
     argOrder: job.argOrder,
-    env: { ...callback.env, ...dependencies.env, ...searchPaths(dependencies.env, callback.env) },
+    env: { ...callback.env, ...dependencies.env, ...searchPaths(dependencies.env, callback.env, groupEnv) },
     readOnlyPaths: [
-      ...new Set([...dependencies.readOnlyPaths, ...callback.readOnlyPaths, ...(deno?.readOnlyPaths ?? [])]),
+      ...new Set([
+        ...dependencies.readOnlyPaths,
+        ...callback.readOnlyPaths,
+        ...(deno?.readOnlyPaths ?? []),
+        ...(group?.dirs.readOnlyPaths ?? []),
+      ]),
     ],
+    ...(group?.dirs.path.length ? { pathPrefix: group.dirs.path } : {}),
     nodeModulesDir: deno?.nodeModulesDir ?? dependencies.nodeModulesDir,
     ...(sharedDir ? { sharedDir } : {}),
     workRoot: deps.jobDir,
     timeoutMs: job.timeoutSecs * 1000,
-    memoryLimitMb: job.memoryLimitMb ?? deps.defaultMemoryLimitMb ?? null,
+    memoryLimitMb: jobMemoryLimitMb(job.memoryLimitMb, group?.workerSize, deps.defaultMemoryLimitMb ?? null),
     sandbox: deps.isolation?.sandbox ?? true,
     network: deps.isolation?.network ?? true,
     signal,

@@ -64,6 +64,12 @@ export {
   type ZombieOptions,
 } from "./maintenance/zombies.ts";
 export { startLeaderLoop, type LeaderTask } from "./maintenance/leader.ts";
+export {
+  checkReadiness,
+  READY_RETRY_AFTER_SECS,
+  READY_TIMEOUT_MS,
+  type Readiness,
+} from "./maintenance/readiness.ts";
 export * from "./workers/index.ts";
 export {
   requireSuperadmin,

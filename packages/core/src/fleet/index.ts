@@ -36,3 +36,4 @@ export {
 } from "./history.ts";
 export { LOAD_PROFILE_HOURS, loadProfile, type LoadProfile, type TagLoad } from "./load-profile.ts";
 export * from "./model.ts";
+export { kedaQueryInput, renderKedaQuery, type KedaQueryInput } from "./keda-query.ts";

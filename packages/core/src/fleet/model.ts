@@ -15,3 +15,14 @@ export {
 } from "./simulator.ts";
 export { meanDuration, type DurationDistribution } from "./random.ts";
 export { PEAK_HEADROOM, recommendWorkers, type SizingInput, type SizingRecommendation } from "./sizing.ts";
+export {
+  jobMemoryLimitMb,
+  MAX_WORKER_SIZE_MB,
+  MIN_WORKER_SIZE_MB,
+  WORKER_SIZE_NAMES,
+  WORKER_SIZES,
+  workerComputeUnits,
+  workerMemoryMb,
+  type WorkerSize,
+  type WorkerSizeName,
+} from "./worker-sizes.ts";

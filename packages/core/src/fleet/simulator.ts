@@ -15,6 +15,14 @@ import {
   type DurationDistribution,
 } from "./random.ts";
 import { TimeBuckets } from "./time-buckets.ts";
+import {
+  MAX_WORKER_SIZE_MB,
+  MIN_WORKER_SIZE_MB,
+  WORKER_SIZES,
+  workerComputeUnits,
+  workerMemoryMb,
+  type WorkerSize,
+} from "./worker-sizes.ts";
 
 export type ArrivalMode = "batch" | "continuous" | "random";
 
@@ -56,6 +64,8 @@ export interface SimulationInput {
   arrivalSecs?: number;
   duration: DurationDistribution;
   workers: WorkerPolicy;
+  /** The group's worker size (worker-sizes.ts, as its config's `worker_size`); default standard. */
+  workerSize?: WorkerSize;
   seed: number;
 }
 
@@ -85,6 +95,10 @@ export interface SimulationSummary {
   throughput: number;
   peakWorkers: number;
   scalingEvents: number;
+  /** Memory of one worker of the run's size, in MB. */
+  workerMemoryMb: number;
+  /** The seed's compute units, integrated over the live workers from t = 0 to the drain. */
+  computeUnitHours: number;
 }
 
 export interface SimulationResult {
@@ -133,6 +147,17 @@ function validate(input: SimulationInput): void {
     for (const field of ["scaleOutAfterSecs", "scaleInIdleSecs", "cooldownSecs"] as const)
       if (!(w[field] >= 0)) throw invalidInput(`workers.${field}`, "must be 0 or more");
   }
+  const size = input.workerSize;
+  if (
+    size !== undefined &&
+    !(typeof size === "string"
+      ? Object.hasOwn(WORKER_SIZES, size)
+      : Number.isInteger(size) && size >= MIN_WORKER_SIZE_MB && size <= MAX_WORKER_SIZE_MB)
+  )
+    throw invalidInput(
+      "workerSize",
+      `must be small, standard, large or MB from ${MIN_WORKER_SIZE_MB} to ${MAX_WORKER_SIZE_MB}`,
+    );
   if (!Number.isInteger(input.seed)) throw invalidInput("seed", "must be a whole number");
 }
 
@@ -331,6 +356,8 @@ function run(input: SimulationInput, expectedEndSecs: number): SimulationResult 
       throughput: drainSecs > 0 ? jobs / drainSecs : 0,
       peakWorkers,
       scalingEvents,
+      workerMemoryMb: workerMemoryMb(input.workerSize ?? "standard"),
+      computeUnitHours: (aliveSecs * workerComputeUnits(input.workerSize ?? "standard")) / 3600,
     },
   };
 }

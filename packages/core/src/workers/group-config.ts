@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { Principal } from "../auth/principal.ts";
 import type { CoreContext } from "../context.ts";
 import { AppError, invalidInput, notFound } from "../errors.ts";
+import { workerSizeSchema, runtimeDirsSchema } from "./runtime-config.ts";
 import { auditInstanceChange, requireSuperadmin } from "../instance-admin.ts";
 import { parsePath } from "../paths.ts";
 import { WORKSPACE_ID } from "../workspaces.ts";
@@ -26,6 +27,8 @@ const SUPPORTED = [
   "periodic_script_interval_seconds",
   "dedicated_worker",
   "network",
+  "worker_size",
+  "runtime_dirs",
 ];
 
 const configSchema = z
@@ -63,6 +66,8 @@ const configSchema = z
         })
         .optional(),
       network: z.boolean({ error: "must be true or false" }).optional(),
+      worker_size: workerSizeSchema.optional(),
+      runtime_dirs: runtimeDirsSchema.optional(),
     },
     {
       error: (issue) =>

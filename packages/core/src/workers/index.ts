@@ -27,6 +27,12 @@ export {
   type WorkerGroupConfigRow,
 } from "./group-config.ts";
 export {
+  runtimeDirsEnv,
+  runtimeDirsSchema,
+  workerSizeSchema,
+  type RuntimeDirsEnv,
+} from "./runtime-config.ts";
+export {
   listWorkers,
   queueCounts,
   queueStats,

@@ -40,6 +40,8 @@ export interface ExecuteRequest {
   env: Record<string, string>;
   /** Host paths the job may read (dependency caches); exposed read-only inside the sandbox. */
   readOnlyPaths?: string[];
+  /** Folders put before the system ones on the job's PATH (a worker group's runtime folders). */
+  pathPrefix?: string[];
   /** bun/deno: installed packages, linked as the job folder's node_modules (list it in readOnlyPaths too). */
   nodeModulesDir?: string;
   /**
@@ -428,7 +430,8 @@ export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
     }
     const limits = resolveLimits(req.limits, req.timeoutMs);
     // Only what the job was given: the worker's own environment (database URLs, tokens) never leaks.
-    const env = { ...req.env, ...p.extraEnv, PATH: jobPath(), HOME: dir, TMPDIR: dir, LANG: JOB_LANG };
+    const PATH = [...(req.pathPrefix ?? []), jobPath()].join(":");
+    const env = { ...req.env, ...p.extraEnv, PATH, HOME: dir, TMPDIR: dir, LANG: JOB_LANG };
     const how = launch(req, p, dir, limits, spec, warm, env);
     const user = jobUser();
     const disk: DiskLimits = { dir, maxBytes: limits.maxDiskBytes, maxFileBytes: limits.maxFileBytes };

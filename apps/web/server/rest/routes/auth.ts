@@ -1,9 +1,11 @@
 import {
+  checkReadiness,
   createApiToken,
   createToken,
   invalidInput,
   principalOf,
   RateLimitedError,
+  READY_RETRY_AFTER_SECS,
   requireMembership,
   scopePathOf,
   signIn,
@@ -26,6 +28,29 @@ export const authRoutes: Route[] = [
     offline: true,
     response: textAnswer("Millrace v<version>"),
     handler: async () => text(`Millrace v${MILLRACE_VERSION}`),
+  }),
+
+  // The readiness probe (load balancers, Kubernetes): 200 when this server's database answers.
+  // A server whose database cannot be reached at all never gets this far: the router answers 503
+  // for it (errorResponse), with the same Retry-After.
+  defineRoute({
+    method: "GET",
+    pattern: "/api/ready",
+    summary: "ready",
+    tag: "settings",
+    auth: "public",
+    response: textAnswer("`ready`; 503 with retry-after and the reason while the database does not answer"),
+    handler: async (ctx) => {
+      const readiness = await checkReadiness(ctx.services.pool);
+      if (readiness.ready) return text("ready");
+      return new Response(readiness.reason, {
+        status: 503,
+        headers: {
+          "content-type": "text/plain; charset=utf-8",
+          "retry-after": String(READY_RETRY_AFTER_SECS),
+        },
+      });
+    },
   }),
 
   defineRoute({
