@@ -55,7 +55,12 @@ async function createToken(tags: string[], exp = Math.floor(Date.now() / 1000) +
   return response.text();
 }
 
-async function runOnAgent(name: string, language: string, content: string, args: Record<string, unknown> = {}) {
+async function runOnAgent(
+  name: string,
+  language: string,
+  content: string,
+  args: Record<string, unknown> = {},
+) {
   const path = `u/${me}/${name}`;
   await deployScript(services, membership, { path, language, content, tag: TAG });
   const id = await runScriptByPath(services, membership, path, args);
@@ -63,9 +68,10 @@ async function runOnAgent(name: string, language: string, content: string, args:
 }
 
 async function workerOf(jobId: string): Promise<string> {
-  const { rows } = await services.pool.query<{ worker_name: string }>("SELECT worker_name FROM job WHERE id = $1", [
-    jobId,
-  ]);
+  const { rows } = await services.pool.query<{ worker_name: string }>(
+    "SELECT worker_name FROM job WHERE id = $1",
+    [jobId],
+  );
   return rows[0]!.worker_name;
 }
 
@@ -83,7 +89,9 @@ describe("agent workers (MODE=agent)", () => {
     api = await startTestApi(services.database.url, KEY);
     userToken = await createApiToken(services, membership.principal, {});
     agentToken = await createToken([TAG]);
-    processes.push(await startTestAgent(api.url, agentToken, { WORKER_PING_INTERVAL: "1", AGENT_POLL_MS: "100" }));
+    processes.push(
+      await startTestAgent(api.url, agentToken, { WORKER_PING_INTERVAL: "1", AGENT_POLL_MS: "100" }),
+    );
   });
   after(async () => {
     for (const process of processes) await process.stop();
@@ -134,10 +142,15 @@ describe("agent workers (MODE=agent)", () => {
   });
 
   it("runs bash, python3 and bun jobs; the server resolves a secret argument, the agent masks it", async () => {
-    const bash = await runOnAgent("agent_bash", "bash", 'name="$1"\nkey="$2"\necho "hello $name key=$key"\n', {
-      name: "edge",
-      key: `$var:u/${me}/api_key`,
-    });
+    const bash = await runOnAgent(
+      "agent_bash",
+      "bash",
+      'name="$1"\nkey="$2"\necho "hello $name key=$key"\n',
+      {
+        name: "edge",
+        key: `$var:u/${me}/api_key`,
+      },
+    );
     assert.equal(bash.status, "success", bash.logs);
     assert.match(bash.logs, /hello edge key=\*\*\*/);
     assert.ok(!bash.logs.includes(SECRET));
@@ -196,13 +209,18 @@ describe("agent workers (MODE=agent)", () => {
   });
 
   it("appears among the workers (pinged by the server on its behalf)", async () => {
-    const { rows } = await services.pool.query<{ name: string; worker_group: string; tags: string[]; sandbox: string }>(
-      "SELECT name, worker_group, tags, sandbox FROM worker_ping WHERE name LIKE 'ag-%'",
-    );
+    const { rows } = await services.pool.query<{
+      name: string;
+      worker_group: string;
+      tags: string[];
+      sandbox: string;
+    }>("SELECT name, worker_group, tags, sandbox FROM worker_ping WHERE name LIKE 'ag-%'");
     assert.equal(rows.length, 1);
     assert.equal(rows[0]!.worker_group, "edge");
     assert.deepEqual(rows[0]!.tags, [TAG]);
-    const listed = await fetch(`${api.url}/api/workers/list`, { headers: { authorization: `Bearer ${SUPERADMIN_SECRET}` } });
+    const listed = await fetch(`${api.url}/api/workers/list`, {
+      headers: { authorization: `Bearer ${SUPERADMIN_SECRET}` },
+    });
     assert.equal(listed.status, 200);
     const workers = (await listed.json()) as { worker: string; worker_group: string }[];
     assert.ok(workers.some((worker) => worker.worker === rows[0]!.name && worker.worker_group === "edge"));
@@ -216,7 +234,16 @@ describe("agent workers (MODE=agent)", () => {
     assert.equal((await get("/api/w/agents/jobs/list", agentToken)).status, 401);
     assert.equal((await get("/api/workers/list", agentToken)).status, 401);
     assert.equal((await post(`/api/w/agents/jobs/run/p/u/${me}/agent_bash`, agentToken, {})).status, 401);
-    assert.equal((await post("/api/agent_workers/create_agent_token", agentToken, { worker_group: "x", tags: ["y"], exp: 9e9 })).status, 401);
+    assert.equal(
+      (
+        await post("/api/agent_workers/create_agent_token", agentToken, {
+          worker_group: "x",
+          tags: ["y"],
+          exp: 9e9,
+        })
+      ).status,
+      401,
+    );
     // A user's API token is no agent token either.
     assert.equal((await post("/api/agent_workers/claim", userToken, { worker_names: [] })).status, 401);
     // Another agent's (or a database worker's) worker names are refused.
@@ -226,30 +253,52 @@ describe("agent workers (MODE=agent)", () => {
       host: "h",
       version: "0",
       sandbox: "none",
-      slots: [{ name: "ag-00000000-x", current_job_id: null, jobs_executed: 0, occupancy_15s: 0, occupancy_5m: 0, occupancy_30m: 0 }],
+      slots: [
+        {
+          name: "ag-00000000-x",
+          current_job_id: null,
+          jobs_executed: 0,
+          occupancy_15s: 0,
+          occupancy_5m: 0,
+          occupancy_30m: 0,
+        },
+      ],
     });
     assert.equal(otherPing.status, 403);
   });
 
   it("stops working once expired or revoked", async () => {
     const expiring = await createToken([TAG]);
-    const ping = (token: string) => post("/api/agent_workers/ping", token, { host: "h", version: "0", sandbox: "none", slots: [] });
+    const ping = (token: string) =>
+      post("/api/agent_workers/ping", token, { host: "h", version: "0", sandbox: "none", slots: [] });
     assert.equal((await ping(expiring)).status, 200);
-    await services.pool.query("UPDATE agent_token SET expires_at = localtimestamp - interval '1 second' WHERE token_prefix = $1", [
-      expiring.slice(0, 15),
-    ]);
+    await services.pool.query(
+      "UPDATE agent_token SET expires_at = localtimestamp - interval '1 second' WHERE token_prefix = $1",
+      [expiring.slice(0, 15)],
+    );
     assert.equal((await ping(expiring)).status, 401);
 
     const revoked = await createToken([TAG]);
     assert.equal((await ping(revoked)).status, 200);
-    assert.equal((await post("/api/agent_workers/blacklist_token", userToken, { token: revoked })).status, 403);
-    assert.equal((await post("/api/agent_workers/blacklist_token", SUPERADMIN_SECRET, { token: revoked })).status, 200);
+    assert.equal(
+      (await post("/api/agent_workers/blacklist_token", userToken, { token: revoked })).status,
+      403,
+    );
+    assert.equal(
+      (await post("/api/agent_workers/blacklist_token", SUPERADMIN_SECRET, { token: revoked })).status,
+      200,
+    );
     assert.equal((await ping(revoked)).status, 401);
   });
 
   it("kill -9 of the agent during a job: the job becomes a zombie that a database worker finishes", async () => {
     const path = `u/${me}/agent_slow`;
-    await deployScript(services, membership, { path, language: "bash", content: 'sleep 2\necho "finished"\n', tag: TAG });
+    await deployScript(services, membership, {
+      path,
+      language: "bash",
+      content: 'sleep 2\necho "finished"\n',
+      tag: TAG,
+    });
     const id = await runScriptByPath(services, membership, path, {});
     const deadline = Date.now() + 30_000;
     let started: { status: string; worker_name: string | null } | undefined;
@@ -269,7 +318,11 @@ describe("agent workers (MODE=agent)", () => {
     await new Promise((resolve) => setTimeout(resolve, 2500));
     await handleZombieJobs(services.pool, services.boss, { timeoutSecs: 1, restart: true });
     processes.push(
-      await startTestWorker(services.database.url, { WORKER_TAGS: TAG, BASE_URL: api.url, MILLRACE_SECRET_KEY: KEY }),
+      await startTestWorker(services.database.url, {
+        WORKER_TAGS: TAG,
+        BASE_URL: api.url,
+        MILLRACE_SECRET_KEY: KEY,
+      }),
     );
     const job = await waitForJob(services, membership, id, 60_000);
     assert.equal(job.status, "success", job.logs);

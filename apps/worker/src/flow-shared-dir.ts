@@ -8,7 +8,11 @@ import { sharedFlowDir } from "@millrace/runtime";
 import type { JobStore } from "./job-store.ts";
 
 /** The `./shared` folder of a flow step whose run is same_worker; null for any other job. */
-export async function flowSharedDir(store: JobStore, jobDir: string, job: ClaimedJob): Promise<string | null> {
+export async function flowSharedDir(
+  store: JobStore,
+  jobDir: string,
+  job: ClaimedJob,
+): Promise<string | null> {
   const root = await store.sharedFlowRoot(job);
   return root ? sharedFlowDir(jobDir, root) : null;
 }

@@ -65,11 +65,15 @@ export async function prepareCallback(deps: RunJobDeps, job: ClaimedJob): Promis
     // Masked in the job's logs and result (see job-secrets.ts).
     .resolveArgs(job, (value) => secretsOfJob(job.id)?.masker.add(value))
     .catch((error: unknown) => {
-    // What the job's user may not read is "not found" (its existence is not told): say whose view.
-    if (error instanceof AppError && error.code === "NOT_FOUND")
-      throw new AppError(error.code, `${error.message} or not visible to ${job.permissionedAs}`, error.field);
-    throw error;
-  });
+      // What the job's user may not read is "not found" (its existence is not told): say whose view.
+      if (error instanceof AppError && error.code === "NOT_FOUND")
+        throw new AppError(
+          error.code,
+          `${error.message} or not visible to ${job.permissionedAs}`,
+          error.field,
+        );
+      throw error;
+    });
   const state = statePath(job);
   return {
     env: {

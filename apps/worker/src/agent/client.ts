@@ -75,7 +75,10 @@ export class AgentClient {
       worker_names: workerNames,
     });
     // Dates arrive as text.
-    return jobs.map((job) => ({ ...job, scheduledFor: job.scheduledFor ? new Date(job.scheduledFor) : null }));
+    return jobs.map((job) => ({
+      ...job,
+      scheduledFor: job.scheduledFor ? new Date(job.scheduledFor) : null,
+    }));
   }
 
   async appendLog(jobId: string, chunk: string): Promise<void> {

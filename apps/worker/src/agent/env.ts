@@ -5,7 +5,13 @@ import { workerEnvSchema } from "../env.ts";
 // An agent worker's settings: a database worker's, minus the database and the instance key
 // (secrets reach it already resolved, over HTTPS), plus the server and its token.
 const agentEnvSchema = workerEnvSchema
-  .omit({ DATABASE_URL: true, MILLRACE_SECRET_KEY: true, WORKER_GROUP: true, WORKER_TAGS: true, DEDICATED_WORKER: true })
+  .omit({
+    DATABASE_URL: true,
+    MILLRACE_SECRET_KEY: true,
+    WORKER_GROUP: true,
+    WORKER_TAGS: true,
+    DEDICATED_WORKER: true,
+  })
   .extend({
     BASE_INTERNAL_URL: z.url({ error: "is required: the server's URL as this machine reaches it" }),
     AGENT_TOKEN: z
@@ -16,7 +22,9 @@ const agentEnvSchema = workerEnvSchema
     // An agent has no database access by design: a DATABASE_URL in its environment is a
     // deployment mistake (the password on a machine meant not to hold it), refused at boot.
     DATABASE_URL: z
-      .undefined({ error: "must not be set for MODE=agent: an agent worker reaches the server over HTTP only" })
+      .undefined({
+        error: "must not be set for MODE=agent: an agent worker reaches the server over HTTP only",
+      })
       .optional(),
   });
 

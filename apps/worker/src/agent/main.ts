@@ -8,7 +8,13 @@ import fs from "node:fs";
 import os from "node:os";
 import type { Completion } from "@millrace/core";
 import { assertNodeVersion } from "@millrace/core/config";
-import { detectSandbox, interpreterPaths, jobDirRemoved, ProcessLauncher, WarmSandboxes } from "@millrace/runtime";
+import {
+  detectSandbox,
+  interpreterPaths,
+  jobDirRemoved,
+  ProcessLauncher,
+  WarmSandboxes,
+} from "@millrace/runtime";
 import { installerEnv } from "../env.ts";
 import { slotPing, type SlotState } from "../heartbeat.ts";
 import { defaultCacheRoot } from "../job-dependencies.ts";
@@ -59,9 +65,15 @@ async function untilAnswered<T>(what: string, call: () => Promise<T>): Promise<T
       return await call();
     } catch (error) {
       // A 4xx other than a refused token is this request's fault: retrying cannot help.
-      if (error instanceof AgentHttpError && error.status >= 400 && error.status < 500 && error.status !== 401)
+      if (
+        error instanceof AgentHttpError &&
+        error.status >= 400 &&
+        error.status < 500 &&
+        error.status !== 401
+      )
         throw error;
-      if (delay === RETRY_FIRST_MS) log(`${what}: ${error instanceof Error ? error.message : String(error)}; retrying`);
+      if (delay === RETRY_FIRST_MS)
+        log(`${what}: ${error instanceof Error ? error.message : String(error)}; retrying`);
       await sleep(delay);
       delay = Math.min(delay * 2, RETRY_MAX_MS);
     }
@@ -72,7 +84,10 @@ async function untilAnswered<T>(what: string, call: () => Promise<T>): Promise<T
 const identity = await untilAnswered("server unreachable", () =>
   client.ping({ host: os.hostname(), version: VERSION, sandbox: sandboxState, memoryBytes: 0, slots: [] }),
 );
-const host = os.hostname().replace(/[^A-Za-z0-9_.-]/g, "-").slice(0, 40);
+const host = os
+  .hostname()
+  .replace(/[^A-Za-z0-9_.-]/g, "-")
+  .slice(0, 40);
 const prefix = `${identity.name_prefix}${host}-${randomBytes(3).toString("hex")}`;
 label = `agent ${prefix}`;
 const slots: SlotState[] = Array.from({ length: env.NUM_WORKERS }, (_, i) => ({
@@ -211,7 +226,9 @@ const heartbeat = setInterval(
   env.WORKER_PING_INTERVAL * 1000,
 );
 // Last of the start lines: whoever waits for "serving tags" (tests) has read them all.
-log(`group "${identity.worker_group}", ${env.NUM_WORKERS} slot(s), serving tags: ${identity.tags.join(", ")}`);
+log(
+  `group "${identity.worker_group}", ${env.NUM_WORKERS} slot(s), serving tags: ${identity.tags.join(", ")}`,
+);
 const loop = claimLoop();
 
 async function shutdown(signal: string): Promise<void> {

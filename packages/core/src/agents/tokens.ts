@@ -55,7 +55,8 @@ export async function createAgentToken(
   // Static tags only: an agent serves queues, and `$workspace` is resolved before a job is queued.
   input.tags.forEach((tag, i) => {
     validateTag(tag, `tags.${i}`);
-    if (tag.includes("$")) throw invalidInput(`tags.${i}`, "an agent serves plain tags (no $workspace, $args)");
+    if (tag.includes("$"))
+      throw invalidInput(`tags.${i}`, "an agent serves plain tags (no $workspace, $args)");
   });
   const expiresAt = new Date(input.exp * 1000);
   if (!Number.isFinite(expiresAt.getTime()) || expiresAt.getTime() <= Date.now())
@@ -144,5 +145,10 @@ export async function agentFromToken(pool: Pool, token: string | null): Promise<
   );
   const row = rows[0];
   if (!row) throw new AppError("UNAUTHORIZED", "invalid, expired or revoked agent token");
-  return { tokenId: row.id, workerGroup: row.worker_group, tags: row.tags, namePrefix: agentNamePrefix(row.id) };
+  return {
+    tokenId: row.id,
+    workerGroup: row.worker_group,
+    tags: row.tags,
+    namePrefix: agentNamePrefix(row.id),
+  };
 }

@@ -20,7 +20,10 @@ function checkNames(agent: AgentIdentity, names: readonly string[], field: strin
   if (names.length > MAX_AGENT_SLOTS) throw invalidInput(field, `at most ${MAX_AGENT_SLOTS} worker names`);
   names.forEach((name, i) => {
     if (!NAME.test(name) || !name.startsWith(agent.namePrefix))
-      throw new AppError("FORBIDDEN", `${field}.${i}: an agent's worker names start with ${agent.namePrefix}`);
+      throw new AppError(
+        "FORBIDDEN",
+        `${field}.${i}: an agent's worker names start with ${agent.namePrefix}`,
+      );
   });
 }
 
@@ -133,7 +136,10 @@ async function prepareForAgent(
     );
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    prepareError = error instanceof AppError && error.code === "NOT_FOUND" ? `${message} or not visible to ${job.permissionedAs}` : message;
+    prepareError =
+      error instanceof AppError && error.code === "NOT_FOUND"
+        ? `${message} or not visible to ${job.permissionedAs}`
+        : message;
   }
   let lock = job.lock;
   if (lock === null && job.kind === "script" && job.scriptHash) {

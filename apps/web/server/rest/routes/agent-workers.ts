@@ -134,7 +134,12 @@ export const agentWorkerRoutes: Route[] = [
           occupancy30m: slot.occupancy_30m,
         })),
       });
-      return json({ worker_group: agent.workerGroup, tags: agent.tags, name_prefix: agent.namePrefix, canceled });
+      return json({
+        worker_group: agent.workerGroup,
+        tags: agent.tags,
+        name_prefix: agent.namePrefix,
+        canceled,
+      });
     },
   }),
   defineRoute({
