@@ -3,7 +3,8 @@ import { parseEnv } from "@millrace/core/config";
 import { workerEnvSchema } from "../env.ts";
 
 // An agent worker's settings: a database worker's, minus the database and the instance key
-// (secrets reach it already resolved, over HTTPS), plus the server and its token.
+// (secrets reach it already resolved, over HTTPS), plus the server and its token. Its group and
+// tags are its token's; its worker names are the server's prefix for it (see agentNamePrefix).
 const agentEnvSchema = workerEnvSchema
   .omit({
     DATABASE_URL: true,
@@ -11,6 +12,8 @@ const agentEnvSchema = workerEnvSchema
     WORKER_GROUP: true,
     WORKER_TAGS: true,
     DEDICATED_WORKER: true,
+    WORKER_NAME_PREFIX: true,
+    METRICS_ADDR: true,
   })
   .extend({
     BASE_INTERNAL_URL: z.url({ error: "is required: the server's URL as this machine reaches it" }),
