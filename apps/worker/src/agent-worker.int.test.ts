@@ -222,8 +222,10 @@ describe("agent workers (MODE=agent)", () => {
       headers: { authorization: `Bearer ${SUPERADMIN_SECRET}` },
     });
     assert.equal(listed.status, 200);
-    const workers = (await listed.json()) as { worker: string; worker_group: string }[];
-    assert.ok(workers.some((worker) => worker.worker === rows[0]!.name && worker.worker_group === "edge"));
+    const workers = (await listed.json()) as { worker: string; worker_group: string; agent: boolean }[];
+    const listedAgent = workers.find((worker) => worker.worker === rows[0]!.name);
+    assert.equal(listedAgent?.worker_group, "edge");
+    assert.equal(listedAgent?.agent, true);
   });
 
   it("its token opens nothing but the agent routes", async () => {
@@ -328,7 +330,14 @@ describe("agent workers (MODE=agent)", () => {
     assert.equal(job.status, "success", job.logs);
     assert.match(job.logs, /finished/);
     assert.match(job.logs, /has not pinged/);
-    assert.doesNotMatch(await workerOf(id), /^ag-/);
+    const finisher = await workerOf(id);
+    assert.doesNotMatch(finisher, /^ag-/);
+    // The database worker that finished it is listed, and not as an agent.
+    const listed = await fetch(`${api.url}/api/workers/list`, {
+      headers: { authorization: `Bearer ${SUPERADMIN_SECRET}` },
+    });
+    const workers = (await listed.json()) as { worker: string; agent: boolean }[];
+    assert.equal(workers.find((worker) => worker.worker === finisher)?.agent, false);
     const { rows } = await services.pool.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM job WHERE script_path = $1",
       [path],

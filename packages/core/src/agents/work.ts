@@ -74,6 +74,7 @@ export async function agentPing(
     version: ping.version,
     sandbox: ping.sandbox,
     slots: ping.slots,
+    agentTokenId: agent.tokenId,
   });
   const running = ping.slots.flatMap((slot) => (slot.currentJobId ? [slot.currentJobId] : []));
   if (running.length === 0) return { canceled: [] };
