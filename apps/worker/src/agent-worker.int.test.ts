@@ -293,6 +293,97 @@ describe("agent workers (MODE=agent)", () => {
     assert.equal((await ping(revoked)).status, 401);
   });
 
+  it("over the raw routes: a job ends once, and a claim whose answer was lost goes back to the queue", async () => {
+    const tag = "raw_agent";
+    const token = await createToken([tag]);
+    const slot = (name: string, current: string | null) => ({
+      name,
+      current_job_id: current,
+      jobs_executed: 0,
+      occupancy_15s: 0,
+      occupancy_5m: 0,
+      occupancy_30m: 0,
+    });
+    const ping = async (slots: ReturnType<typeof slot>[], held?: string[]) => {
+      const response = await post("/api/agent_workers/ping", token, {
+        host: "raw",
+        version: "0",
+        sandbox: "none",
+        slots,
+        ...(held ? { held } : {}),
+      });
+      assert.equal(response.status, 200, await response.clone().text());
+      return (await response.json()) as { name_prefix: string; tags: string[] };
+    };
+    const { name_prefix: prefix, tags } = await ping([]);
+    assert.deepEqual(tags, [tag]);
+    const name = `${prefix}raw-1`;
+    const path = `u/${me}/raw_job`;
+    await deployScript(services, membership, { path, language: "bash", content: "echo raw\n", tag });
+    const claim = async () => {
+      const response = await post("/api/agent_workers/claim", token, { worker_names: [name] });
+      assert.equal(response.status, 200);
+      return ((await response.json()) as { jobs: { id: string; bossJobId: string; callbackToken: string }[] })
+        .jobs;
+    };
+    const status = async (id: string) =>
+      (await services.pool.query<{ status: string }>("SELECT status FROM job WHERE id = $1", [id])).rows[0]!
+        .status;
+
+    // Claimed, completed once; the same report again (a lost answer, resent) changes nothing.
+    const first = await runScriptByPath(services, membership, path, {});
+    const [job] = await claim();
+    assert.equal(job?.id, first);
+    assert.equal(await status(first), "running");
+    const complete = (result: unknown) =>
+      post("/api/agent_workers/complete", token, {
+        completions: [
+          {
+            job_id: job!.id,
+            boss_job_id: job!.bossJobId,
+            callback_token: job!.callbackToken,
+            outcome: { status: "success", result },
+            pending_log: "raw\n",
+          },
+        ],
+      });
+    assert.deepEqual(await (await complete("one")).json(), { recorded: [first] });
+    assert.deepEqual(await (await complete("two")).json(), { recorded: [] });
+    const done = await waitForJob(services, membership, first, 5000);
+    assert.equal(done.status, "success");
+    assert.equal(done.result, "one");
+    // Another agent's token cannot complete or log to it either.
+    const other = await post("/api/agent_workers/complete", agentToken, {
+      completions: [
+        {
+          job_id: first,
+          boss_job_id: job!.bossJobId,
+          callback_token: null,
+          outcome: { status: "success", result: "x" },
+          pending_log: "",
+        },
+      ],
+    });
+    assert.deepEqual(await other.json(), { recorded: [] });
+
+    // Claimed but never received: held jobs stay, the others go back once past the grace period.
+    const second = await runScriptByPath(services, membership, path, {});
+    const [lost] = await claim();
+    assert.equal(lost?.id, second);
+    await services.pool.query("UPDATE job SET started_at = started_at - interval '1 minute' WHERE id = $1", [
+      second,
+    ]);
+    await ping([slot(name, null)], [second]);
+    assert.equal(await status(second), "running");
+    await ping([slot(name, null)], []);
+    assert.equal(await status(second), "queued");
+    const { rows } = await services.pool.query<{ logs: string }>(
+      "SELECT logs FROM job_log WHERE job_id = $1",
+      [second],
+    );
+    assert.match(rows[0]!.logs, /does not hold this job/);
+  });
+
   it("kill -9 of the agent during a job: the job becomes a zombie that a database worker finishes", async () => {
     const path = `u/${me}/agent_slow`;
     await deployScript(services, membership, {

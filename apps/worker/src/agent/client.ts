@@ -43,6 +43,7 @@ export class AgentClient {
   }
 
   ping(body: {
+    held?: string[];
     host: string;
     version: string;
     sandbox: string;
@@ -55,6 +56,7 @@ export class AgentClient {
     canceled: { id: string; reason: string }[];
   }> {
     return this.post("ping", {
+      ...(body.held ? { held: body.held } : {}),
       host: body.host,
       version: body.version,
       sandbox: body.sandbox,

@@ -128,6 +128,8 @@ let wake: () => void = () => {};
 
 async function ping(): Promise<void> {
   const answer = await client.ping({
+    // Running, and finished but not yet acknowledged (see report): the server puts back the rest.
+    held: [...running.keys(), ...claimed.keys()],
     host: os.hostname(),
     version: VERSION,
     sandbox: sandboxState,
@@ -148,17 +150,22 @@ async function ping(): Promise<void> {
  * twice after a lost answer changes nothing.
  */
 function report(completion: Completion): void {
-  const sent = untilAnswered(`could not report job ${completion.job.id} yet`, () =>
-    client.complete([
-      {
-        jobId: completion.job.id,
-        bossJobId: completion.job.bossJobId,
-        callbackToken: completion.job.callbackToken ?? null,
-        outcome: completion.outcome,
-        pendingLog: completion.pendingLog,
-      },
-    ]),
-  )
+  const send = (c: Completion) =>
+    untilAnswered(`could not report job ${c.job.id} yet`, () =>
+      client.complete([
+        {
+          jobId: c.job.id,
+          bossJobId: c.job.bossJobId,
+          callbackToken: c.job.callbackToken ?? null,
+          outcome: c.outcome,
+          pendingLog: c.pendingLog,
+        },
+      ]),
+    );
+  const sent = send(completion)
+    // Refused for what it holds (too large for the server, say): the job fails saying so, as a
+    // database worker records an outcome the database refuses, rather than staying `running`.
+    .catch((error: Error) => send(unrecordable(completion, error)))
     .then(() => undefined)
     .catch((error: Error) => log(`job ${completion.job.id} not recorded: ${error.message}`))
     .finally(() => {
@@ -166,6 +173,15 @@ function report(completion: Completion): void {
       completing.delete(sent);
     });
   completing.add(sent);
+}
+
+function unrecordable(completion: Completion, error: Error): Completion {
+  const message = `the job ended but its outcome could not be stored: ${error.message}`;
+  return {
+    ...completion,
+    outcome: { status: "failure", result: { error: { name: "ResultNotStored", message } } },
+    pendingLog: `\n[millrace] ${message}\n`,
+  };
 }
 
 function run(job: AgentJob, slot: SlotState): void {
@@ -179,7 +195,11 @@ function run(job: AgentJob, slot: SlotState): void {
       // Null: stopping; the job goes back to the queue with the agent's leave.
       if (completion) report(completion);
     })
-    .catch((error: Error) => log(`job ${job.id}: ${error.message}`))
+    .catch((error: Error) => {
+      // No longer held: the next ping's reconciliation puts it back in the queue.
+      claimed.delete(job.id);
+      log(`job ${job.id}: ${error.message}`);
+    })
     .finally(() => {
       running.delete(job.id);
       slot.currentJobId = null;

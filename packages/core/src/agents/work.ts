@@ -42,7 +42,16 @@ async function ownRunningJobs(
   return new Map(rows.map((row) => [row.id, { workerName: row.worker_name, bossJobId: row.boss_job_id }]));
 }
 
+// A running job of the agent's slots that it does not hold is put back only once it was claimed
+// this long ago: the answer to its claim may still be on its way.
+const RECONCILE_GRACE_SECS = 10;
+
 export interface AgentPing {
+  /**
+   * Every job the agent holds (running, or its completion not yet acknowledged). With it, jobs
+   * running in its slots that it does not hold go back to the queue (see agentPing).
+   */
+  held?: string[];
   host: string;
   version: string;
   sandbox: string;
@@ -57,6 +66,7 @@ export interface AgentPing {
  */
 export async function agentPing(
   pool: Pool,
+  boss: Boss,
   agent: AgentIdentity,
   ping: AgentPing,
 ): Promise<{ canceled: { id: string; reason: string }[] }> {
@@ -76,6 +86,13 @@ export async function agentPing(
     slots: ping.slots,
     agentTokenId: agent.tokenId,
   });
+  if (ping.held)
+    await reconcileAgent(
+      pool,
+      boss,
+      ping.slots.map((slot) => slot.name),
+      ping.held,
+    );
   const running = ping.slots.flatMap((slot) => (slot.currentJobId ? [slot.currentJobId] : []));
   if (running.length === 0) return { canceled: [] };
   const { rows } = await pool.query<{ id: string; canceled_by: string; cancel_reason: string | null }>(
@@ -89,6 +106,28 @@ export async function agentPing(
       reason: `canceled by ${row.canceled_by}${row.cancel_reason ? `: ${row.cancel_reason}` : ""}`,
     })),
   };
+}
+
+/**
+ * Puts back in the queue the jobs that run in the agent's slots but that it does not hold: a
+ * claim committed whose HTTP answer was lost (the connection dropped, the server restarted). Its
+ * slots keep pinging, so no zombie check would ever end such a job. A database worker does the
+ * same for claims whose answer its connection lost (Dispatcher.reconcile).
+ */
+async function reconcileAgent(pool: Pool, boss: Boss, slotNames: string[], held: string[]): Promise<void> {
+  const { rows } = await pool.query<{ id: string; boss_job_id: string; worker_name: string }>(
+    `SELECT id, boss_job_id, worker_name FROM job
+      WHERE status = 'running' AND worker_name = ANY($1) AND NOT (id = ANY($2::uuid[]))
+        AND started_at < now() - make_interval(secs => $3)`,
+    [slotNames, held, RECONCILE_GRACE_SECS],
+  );
+  if (rows.length === 0) return;
+  await requeueAbandonedJobs(
+    pool,
+    boss,
+    rows.map((row) => ({ id: row.id, bossJobId: row.boss_job_id, workerName: row.worker_name })),
+    "does not hold this job (the answer to its claim was lost)",
+  );
 }
 
 /** A claimed job as an agent receives it: everything it would otherwise read from the database. */

@@ -95,6 +95,10 @@ export const agentWorkerRoutes: Route[] = [
     tag: "agent_worker",
     auth: "public",
     body: z.object({
+      held: z
+        .array(jobId)
+        .max(MAX_AGENT_SLOTS * 4)
+        .optional(),
       host: z.string().max(255),
       version: z.string().max(100),
       sandbox: z.string().max(200),
@@ -120,7 +124,8 @@ export const agentWorkerRoutes: Route[] = [
     }),
     handler: async (ctx, { body }) => {
       const agent = await agentOf(ctx);
-      const { canceled } = await agentPing(ctx.services.pool, agent, {
+      const { canceled } = await agentPing(ctx.services.pool, ctx.services.boss, agent, {
+        ...(body.held ? { held: body.held } : {}),
         host: body.host,
         version: body.version,
         sandbox: body.sandbox,
