@@ -11,6 +11,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, it } from "node:test";
 import {
+  cancelJob,
   createApiToken,
   createKeyring,
   createVariable,
@@ -291,6 +292,26 @@ describe("agent workers (MODE=agent)", () => {
       200,
     );
     assert.equal((await ping(revoked)).status, 401);
+  });
+
+  it("a cancel reaches the agent with the answer to its ping and kills the job", async () => {
+    const path = `u/${me}/agent_long`;
+    await deployScript(services, membership, { path, language: "bash", content: "sleep 60\n", tag: TAG });
+    const id = await runScriptByPath(services, membership, path, {});
+    const deadline = Date.now() + 20_000;
+    while (
+      (await services.pool.query("SELECT 1 FROM job WHERE id = $1 AND status = 'running'", [id])).rowCount ===
+      0
+    ) {
+      assert.ok(Date.now() < deadline, "the agent never started the job");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const started = Date.now();
+    await cancelJob(services, membership, id, "enough");
+    const job = await waitForJob(services, membership, id, 20_000);
+    assert.equal(job.status, "canceled");
+    assert.match(JSON.stringify(job.result), /enough/);
+    assert.ok(Date.now() - started < 10_000, "canceled well before the script's 60 s");
   });
 
   it("over the raw routes: a job ends once, and a claim whose answer was lost goes back to the queue", async () => {
