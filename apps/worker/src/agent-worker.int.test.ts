@@ -292,6 +292,14 @@ describe("agent workers (MODE=agent)", () => {
       200,
     );
     assert.equal((await ping(revoked)).status, 401);
+    // Listed with its revocation, by its first characters only.
+    const listed = await fetch(`${api.url}/api/agent_workers/list_tokens`, {
+      headers: { authorization: `Bearer ${SUPERADMIN_SECRET}` },
+    });
+    const tokens = (await listed.json()) as { token_prefix: string; revoked_at: string | null }[];
+    const entry = tokens.find((token) => revoked.startsWith(token.token_prefix));
+    assert.ok(entry?.revoked_at);
+    assert.ok(!JSON.stringify(tokens).includes(revoked));
   });
 
   it("a cancel reaches the agent with the answer to its ping and kills the job", async () => {
@@ -312,6 +320,44 @@ describe("agent workers (MODE=agent)", () => {
     assert.equal(job.status, "canceled");
     assert.match(JSON.stringify(job.result), /enough/);
     assert.ok(Date.now() - started < 10_000, "canceled well before the script's 60 s");
+  });
+
+  it("SIGTERM: the agent puts its unfinished job back in the queue and leaves the workers list", async () => {
+    const token = await createToken(["stop_agent"]);
+    const agent = await startTestAgent(api.url, token, {
+      WORKER_PING_INTERVAL: "1",
+      WORKER_GRACE_PERIOD: "1",
+    });
+    processes.push(agent);
+    const path = `u/${me}/agent_stopped`;
+    await deployScript(services, membership, {
+      path,
+      language: "bash",
+      content: "sleep 60\n",
+      tag: "stop_agent",
+    });
+    const id = await runScriptByPath(services, membership, path, {});
+    const deadline = Date.now() + 20_000;
+    while (
+      (await services.pool.query("SELECT 1 FROM job WHERE id = $1 AND status = 'running'", [id])).rowCount ===
+      0
+    ) {
+      assert.ok(Date.now() < deadline, "the agent never started the job");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const { rows: slots } = await services.pool.query<{ name: string }>(
+      "SELECT worker_name AS name FROM job WHERE id = $1",
+      [id],
+    );
+    await agent.stop();
+    assert.match(agent.output(), /no longer claiming/);
+    const { rows } = await services.pool.query<{ status: string }>("SELECT status FROM job WHERE id = $1", [
+      id,
+    ]);
+    assert.equal(rows[0]!.status, "queued");
+    const left = await services.pool.query("SELECT 1 FROM worker_ping WHERE name = $1", [slots[0]!.name]);
+    assert.equal(left.rowCount, 0);
+    await cancelJob(services, membership, id, "test over");
   });
 
   it("over the raw routes: a job ends once, and a claim whose answer was lost goes back to the queue", async () => {
