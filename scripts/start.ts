@@ -1,6 +1,7 @@
 // The one entry point: `npm start`. MODE=standalone (default) runs a server and workers, on an
 // embedded PostgreSQL when DATABASE_URL is unset; MODE=server and MODE=worker run one part against
-// an existing PostgreSQL so that any number of them can share it.
+// an existing PostgreSQL so that any number of them can share it; MODE=agent runs an agent worker
+// (no database: BASE_INTERNAL_URL and AGENT_TOKEN).
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import { createRequire } from "node:module";
@@ -162,7 +163,23 @@ async function checkConnectionBudget(databaseUrl: string): Promise<void> {
   }
 }
 
+/** MODE=agent: only the agent worker, which checks its own variables and reaches no database. */
+function startAgent(): void {
+  const agent = startChild("agent", process.execPath, [path.join(root, "apps/worker/src/agent/main.ts")], {
+    cwd: root,
+    env: { ...process.env, NODE_ENV: "production" },
+  });
+  children.push(agent);
+  void agent.exited.then((code) => {
+    if (stopping) return;
+    log(`agent exited (code ${code}); stopping`);
+    void shutdown(code === 0 ? 0 : 1);
+  });
+  log("agent worker starting; press Ctrl-C to stop");
+}
+
 async function main(): Promise<void> {
+  if (env.MODE === "agent") return startAgent();
   let databaseUrl = env.DATABASE_URL;
   if (!databaseUrl) {
     log("DATABASE_URL is not set: starting the embedded PostgreSQL (data in .data/pg)");

@@ -4,7 +4,9 @@ import { booleanVar, databaseUrlVar, parseEnv, positiveIntVar, secretKeyVar } fr
 const launcherEnvSchema = z
   .object({
     MODE: z
-      .enum(["standalone", "server", "worker"], { error: "must be standalone, server or worker" })
+      .enum(["standalone", "server", "worker", "agent"], {
+        error: "must be standalone, server, worker or agent",
+      })
       .default("standalone"),
     DATABASE_URL: databaseUrlVar.optional(),
     PORT: positiveIntVar(8000),
@@ -22,7 +24,8 @@ const launcherEnvSchema = z
     MILLRACE_SECRET_KEY: secretKeyVar,
   })
   .superRefine((env, context) => {
-    if (env.MODE !== "standalone" && !env.DATABASE_URL) {
+    // MODE=agent has no database access at all (BASE_INTERNAL_URL and AGENT_TOKEN instead).
+    if (env.MODE !== "standalone" && env.MODE !== "agent" && !env.DATABASE_URL) {
       context.addIssue({
         code: "custom",
         path: ["DATABASE_URL"],

@@ -11,6 +11,7 @@ import {
 } from "@millrace/runtime";
 import { prepareCallback } from "./job-callback.ts";
 import { prepareDependencies, type DependencyJob } from "./job-dependencies.ts";
+import type { Pool } from "@millrace/db";
 import type { RunJobDeps } from "./run-job.ts";
 
 export interface DedicatedTarget {
@@ -60,7 +61,7 @@ const KEEP_OLD_VERSION_MS = 10_000;
  */
 export class DedicatedRunner {
   readonly target: DedicatedTarget;
-  private readonly deps: RunJobDeps;
+  private readonly deps: RunJobDeps & { pool: Pool };
   private readonly log: (message: string) => void;
   private readonly versions = new Map<string, Version>();
   private latestKey: string | null = null;
@@ -69,7 +70,7 @@ export class DedicatedRunner {
   private closed = false;
   private warnedLanguage = false;
 
-  constructor(deps: RunJobDeps, target: DedicatedTarget, log: (message: string) => void) {
+  constructor(deps: RunJobDeps & { pool: Pool }, target: DedicatedTarget, log: (message: string) => void) {
     this.deps = deps;
     this.target = target;
     this.log = log;

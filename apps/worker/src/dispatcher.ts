@@ -66,12 +66,12 @@ export class Dispatcher {
   private stopping = false;
   private loop: Promise<void> | null = null;
   private tags: readonly string[];
-  private readonly deps: RunJobDeps & { boss: Boss; claimPool: Pool };
+  private readonly deps: RunJobDeps & { pool: Pool; boss: Boss; claimPool: Pool };
   private readonly log: (message: string) => void;
   private readonly pause: ClaimPause;
 
   constructor(
-    deps: RunJobDeps & { boss: Boss; claimPool: Pool },
+    deps: RunJobDeps & { pool: Pool; boss: Boss; claimPool: Pool },
     slots: SlotState[],
     tags: readonly string[],
     log: (message: string) => void,

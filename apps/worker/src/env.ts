@@ -12,7 +12,7 @@ import {
 } from "@millrace/core/config";
 import { booleanVar } from "@millrace/core/config";
 
-const workerEnvSchema = z.object({
+export const workerEnvSchema = z.object({
   DATABASE_URL: databaseUrlVar,
   WORKER_GROUP: z
     .string()
@@ -81,8 +81,19 @@ const workerEnvSchema = z.object({
   MILLRACE_SECRET_KEY: secretKeyVar,
 });
 
+type InstallerVar =
+  | "PIP_INDEX_URL"
+  | "PIP_EXTRA_INDEX_URL"
+  | "PIP_FIND_LINKS"
+  | "PIP_TRUSTED_HOST"
+  | "PIP_CERT"
+  | "NPM_CONFIG_REGISTRY"
+  | "HTTP_PROXY"
+  | "HTTPS_PROXY"
+  | "NO_PROXY";
+
 /** The variables pip and bun see when they install dependencies. */
-export function installerEnv(env: WorkerEnv): Record<string, string> {
+export function installerEnv(env: Partial<Record<InstallerVar, string>>): Record<string, string> {
   const names = [
     "PIP_INDEX_URL",
     "PIP_EXTRA_INDEX_URL",

@@ -1,4 +1,5 @@
 import os from "node:os";
+import { pingWorkers as pingWorkerSlots, type SlotPing } from "@millrace/core";
 import type { Pool } from "@millrace/db";
 import type { Occupancy } from "./occupancy.ts";
 
@@ -9,10 +10,19 @@ export interface SlotState {
   occupancy: Occupancy;
 }
 
-/**
- * One statement upserting a worker_ping row per slot: what the workers list and the zombie
- * monitor read. A slot that stops pinging is dead after ZOMBIE_JOB_TIMEOUT.
- */
+/** A slot's heartbeat as core's pingWorkers (and an agent's ping request) takes it. */
+export function slotPing(slot: SlotState): SlotPing {
+  return {
+    name: slot.name,
+    currentJobId: slot.currentJobId,
+    jobsExecuted: slot.jobsExecuted,
+    occupancy15s: slot.occupancy.rate(15),
+    occupancy5m: slot.occupancy.rate(300),
+    occupancy30m: slot.occupancy.rate(1800),
+  };
+}
+
+/** The worker_ping rows of this process's slots (see core's pingWorkers). */
 export async function pingWorkers(
   pool: Pool,
   group: string,
@@ -21,31 +31,13 @@ export async function pingWorkers(
   version: string,
   sandbox: string,
 ): Promise<void> {
-  const memory = process.memoryUsage().rss;
-  await pool.query(
-    `INSERT INTO worker_ping (name, worker_group, tags, host, current_job_id, jobs_executed, memory_bytes,
-       occupancy_15s, occupancy_5m, occupancy_30m, version, sandbox, last_ping_at)
-     SELECT s.name, $2, $3, $4, s.current_job_id, s.jobs_executed, $5, s.o15, s.o5m, s.o30m, $6, $12, now()
-       FROM unnest($1::text[], $7::uuid[], $8::int[], $9::float8[], $10::float8[], $11::float8[])
-         AS s(name, current_job_id, jobs_executed, o15, o5m, o30m)
-     ON CONFLICT (name) DO UPDATE SET worker_group = EXCLUDED.worker_group, tags = EXCLUDED.tags,
-       host = EXCLUDED.host, current_job_id = EXCLUDED.current_job_id, jobs_executed = EXCLUDED.jobs_executed,
-       memory_bytes = EXCLUDED.memory_bytes, occupancy_15s = EXCLUDED.occupancy_15s,
-       occupancy_5m = EXCLUDED.occupancy_5m, occupancy_30m = EXCLUDED.occupancy_30m,
-       version = EXCLUDED.version, sandbox = EXCLUDED.sandbox, last_ping_at = now()`,
-    [
-      slots.map((slot) => slot.name),
-      group,
-      tags,
-      os.hostname(),
-      memory,
-      version,
-      slots.map((slot) => slot.currentJobId),
-      slots.map((slot) => slot.jobsExecuted),
-      slots.map((slot) => slot.occupancy.rate(15)),
-      slots.map((slot) => slot.occupancy.rate(300)),
-      slots.map((slot) => slot.occupancy.rate(1800)),
-      sandbox,
-    ],
-  );
+  await pingWorkerSlots(pool, {
+    group,
+    tags,
+    host: os.hostname(),
+    memoryBytes: process.memoryUsage().rss,
+    version,
+    sandbox,
+    slots: slots.map(slotPing),
+  });
 }

@@ -2,8 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { AppError, resolveJobArgs, type ClaimedJob } from "@millrace/core";
-import { createDb, type Db, type Pool } from "@millrace/db";
+import { AppError, type ClaimedJob } from "@millrace/core";
 import { importsBundledClient, npmSchemeImports } from "@millrace/runtime";
 import { secretsOfJob } from "./job-secrets.ts";
 import type { RunJobDeps } from "./run-job.ts";
@@ -45,15 +44,6 @@ function bundledClients(): {
 
 let clients: ReturnType<typeof bundledClients> | undefined;
 
-// Resolving `$var:`/`$res:` goes through core's authorization, which takes a Prisma client too;
-// one per pool, made only when a job has references to resolve.
-const dbs = new WeakMap<Pool, Db>();
-function dbFor(pool: Pool): Db {
-  let db = dbs.get(pool);
-  if (!db) dbs.set(pool, (db = createDb(pool)));
-  return db;
-}
-
 /**
  * Where windmill-client's getState/setState keep this script's state: a `state` resource under
  * the job user's own `u/<user>/`, one per script path.
@@ -71,24 +61,19 @@ export function statePath(job: Pick<ClaimedJob, "permissionedAs" | "scriptPath">
 export async function prepareCallback(deps: RunJobDeps, job: ClaimedJob): Promise<JobCallback> {
   clients ??= bundledClients();
   const token = job.callbackToken;
-  const args = await resolveJobArgs(
-    {
-      pool: deps.pool,
-      db: dbFor(deps.pool),
-      secrets: deps.secrets,
-      // Masked in the job's logs and result (see job-secrets.ts).
-      onSecretRevealed: (value) => secretsOfJob(job.id)?.masker.add(value),
-    },
-    job.workspaceId,
-    job.permissionedAs,
-    job.args,
-    job,
-  ).catch((error: unknown) => {
-    // What the job's user may not read is "not found" (its existence is not told): say whose view.
-    if (error instanceof AppError && error.code === "NOT_FOUND")
-      throw new AppError(error.code, `${error.message} or not visible to ${job.permissionedAs}`, error.field);
-    throw error;
-  });
+  const args = await deps.store
+    // Masked in the job's logs and result (see job-secrets.ts).
+    .resolveArgs(job, (value) => secretsOfJob(job.id)?.masker.add(value))
+    .catch((error: unknown) => {
+      // What the job's user may not read is "not found" (its existence is not told): say whose view.
+      if (error instanceof AppError && error.code === "NOT_FOUND")
+        throw new AppError(
+          error.code,
+          `${error.message} or not visible to ${job.permissionedAs}`,
+          error.field,
+        );
+      throw error;
+    });
   const state = statePath(job);
   return {
     env: {

@@ -1,6 +1,6 @@
 import path from "node:path";
 import type { ClaimedJob } from "@millrace/core";
-import type { Pool } from "@millrace/db";
+import type { JobStore } from "./job-store.ts";
 import {
   ensureLockInstalled,
   hasRequirements,
@@ -64,20 +64,6 @@ function prepared(installed: InstalledDependencies): PreparedDependencies {
     : { readOnlyPaths: installed.readOnlyPaths, env: installed.env };
 }
 
-/** The lock of a version whose job was enqueued before the lock existed (see attachLocks). */
-async function lockOfVersion(pool: Pool, job: DependencyJob): Promise<string> {
-  const { rows } = await pool.query<{ lock: string | null; lock_error: string | null }>(
-    "SELECT lock, lock_error FROM script WHERE workspace_id = $1 AND hash = $2",
-    [job.workspaceId, job.scriptHash],
-  );
-  const row = rows[0];
-  if (row?.lock) return row.lock;
-  if (row?.lock_error) throw new Error(`dependencies could not be installed: ${row.lock_error}`);
-  throw new Error(
-    "dependencies are still being installed: this version's dependency job has not finished (see its `dependency` job)",
-  );
-}
-
 /**
  * Makes the job's locked dependencies available on this machine (installing the lock here when
  * it is not cached yet, e.g. the dependency job ran on another machine) and returns the paths
@@ -85,7 +71,7 @@ async function lockOfVersion(pool: Pool, job: DependencyJob): Promise<string> {
  * Previews are not deployed, so they have no lock: their requirements are resolved inline.
  */
 export async function prepareDependencies(
-  deps: { pool: Pool; jobDir: string; dependencies?: DependencySettings },
+  deps: { store: Pick<JobStore, "lockOfVersion">; jobDir: string; dependencies?: DependencySettings },
   job: DependencyJob,
   onLog: (chunk: string) => void = () => {},
   signal?: AbortSignal,
@@ -105,7 +91,7 @@ export async function prepareDependencies(
       );
       return prepared(installed);
     }
-    lock = await lockOfVersion(deps.pool, job);
+    lock = await deps.store.lockOfVersion(job);
   }
   // A flow step's lock may be Windmill's (pushed with wmill): what it pins is used, not refused.
   const installed = await ensureLockInstalled(
@@ -123,7 +109,7 @@ export async function prepareDependencies(
  * when the job completes (settleDependencyJobs).
  */
 export async function runDependencyJob(
-  deps: { pool: Pool; jobDir: string; dependencies?: DependencySettings },
+  deps: { jobDir: string; dependencies?: DependencySettings },
   job: ClaimedJob,
   signal: AbortSignal,
   onLog: (chunk: string) => void,

@@ -1,5 +1,4 @@
 import { inlineSteps, type ClaimedJob, type FlowValue } from "@millrace/core";
-import type { Pool } from "@millrace/db";
 import {
   InstallError,
   RequirementsError,
@@ -17,7 +16,7 @@ import { installOptions, type DependencySettings } from "./job-dependencies.ts";
  * fails the job, naming the step.
  */
 export async function runFlowDependencyJob(
-  deps: { pool: Pool; jobDir: string; dependencies?: DependencySettings },
+  deps: { jobDir: string; dependencies?: DependencySettings },
   job: ClaimedJob,
   signal: AbortSignal,
   onLog: (chunk: string) => void,

@@ -37,6 +37,7 @@ import { defaultCacheRoot } from "./job-dependencies.ts";
 import { pingWorkers, type SlotState } from "./heartbeat.ts";
 import { Notifications } from "./notifications.ts";
 import { secretReadByJob } from "./job-secrets.ts";
+import { dbJobStore } from "./job-store.ts";
 import { Occupancy } from "./occupancy.ts";
 import { sweepStaleJobFolders } from "./stale-job-folders.ts";
 import { groupRuntimeOf } from "./group-runtime.ts";
@@ -114,17 +115,19 @@ function setNetwork(config: { network?: boolean } | null): void {
   log(`worker group config: jobs ${network ? "have" : "are cut off from"} the network${ignored}`);
 }
 
+const secrets = createKeyring(env.MILLRACE_SECRET_KEY);
 const runDeps = {
   pool,
   claimPool,
   boss,
+  store: dbJobStore(pool, secrets),
   jobDir: env.JOB_DIR,
   baseUrl: env.BASE_URL,
   baseInternalUrl: env.BASE_INTERNAL_URL ?? env.BASE_URL,
   isolation,
   launcher,
   warmSandboxes,
-  secrets: createKeyring(env.MILLRACE_SECRET_KEY),
+  secrets,
   dependencies: {
     cacheRoot: env.DEPENDENCY_CACHE_DIR ?? defaultCacheRoot(env.JOB_DIR),
     installerEnv: installerEnv(env),

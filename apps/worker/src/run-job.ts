@@ -1,14 +1,11 @@
 import {
-  appendJobLog,
   jobMemoryLimitMb,
   type ClaimedJob,
   type Completion,
   type JobOutcome,
-  type Keyring,
   type RuntimeDirsEnv,
   type WorkerSize,
 } from "@millrace/core";
-import type { Pool } from "@millrace/db";
 import {
   executeJob,
   resultTooLarge,
@@ -21,6 +18,7 @@ import { watchJobSecrets, type JobSecrets } from "./job-secrets.ts";
 import type { DedicatedRunner } from "./dedicated.ts";
 import { runFlowDependencyJob } from "./job-flow-dependencies.ts";
 import { flowSharedDir } from "./flow-shared-dir.ts";
+import type { JobStore } from "./job-store.ts";
 import {
   defaultCacheRoot,
   prepareDependencies,
@@ -35,7 +33,8 @@ export interface JobIsolation {
 }
 
 export interface RunJobDeps {
-  pool: Pool;
+  /** Where the job's log goes and what it reads (the database, or the server for an agent). */
+  store: JobStore;
   jobDir: string;
   baseUrl: string;
   baseInternalUrl: string;
@@ -45,7 +44,6 @@ export interface RunJobDeps {
   launcher?: ProcessLauncher | null;
   /** Sandboxes set up ahead of their jobs; null: every job's sandbox is set up when it starts. */
   warmSandboxes?: WarmSandboxes | null;
-  secrets: Keyring;
   dependencies?: DependencySettings;
   /** Set on a dedicated worker: runs its script's jobs in a warm process. */
   dedicated?: DedicatedRunner | null;
@@ -118,7 +116,7 @@ async function runScript(
   const [callback, dependencies, sharedDir] = await Promise.all([
     prepareCallback(deps, job),
     prepareDependencies(deps, job, onLog, signal),
-    flowSharedDir(deps.pool, deps.jobDir, job),
+    flowSharedDir(deps.store, deps.jobDir, job),
   ]);
   const group = deps.groupRuntime;
   // A virtualenv of the group's runtime folders comes after the job's own dependencies.
@@ -204,7 +202,7 @@ export async function runClaimedJob(
       await secrets.settled();
       const text = unsent + secrets.masker.push(chunk);
       unsent = "";
-      if (text) await appendJobLog(deps.pool, job.id, text).catch(() => (unsent = text));
+      if (text) await deps.store.appendLog(job.id, text).catch(() => (unsent = text));
     });
   };
 
@@ -237,7 +235,7 @@ export async function runClaimedJob(
   release();
   const rest = unsent + secrets.masker.push(pending) + secrets.masker.end();
   if (outcome.status === "canceled" && signal.reason === "shutdown") {
-    if (rest) await appendJobLog(deps.pool, job.id, rest).catch(() => {});
+    if (rest) await deps.store.appendLog(job.id, rest).catch(() => {});
     return null;
   }
   return { job, outcome: masked(secrets, toJobOutcome(outcome, cancelReason())), pendingLog: rest };

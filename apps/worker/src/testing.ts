@@ -6,6 +6,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const main = path.join(path.dirname(fileURLToPath(import.meta.url)), "main.ts");
+const agentMain = path.join(path.dirname(fileURLToPath(import.meta.url)), "agent", "main.ts");
 
 export interface TestWorker {
   process: ChildProcess;
@@ -19,17 +20,44 @@ export async function startTestWorker(
   databaseUrl: string,
   env: Record<string, string> = {},
 ): Promise<TestWorker> {
+  return startWorkerProcess(main, {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: os.tmpdir(),
+    DATABASE_URL: databaseUrl,
+    NUM_WORKERS: "1",
+    JOB_DIR: path.join(os.tmpdir(), `millrace-test-jobs-${process.pid}`),
+    WORKER_GRACE_PERIOD: "5",
+    ...env,
+  });
+}
+
+/**
+ * An agent worker process (MODE=agent) for `baseUrl` with `token`: its environment is exactly
+ * `env` plus these, and never holds DATABASE_URL (asserted: the point of an agent).
+ */
+export async function startTestAgent(
+  baseUrl: string,
+  token: string,
+  env: Record<string, string> = {},
+): Promise<TestWorker & { env: Record<string, string> }> {
+  const full = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: os.tmpdir(),
+    BASE_INTERNAL_URL: baseUrl,
+    AGENT_TOKEN: token,
+    NUM_WORKERS: "1",
+    JOB_DIR: path.join(os.tmpdir(), `millrace-test-agent-jobs-${process.pid}`),
+    WORKER_GRACE_PERIOD: "5",
+    ...env,
+  };
+  if ("DATABASE_URL" in full) throw new Error("an agent worker's environment must not hold DATABASE_URL");
+  return { ...(await startWorkerProcess(agentMain, full)), env: full };
+}
+
+async function startWorkerProcess(script: string, env: Record<string, string>): Promise<TestWorker> {
   let output = "";
-  const child = spawn(process.execPath, [main], {
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: os.tmpdir(),
-      DATABASE_URL: databaseUrl,
-      NUM_WORKERS: "1",
-      JOB_DIR: path.join(os.tmpdir(), `millrace-test-jobs-${process.pid}`),
-      WORKER_GRACE_PERIOD: "5",
-      ...env,
-    },
+  const child = spawn(process.execPath, [script], {
+    env,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
   });

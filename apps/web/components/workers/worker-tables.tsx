@@ -120,6 +120,15 @@ export function WorkerGroupPanel({
                 <tr key={worker.worker} data-testid="worker-row">
                   <td>
                     <code>{worker.worker}</code>
+                    {worker.agent && (
+                      <span
+                        className="muted"
+                        title="Agent worker: no database access, reaches the server over HTTP"
+                      >
+                        {" "}
+                        (agent)
+                      </span>
+                    )}
                   </td>
                   <td>{worker.host}</td>
                   <td>

@@ -41,3 +41,4 @@ export {
   type QueueStat,
   type WorkerPingView,
 } from "./workers-list.ts";
+export { pingWorkers, type SlotPing, type WorkerPingInput } from "./ping.ts";

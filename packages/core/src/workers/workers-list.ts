@@ -28,6 +28,8 @@ export interface WorkerPingView {
    * jobs run without isolation) or `unavailable: <why>` (the worker refuses to run jobs).
    */
   sandbox: string;
+  /** Millrace: an agent worker (MODE=agent: no database access, pinged by the server for it). */
+  agent: boolean;
   /** The running job and its workspace: superadmins only (other tenants' ids must not leak). */
   current_job_id?: string;
   last_job_id?: string;
@@ -55,6 +57,7 @@ interface PingRow {
   occupancy_30m: number | null;
   version: string | null;
   sandbox: string | null;
+  agent: boolean;
   started_at: Date;
   last_ping_secs: number;
 }
@@ -81,7 +84,7 @@ export async function listWorkers(
   const { rows } = await ctx.pool.query<PingRow>(
     `SELECT w.name, w.worker_group, w.tags, w.host, w.current_job_id, j.workspace_id AS current_job_workspace,
             w.jobs_executed, w.memory_bytes, w.occupancy_15s, w.occupancy_5m, w.occupancy_30m, w.version,
-            w.sandbox, w.started_at AT TIME ZONE 'UTC' AS started_at,
+            w.sandbox, w.agent_token_id IS NOT NULL AS agent, w.started_at AT TIME ZONE 'UTC' AS started_at,
             floor(extract(epoch FROM (now() AT TIME ZONE 'UTC') - w.last_ping_at))::int AS last_ping_secs
        FROM worker_ping w LEFT JOIN job j ON j.id = w.current_job_id
       WHERE w.last_ping_at > (now() AT TIME ZONE 'UTC') - make_interval(secs => $1)
@@ -107,6 +110,7 @@ export async function listWorkers(
       occupancy_rate_30m: optional(row.occupancy_30m),
       memory_usage: optional(row.memory_bytes),
       sandbox: row.sandbox ?? "unknown",
+      agent: row.agent,
     };
     if (principal.isSuperAdmin && row.current_job_id) {
       view.current_job_id = row.current_job_id;

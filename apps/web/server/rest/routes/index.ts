@@ -9,6 +9,7 @@ import { jobRunRoutes } from "./jobs-run.ts";
 import { scriptRoutes } from "./scripts.ts";
 import { settingRoutes } from "./settings.ts";
 import { workerRoutes } from "./workers.ts";
+import { agentWorkerRoutes } from "./agent-workers.ts";
 import { workspaceRoutes } from "./workspaces.ts";
 import { variableRoutes } from "./variables.ts";
 import { resourceRoutes } from "./resources.ts";
@@ -41,6 +42,7 @@ export const routes: Route[] = [
   ...jobRunRoutes,
   ...jobReadRoutes,
   ...workerRoutes,
+  ...agentWorkerRoutes,
   ...settingRoutes,
   ...variableRoutes,
   ...resourceRoutes,

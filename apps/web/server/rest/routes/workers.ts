@@ -50,6 +50,7 @@ const workerPingShape = z.object({
   occupancy_rate_30m: z.number().optional(),
   memory_usage: z.number().optional(),
   sandbox: z.string(),
+  agent: z.boolean(),
   current_job_id: z.string().optional(),
   last_job_id: z.string().optional(),
   last_job_workspace_id: z.string().optional(),

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "worker_ping" ADD COLUMN     "agent_token_id" UUID;
+
