@@ -4,10 +4,12 @@ import {
   deleteStaleRateLimits,
   deleteExpiredTokens,
   deleteExpiredJobs,
+  deleteOldAutoscalingEvents,
   deleteOldFleetSamples,
   evaluateFleetAlerts,
   handleZombieJobs,
   repairOrphanedJobs,
+  runAutoscaler,
   sampleFleet,
   startLeaderLoop,
   startGitSyncLoop,
@@ -70,6 +72,15 @@ export function startBackgroundTasks(): Promise<void> {
           },
         },
         {
+          // Reads the fleet sampler's latest sample rather than the job table again; decides and
+          // applies each autoscaled group's worker count (autoscaling/run.ts).
+          name: "autoscaler",
+          intervalMs: env.AUTOSCALING_INTERVAL_SECS * 1000,
+          async run() {
+            await runAutoscaler(services, log);
+          },
+        },
+        {
           name: "retention",
           intervalMs: 5 * 60_000,
           async run() {
@@ -80,6 +91,7 @@ export function startBackgroundTasks(): Promise<void> {
             await deleteStaleRateLimits(services);
             await deleteOldGitSyncRuns(services.pool);
             await deleteOldFleetSamples(services.pool);
+            await deleteOldAutoscalingEvents(services.pool);
             await deleteExpiredTokens(services);
           },
         },

@@ -127,3 +127,4 @@ export { applyWindmillGitSyncSettings } from "./sync/git-sync-windmill.ts";
 export * from "./object-storage/index.ts";
 export * from "./metrics/index.ts";
 export * from "./fleet/index.ts";
+export * from "./autoscaling/index.ts";

@@ -7,6 +7,7 @@ import { AppError, invalidInput, notFound } from "../errors.ts";
 import { auditInstanceChange, requireSuperadmin } from "../instance-admin.ts";
 import { parsePath } from "../paths.ts";
 import { WORKSPACE_ID } from "../workspaces.ts";
+import { autoscalingConfigSchema } from "../autoscaling/config.ts";
 
 /** Workers LISTEN here; the payload is the name of the group whose config changed or went away. */
 export const WORKER_CONFIG_CHANNEL = "millrace_worker_config";
@@ -26,6 +27,7 @@ const SUPPORTED = [
   "periodic_script_interval_seconds",
   "dedicated_worker",
   "network",
+  "autoscaling",
 ];
 
 const configSchema = z
@@ -63,6 +65,7 @@ const configSchema = z
         })
         .optional(),
       network: z.boolean({ error: "must be true or false" }).optional(),
+      autoscaling: autoscalingConfigSchema.optional(),
     },
     {
       error: (issue) =>
