@@ -39,6 +39,7 @@ export function startBackgroundTasks(): Promise<void> {
     const env = serverEnv();
     const services = await getServices();
     const log = (message: string) => console.log(`[leader] ${message}`);
+    let lastAutoscale = 0;
     startLeaderLoop(
       env.DATABASE_URL,
       [
@@ -63,21 +64,19 @@ export function startBackgroundTasks(): Promise<void> {
         },
         {
           // Queues per tag and live workers per group: what /metrics, the Workers page's charts
-          // and the alerts read (fleet/sample.ts); then the instance's alerts (fleet/alerts.ts).
+          // and the alerts read (fleet/sample.ts); then the instance's alerts (fleet/alerts.ts);
+          // then, every AUTOSCALING_INTERVAL_SECS, the autoscaler decides from that same sample
+          // (autoscaling/run.ts): an idle fleet stores no sample row, so a separate task reading
+          // the latest rows could not tell "nothing waits" from "no sampler".
           name: "fleet sampler",
-          intervalMs: env.FLEET_SAMPLE_SECS * 1000,
+          intervalMs: Math.min(env.FLEET_SAMPLE_SECS, env.AUTOSCALING_INTERVAL_SECS) * 1000,
           async run() {
             const sample = await sampleFleet(services.pool);
             await evaluateFleetAlerts(services, sample, log);
-          },
-        },
-        {
-          // Reads the fleet sampler's latest sample rather than the job table again; decides and
-          // applies each autoscaled group's worker count (autoscaling/run.ts).
-          name: "autoscaler",
-          intervalMs: env.AUTOSCALING_INTERVAL_SECS * 1000,
-          async run() {
-            await runAutoscaler(services, log);
+            if (Date.now() - lastAutoscale >= env.AUTOSCALING_INTERVAL_SECS * 1000 - 100) {
+              lastAutoscale = Date.now();
+              await runAutoscaler(services, log, sample);
+            }
           },
         },
         {

@@ -1,10 +1,11 @@
-// The autoscaler's leader task (apps/web/server/background.ts, every AUTOSCALING_INTERVAL_SECS):
-// for each worker group whose config enables autoscaling, read what the fleet sampler last stored
+// The autoscaler, run by the leader right after a fleet sample every AUTOSCALING_INTERVAL_SECS
+// (apps/web/server/background.ts): for each worker group whose config enables autoscaling, take
+// what the fleet sampler just measured
 // (fleet/sample.ts: jobs waiting per tag, live and busy workers and occupancy per group), ask the
 // rule (decide.ts), record a change (autoscaling_state, autoscaling_event, the audit log, a NOTIFY
 // for MODE=pool processes, a metric) and then apply it through the group's integration.
 import { withTransaction, type Pool } from "@millrace/db";
-import { latestFleetSample, type FleetSample } from "../fleet/sample.ts";
+import type { FleetSample } from "../fleet/sample.ts";
 import type { JobsContext } from "../jobs/run.ts";
 import { effectiveWorkerTags, parseWorkerGroupConfig } from "../workers/group-config.ts";
 import { DEFAULT_COOLDOWN_SECS, type AutoscalingConfig } from "./config.ts";
@@ -14,9 +15,6 @@ import { autoscalingMetrics } from "./metrics.ts";
 
 /** MODE=pool processes LISTEN here; the payload is the group whose desired count changed. */
 export const AUTOSCALING_CHANNEL = "millrace_autoscaling";
-
-/** A sample older than this says the sampler is not running: deciding from it would be blind. */
-const STALE_SAMPLE_SECS = 120;
 
 interface GroupState {
   desired: number;
@@ -70,19 +68,14 @@ async function readStates(pool: Pool): Promise<Map<string, GroupState>> {
   );
 }
 
-/** One pass of the autoscaler over every autoscaled group; returns the changes it made. */
+/** One pass of the autoscaler over every autoscaled group, from a sample just taken; returns the changes. */
 export async function runAutoscaler(
   ctx: JobsContext,
-  log: (message: string) => void = () => {},
-  sample?: FleetSample | null,
+  log: (message: string) => void,
+  latest: FleetSample,
 ): Promise<AppliedDecision[]> {
   const groups = await autoscaledGroups(ctx.pool, log);
   if (groups.length === 0) return [];
-  const latest = sample ?? (await latestFleetSample(ctx.pool));
-  if (!latest || Date.now() - latest.at.getTime() > STALE_SAMPLE_SECS * 1000) {
-    log("autoscaling: no recent fleet sample (is the fleet sampler running?): no decision");
-    return [];
-  }
   const states = await readStates(ctx.pool);
   const applied: AppliedDecision[] = [];
   for (const group of groups) {
