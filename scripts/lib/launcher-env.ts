@@ -4,7 +4,9 @@ import { booleanVar, databaseUrlVar, parseEnv, positiveIntVar, secretKeyVar } fr
 const launcherEnvSchema = z
   .object({
     MODE: z
-      .enum(["standalone", "server", "worker", "pool"], { error: "must be standalone, server, worker or pool" })
+      .enum(["standalone", "server", "worker", "pool"], {
+        error: "must be standalone, server, worker or pool",
+      })
       .default("standalone"),
     DATABASE_URL: databaseUrlVar.optional(),
     PORT: positiveIntVar(8000),
@@ -17,11 +19,17 @@ const launcherEnvSchema = z
     POOL_GROUPS: z
       .string()
       .optional()
-      .transform((value) => (value ?? "").split(",").map((group) => group.trim()).filter(Boolean))
+      .transform((value) =>
+        (value ?? "")
+          .split(",")
+          .map((group) => group.trim())
+          .filter(Boolean),
+      )
       .pipe(
         z.array(
           z.string().regex(/^[A-Za-z0-9_-]{1,50}$/, {
-            error: (issue) => `"${String(issue.input)}" is not a worker group name (1-50 letters, digits, _ or -)`,
+            error: (issue) =>
+              `"${String(issue.input)}" is not a worker group name (1-50 letters, digits, _ or -)`,
           }),
         ),
       ),

@@ -47,12 +47,17 @@ export async function startWorkerPool(options: WorkerPoolOptions): Promise<Worke
 
   const startWorker = (group: string) => {
     const name = `worker-${group}-${++sequence}`;
-    const managed = startManaged(name, process.execPath, [path.join(options.root, "apps/worker/src/main.ts")], {
-      cwd: options.root,
-      // One slot per process: the autoscaler counts workers, and a stopped process takes only
-      // its own job with it.
-      env: { ...options.workerEnv, WORKER_GROUP: group, NUM_WORKERS: "1" },
-    });
+    const managed = startManaged(
+      name,
+      process.execPath,
+      [path.join(options.root, "apps/worker/src/main.ts")],
+      {
+        cwd: options.root,
+        // One slot per process: the autoscaler counts workers, and a stopped process takes only
+        // its own job with it.
+        env: { ...options.workerEnv, WORKER_GROUP: group, NUM_WORKERS: "1" },
+      },
+    );
     options.onStart?.(managed);
     void managed.exited.then((code) => {
       const list = running.get(group)!;
@@ -100,7 +105,10 @@ export async function startWorkerPool(options: WorkerPoolOptions): Promise<Worke
 
   let listener: pg.Client | null = null;
   const listen = async () => {
-    const client = new pg.Client({ connectionString: options.databaseUrl, application_name: "millrace-pool-listen" });
+    const client = new pg.Client({
+      connectionString: options.databaseUrl,
+      application_name: "millrace-pool-listen",
+    });
     client.on("notification", (message) => {
       if (groups.includes(message.payload ?? "")) void schedule();
     });
@@ -117,7 +125,9 @@ export async function startWorkerPool(options: WorkerPoolOptions): Promise<Worke
     void schedule();
   }, POLL_MS);
 
-  await listen().catch((error: Error) => log(`LISTEN failed (polling every ${POLL_MS / 1000} s): ${error.message}`));
+  await listen().catch((error: Error) =>
+    log(`LISTEN failed (polling every ${POLL_MS / 1000} s): ${error.message}`),
+  );
   await schedule();
   log(`hosting worker group(s) ${groups.join(", ")}, at most ${options.maxWorkers} worker(s)`);
 

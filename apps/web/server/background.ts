@@ -75,7 +75,11 @@ export function startBackgroundTasks(): Promise<void> {
             await evaluateFleetAlerts(services, sample, log);
             if (Date.now() - lastAutoscale >= env.AUTOSCALING_INTERVAL_SECS * 1000 - 100) {
               lastAutoscale = Date.now();
-              await runAutoscaler(services, log, sample);
+              await runAutoscaler(services, log, sample, {
+                kubernetesService: env.KUBERNETES_SERVICE_HOST
+                  ? { host: env.KUBERNETES_SERVICE_HOST, port: env.KUBERNETES_SERVICE_PORT }
+                  : undefined,
+              });
             }
           },
         },

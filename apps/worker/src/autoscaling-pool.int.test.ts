@@ -47,7 +47,11 @@ function startPool(env: Record<string, string>): PoolProcess {
   };
 }
 
-async function until<T>(what: string, read: () => Promise<T | null | undefined | false>, ms: number): Promise<T> {
+async function until<T>(
+  what: string,
+  read: () => Promise<T | null | undefined | false>,
+  ms: number,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = await read();
@@ -101,7 +105,8 @@ describe("autoscaling with the local integration (MODE=pool)", () => {
   let passed = false;
   after(async () => {
     // What the processes said, when something went wrong (the test's own assertion says what).
-    if (!passed) console.log(`server:\n${server?.output().slice(-4000)}\npool:\n${pool?.output().slice(-6000)}`);
+    if (!passed)
+      console.log(`server:\n${server?.output().slice(-4000)}\npool:\n${pool?.output().slice(-6000)}`);
     await pool?.stop();
     await server?.stop();
     await services?.close();
@@ -122,8 +127,11 @@ describe("autoscaling with the local integration (MODE=pool)", () => {
     await until(
       "the group is recorded at 0 workers",
       async () =>
-        (await services.pool.query("SELECT 1 FROM autoscaling_state WHERE worker_group = 'burst' AND desired = 0"))
-          .rowCount,
+        (
+          await services.pool.query(
+            "SELECT 1 FROM autoscaling_state WHERE worker_group = 'burst' AND desired = 0",
+          )
+        ).rowCount,
       20_000,
     );
     assert.equal(await liveWorkers(), 0);
@@ -142,7 +150,10 @@ describe("autoscaling with the local integration (MODE=pool)", () => {
 
     let maxWorkers = 0;
     const watch = setInterval(() => {
-      void liveWorkers().then((n) => (maxWorkers = Math.max(maxWorkers, n)), () => {});
+      void liveWorkers().then(
+        (n) => (maxWorkers = Math.max(maxWorkers, n)),
+        () => {},
+      );
     }, 250);
     try {
       await until(
@@ -197,7 +208,9 @@ describe("autoscaling with the local integration (MODE=pool)", () => {
       from_workers: number;
       to_workers: number;
       reason: string;
-    }>("SELECT event_type, from_workers, to_workers, reason FROM autoscaling_event WHERE worker_group = 'burst' ORDER BY id");
+    }>(
+      "SELECT event_type, from_workers, to_workers, reason FROM autoscaling_event WHERE worker_group = 'burst' ORDER BY id",
+    );
     // Jobs arrive over a few samples: waking may take one step or two (cooldown between), then one
     // step back to zero once idle.
     const outs = events.slice(0, -1);
@@ -208,7 +221,10 @@ describe("autoscaling with the local integration (MODE=pool)", () => {
     assert.equal(outs.at(-1)!.to_workers, 3);
     assert.deepEqual([last.event_type, last.from_workers, last.to_workers], ["scale_in", 3, 0]);
     assert.match(last.reason, /^idle: no job waiting or running/);
-    const { rows: audit } = await services.pool.query<{ operation: string; parameters: { from: number; to: number } }>(
+    const { rows: audit } = await services.pool.query<{
+      operation: string;
+      parameters: { from: number; to: number };
+    }>(
       "SELECT operation, parameters FROM audit_log WHERE resource = 'worker__burst' AND operation LIKE 'autoscaling.%' ORDER BY id",
     );
     assert.deepEqual(

@@ -61,7 +61,8 @@ const integrationSchema = z.discriminatedUnion(
           ctx.addIssue({
             code: "custom",
             path: ["command"],
-            message: "give either command (a program and its arguments) or path (a script of the admins workspace)",
+            message:
+              "give either command (a program and its arguments) or path (a script of the admins workspace)",
           });
         }
       }),

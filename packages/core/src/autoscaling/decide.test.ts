@@ -94,7 +94,10 @@ describe("the autoscaling config", () => {
     });
     config({ ...base, integration: { type: "script", command: ["/usr/local/bin/scale", "--dry"] } })();
     config({ ...base, integration: { type: "script", path: "f/ops/scale" } })();
-    config({ ...base, integration: { type: "kubernetes", deployment: "millrace-worker-gpu", namespace: "ops" } })();
+    config({
+      ...base,
+      integration: { type: "kubernetes", deployment: "millrace-worker-gpu", namespace: "ops" },
+    })();
   });
 
   it("refuses an inconsistent config, naming the field", () => {
@@ -103,8 +106,16 @@ describe("the autoscaling config", () => {
     refused({ ...base, max_workers: 0 }, "autoscaling.max_workers", /at least 1/);
     refused({ ...base, min_workers: -1 }, "autoscaling.min_workers", /0 or more/);
     refused({ ...base, cooldown_seconds: 1.5 }, "autoscaling.cooldown_seconds", /whole number/);
-    refused({ ...base, integration: { type: "ecs" } }, "autoscaling.integration.type", /"local", "script" or "kubernetes"/);
-    refused({ ...base, integration: { type: "script" } }, "autoscaling.integration.command", /either command/);
+    refused(
+      { ...base, integration: { type: "ecs" } },
+      "autoscaling.integration.type",
+      /"local", "script" or "kubernetes"/,
+    );
+    refused(
+      { ...base, integration: { type: "script" } },
+      "autoscaling.integration.command",
+      /either command/,
+    );
     refused(
       { ...base, integration: { type: "kubernetes", namespace: "Bad_NS" } },
       "autoscaling.integration.namespace",

@@ -94,7 +94,11 @@ export function decideScaling(load: GroupLoad): ScalingDecision | null {
     (load.secsSinceChange === null || load.secsSinceChange >= SCALE_IN_AFTER_SECS);
   if (current > min && underUsed) {
     const longIdle = load.occupancy30m !== null && load.occupancy30m < SCALE_IN_OCCUPANCY;
-    const to = Math.max(min, longIdle ? Math.min(current - 1, Math.ceil(current / 2)) : current - 1, load.busy);
+    const to = Math.max(
+      min,
+      longIdle ? Math.min(current - 1, Math.ceil(current / 2)) : current - 1,
+      load.busy,
+    );
     return decision(to, "scale_in", `${occupancyText(load)}: below 25 % for 5 min`);
   }
   return null;

@@ -14,7 +14,12 @@ export {
   type GroupLoad,
   type ScalingDecision,
 } from "./decide.ts";
-export { defaultDeploymentName, fromKubeconfig, scaleDeployment, type KubernetesCredentials } from "./kubernetes.ts";
+export {
+  defaultDeploymentName,
+  fromKubeconfig,
+  scaleDeployment,
+  type KubernetesCredentials,
+} from "./kubernetes.ts";
 export { runCommand } from "./integrations.ts";
 export { listAutoscaling, type AutoscalingEventView, type AutoscalingGroupView } from "./list.ts";
 export {

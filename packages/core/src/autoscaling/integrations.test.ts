@@ -9,7 +9,12 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { runCommand } from "./integrations.ts";
-import { defaultDeploymentName, fromKubeconfig, scaleDeployment } from "./kubernetes.ts";
+import {
+  defaultDeploymentName,
+  fromKubeconfig,
+  kubernetesCredentials,
+  scaleDeployment,
+} from "./kubernetes.ts";
 
 interface Seen {
   method: string;
@@ -25,7 +30,10 @@ describe("the kubernetes integration", () => {
   let kubeconfig: string;
   const seen: Seen[] = [];
   // Deployments the fake API server knows, by namespace/name: their replicas.
-  const deployments = new Map([["ops/millrace-worker-burst", 1], ["ops/gpu-workers", 0]]);
+  const deployments = new Map([
+    ["ops/millrace-worker-burst", 1],
+    ["ops/gpu-workers", 0],
+  ]);
 
   before(async () => {
     server = http.createServer((req, res) => {
@@ -46,12 +54,12 @@ describe("the kubernetes integration", () => {
         };
         const status = (code: number, reason: string, message: string) =>
           answer(code, { kind: "Status", apiVersion: "v1", status: "Failure", message, reason, code });
-        if (req.headers.authorization !== "Bearer test-token") return status(401, "Unauthorized", "Unauthorized");
+        if (req.headers.authorization !== "Bearer test-token")
+          return status(401, "Unauthorized", "Unauthorized");
         const match = /^\/apis\/apps\/v1\/namespaces\/([^/]+)\/deployments\/([^/]+)\/scale$/.exec(req.url!);
         if (!match) return status(404, "NotFound", "the server could not find the requested resource");
         const key = `${match[1]}/${match[2]}`;
-        if (!deployments.has(key))
-          return status(404, "NotFound", `deployments.apps "${match[2]}" not found`);
+        if (!deployments.has(key)) return status(404, "NotFound", `deployments.apps "${match[2]}" not found`);
         if (req.method !== "PATCH") return status(405, "MethodNotAllowed", "method not allowed");
         if (req.headers["content-type"] !== "application/merge-patch+json")
           return status(415, "UnsupportedMediaType", `the body of the request was in an unknown format`);
@@ -105,7 +113,12 @@ describe("the kubernetes integration", () => {
 
   it("PATCHes the scale subresource of the group's Deployment with a merge patch", async () => {
     seen.length = 0;
-    const replicas = await scaleDeployment({ type: "kubernetes", kubeconfig }, "burst", 3);
+    const replicas = await scaleDeployment(
+      { type: "kubernetes", kubeconfig },
+      "burst",
+      3,
+      fromKubeconfig(kubeconfig),
+    );
     assert.equal(replicas, 3);
     assert.deepEqual(seen, [
       {
@@ -117,14 +130,20 @@ describe("the kubernetes integration", () => {
       },
     ]);
     assert.equal(deployments.get("ops/millrace-worker-burst"), 3);
-    await scaleDeployment({ type: "kubernetes", kubeconfig, deployment: "gpu-workers" }, "gpu", 0);
+    const gpu = { type: "kubernetes", kubeconfig, deployment: "gpu-workers" } as const;
+    await scaleDeployment(gpu, "gpu", 0, kubernetesCredentials(gpu, undefined));
     assert.equal(seen.at(-1)!.url, "/apis/apps/v1/namespaces/ops/deployments/gpu-workers/scale");
     assert.equal(defaultDeploymentName("Big_Jobs"), "millrace-worker-big-jobs");
   });
 
   it("fails with the API server's message", async () => {
     await assert.rejects(
-      scaleDeployment({ type: "kubernetes", kubeconfig, namespace: "elsewhere" }, "burst", 2),
+      scaleDeployment(
+        { type: "kubernetes", kubeconfig, namespace: "elsewhere" },
+        "burst",
+        2,
+        fromKubeconfig(kubeconfig),
+      ),
       /scaling deployment elsewhere\/millrace-worker-burst answered 404: deployments.apps "millrace-worker-burst" not found/,
     );
     const credentials = { ...fromKubeconfig(kubeconfig), token: "stolen" };
@@ -134,14 +153,15 @@ describe("the kubernetes integration", () => {
     );
   });
 
-  it("says so outside a pod when no kubeconfig is given", async () => {
-    const host = process.env.KUBERNETES_SERVICE_HOST;
-    delete process.env.KUBERNETES_SERVICE_HOST;
-    try {
-      await assert.rejects(scaleDeployment({ type: "kubernetes" }, "burst", 2), /not running in a Kubernetes pod/);
-    } finally {
-      if (host !== undefined) process.env.KUBERNETES_SERVICE_HOST = host;
-    }
+  it("says so outside a pod when no kubeconfig is given", () => {
+    assert.throws(
+      () => kubernetesCredentials({ type: "kubernetes" }, undefined),
+      /not running in a Kubernetes pod/,
+    );
+    assert.throws(
+      () => kubernetesCredentials({ type: "kubernetes" }, { host: "10.0.0.1", port: 443 }),
+      /no KUBERNETES_SERVICE_HOST or service account token/,
+    );
   });
 });
 
@@ -151,7 +171,12 @@ describe("the script integration's command", () => {
     const out = path.join(dir, "out");
     try {
       await runCommand(
-        ["/bin/bash", "-c", `printf '%s|' "$@" > ${out}; echo "env:$MILLRACE_DESIRED_WORKERS:\${DATABASE_URL-none}" >> ${out}`, "scale"],
+        [
+          "/bin/bash",
+          "-c",
+          `printf '%s|' "$@" > ${out}; echo "env:$MILLRACE_DESIRED_WORKERS:\${DATABASE_URL-none}" >> ${out}`,
+          "scale",
+        ],
         ["burst", "3", "5 job(s) waiting; $(rm -rf /)", "scale_out"],
         5000,
       );
@@ -166,7 +191,11 @@ describe("the script integration's command", () => {
 
   it("fails with the command's output when it exits non-zero, or when it runs too long", async () => {
     await assert.rejects(
-      runCommand(["/bin/bash", "-c", "echo no quota left >&2; exit 3"], ["burst", "3", "r", "scale_out"], 5000),
+      runCommand(
+        ["/bin/bash", "-c", "echo no quota left >&2; exit 3"],
+        ["burst", "3", "r", "scale_out"],
+        5000,
+      ),
       /\/bin\/bash exited with 3: no quota left/,
     );
     await assert.rejects(runCommand(["/bin/sleep", "5"], [], 200), /did not finish within 0.2 s/);

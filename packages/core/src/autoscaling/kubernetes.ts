@@ -30,17 +30,21 @@ export function defaultDeploymentName(group: string): string {
   return `millrace-worker-${group.toLowerCase().replace(/_/g, "-")}`;
 }
 
-function inCluster(dir = SERVICE_ACCOUNT_DIR): KubernetesCredentials {
-  const host = process.env.KUBERNETES_SERVICE_HOST;
-  const port = process.env.KUBERNETES_SERVICE_PORT ?? "443";
-  if (!host || !fs.existsSync(path.join(dir, "token"))) {
+/** Where the API server is from inside a pod: KUBERNETES_SERVICE_HOST/PORT, read by the server's env.ts. */
+export interface InClusterService {
+  host: string;
+  port: number;
+}
+
+function inCluster(service: InClusterService | undefined, dir = SERVICE_ACCOUNT_DIR): KubernetesCredentials {
+  if (!service || !fs.existsSync(path.join(dir, "token"))) {
     throw new Error(
       "not running in a Kubernetes pod (no KUBERNETES_SERVICE_HOST or service account token): set integration.kubeconfig",
     );
   }
   const namespaceFile = path.join(dir, "namespace");
   return {
-    server: `https://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    server: `https://${service.host.includes(":") ? `[${service.host}]` : service.host}:${service.port}`,
     // Read on every call: the kubelet rotates the projected token.
     token: fs.readFileSync(path.join(dir, "token"), "utf8").trim(),
     ca: fs.readFileSync(path.join(dir, "ca.crt")),
@@ -87,7 +91,9 @@ export function fromKubeconfig(file: string): KubernetesCredentials {
   return {
     server: cluster.server,
     namespace: context.namespace ?? "default",
-    token: user.token ?? (user.tokenFile ? fs.readFileSync(path.resolve(base, user.tokenFile), "utf8").trim() : undefined),
+    token:
+      user.token ??
+      (user.tokenFile ? fs.readFileSync(path.resolve(base, user.tokenFile), "utf8").trim() : undefined),
     ca: read(cluster["certificate-authority-data"], cluster["certificate-authority"]),
     cert: read(user["client-certificate-data"], user["client-certificate"]),
     key: read(user["client-key-data"], user["client-key"]),
@@ -95,14 +101,20 @@ export function fromKubeconfig(file: string): KubernetesCredentials {
   };
 }
 
+/** The integration's kubeconfig when it names one, else the pod's service account. */
+export function kubernetesCredentials(
+  integration: KubernetesIntegration,
+  service: InClusterService | undefined,
+): KubernetesCredentials {
+  return integration.kubeconfig ? fromKubeconfig(integration.kubeconfig) : inCluster(service);
+}
+
 /** Sets the Deployment's replicas; resolves with the replicas the API server answered. */
 export async function scaleDeployment(
   integration: KubernetesIntegration,
   group: string,
   replicas: number,
-  credentials: KubernetesCredentials = integration.kubeconfig
-    ? fromKubeconfig(integration.kubeconfig)
-    : inCluster(),
+  credentials: KubernetesCredentials,
 ): Promise<number> {
   const namespace = integration.namespace ?? credentials.namespace;
   const name = integration.deployment ?? defaultDeploymentName(group);
@@ -135,7 +147,9 @@ export async function scaleDeployment(
         response.on("end", () => resolve({ status: response.statusCode ?? 0, text }));
       },
     );
-    request.on("timeout", () => request.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
+    request.on("timeout", () =>
+      request.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)),
+    );
     request.on("error", reject);
     request.end(body);
   }).catch((error: Error) => {

@@ -33,7 +33,10 @@ export async function listAutoscaling(
   requireSuperadmin(principal, "read the autoscaling decisions");
   const [groups, events] = await Promise.all([
     ctx.pool.query<{ worker_group: string; desired: number; last_change_at: Date; error: string | null }>(
-      prepared("SELECT worker_group, desired, last_change_at, error FROM autoscaling_state ORDER BY worker_group", []),
+      prepared(
+        "SELECT worker_group, desired, last_change_at, error FROM autoscaling_state ORDER BY worker_group",
+        [],
+      ),
     ),
     ctx.pool.query<{
       id: string;

@@ -10,7 +10,7 @@ import type { JobsContext } from "../jobs/run.ts";
 import { effectiveWorkerTags, parseWorkerGroupConfig } from "../workers/group-config.ts";
 import { DEFAULT_COOLDOWN_SECS, type AutoscalingConfig } from "./config.ts";
 import { decideScaling, type ScalingDecision } from "./decide.ts";
-import { applyScaling } from "./integrations.ts";
+import { applyScaling, type IntegrationEnvironment } from "./integrations.ts";
 import { autoscalingMetrics } from "./metrics.ts";
 
 /** MODE=pool processes LISTEN here; the payload is the group whose desired count changed. */
@@ -40,9 +40,15 @@ async function autoscaledGroups(pool: Pool, log: (message: string) => void) {
     try {
       const config = parseWorkerGroupConfig(row.config);
       if (config.autoscaling?.enabled)
-        groups.push({ name: row.name, autoscaling: config.autoscaling, tags: effectiveWorkerTags(undefined, config) });
+        groups.push({
+          name: row.name,
+          autoscaling: config.autoscaling,
+          tags: effectiveWorkerTags(undefined, config),
+        });
     } catch (error) {
-      log(`autoscaling: worker group ${row.name} skipped, its config is invalid: ${(error as Error).message}`);
+      log(
+        `autoscaling: worker group ${row.name} skipped, its config is invalid: ${(error as Error).message}`,
+      );
     }
   }
   return groups;
@@ -73,6 +79,7 @@ export async function runAutoscaler(
   ctx: JobsContext,
   log: (message: string) => void,
   latest: FleetSample,
+  environment: IntegrationEnvironment = {},
 ): Promise<AppliedDecision[]> {
   const groups = await autoscaledGroups(ctx.pool, log);
   if (groups.length === 0) return [];
@@ -109,12 +116,12 @@ export async function runAutoscaler(
           [group.name, current],
         );
       } else if (state.error) {
-        await retryApply(ctx, group.name, config, state.desired, log);
+        await retryApply(ctx, group.name, config, state.desired, environment, log);
       }
       autoscalingMetrics().desired(group.name, current);
       continue;
     }
-    applied.push(await recordAndApply(ctx, group.name, config, decision, log));
+    applied.push(await recordAndApply(ctx, group.name, config, decision, environment, log));
   }
   return applied;
 }
@@ -124,6 +131,7 @@ async function recordAndApply(
   group: string,
   config: AutoscalingConfig,
   decision: ScalingDecision,
+  environment: IntegrationEnvironment,
   log: (message: string) => void,
 ): Promise<AppliedDecision> {
   const integration = config.integration.type;
@@ -154,7 +162,7 @@ async function recordAndApply(
   });
   log(`autoscaling: ${group} ${decision.from} → ${decision.to} (${decision.eventType}: ${decision.reason})`);
   autoscalingMetrics().decided(group, decision);
-  const error = await applyScaling(ctx, group, config.integration, decision).then(
+  const error = await applyScaling(ctx, group, config.integration, decision, environment).then(
     () => null,
     (failure: Error) => failure.message,
   );
@@ -172,18 +180,24 @@ async function retryApply(
   group: string,
   config: AutoscalingConfig,
   desired: number,
+  environment: IntegrationEnvironment,
   log: (message: string) => void,
 ): Promise<void> {
-  const retry: ScalingDecision = { from: desired, to: desired, eventType: "bounds", reason: "retry after a failed apply" };
-  const error = await applyScaling(ctx, group, config.integration, retry).then(
+  const retry: ScalingDecision = {
+    from: desired,
+    to: desired,
+    eventType: "bounds",
+    reason: "retry after a failed apply",
+  };
+  const error = await applyScaling(ctx, group, config.integration, retry, environment).then(
     () => null,
     (failure: Error) => failure.message,
   );
   if (error) log(`autoscaling: ${config.integration.type} integration still failing for ${group}: ${error}`);
-  await ctx.pool.query("UPDATE autoscaling_state SET error = $2, updated_at = now() WHERE worker_group = $1", [
-    group,
-    error,
-  ]);
+  await ctx.pool.query(
+    "UPDATE autoscaling_state SET error = $2, updated_at = now() WHERE worker_group = $1",
+    [group, error],
+  );
 }
 
 /** The desired worker count of each of `groups` that the autoscaler manages (MODE=pool). */
