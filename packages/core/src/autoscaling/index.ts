@@ -21,7 +21,13 @@ export {
   type KubernetesCredentials,
 } from "./kubernetes.ts";
 export { runCommand } from "./integrations.ts";
-export { listAutoscaling, type AutoscalingEventView, type AutoscalingGroupView } from "./list.ts";
+export {
+  listAutoscaling,
+  listAutoscalingEvents,
+  type AutoscalingEventView,
+  type AutoscalingGroupView,
+  type WindmillAutoscalingEvent,
+} from "./list.ts";
 export {
   AUTOSCALING_CHANNEL,
   deleteOldAutoscalingEvents,

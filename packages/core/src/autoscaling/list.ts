@@ -3,6 +3,7 @@ import { prepared } from "@millrace/db";
 import type { Principal } from "../auth/principal.ts";
 import type { CoreContext } from "../context.ts";
 import { requireSuperadmin } from "../instance-admin.ts";
+import { validateWorkerGroupName } from "../workers/group-config.ts";
 
 const EVENTS_SHOWN = 100;
 
@@ -76,4 +77,48 @@ export async function listAutoscaling(
       at: row.at,
     })),
   };
+}
+
+/** Windmill's AutoscalingEvent, as `GET /api/configs/list_autoscaling_events/{worker_group}` answers. */
+export interface WindmillAutoscalingEvent {
+  id: number;
+  worker_group: string;
+  event_type: string;
+  desired_workers: number;
+  reason: string;
+  applied_at: string;
+}
+
+/** One group's decisions, newest first, a page at a time (superadmins only). */
+export async function listAutoscalingEvents(
+  ctx: Pick<CoreContext, "pool">,
+  principal: Principal,
+  group: string,
+  page: { page?: number; perPage?: number } = {},
+): Promise<WindmillAutoscalingEvent[]> {
+  requireSuperadmin(principal, "read the autoscaling decisions");
+  validateWorkerGroupName(group, "worker_group");
+  const perPage = Math.min(Math.max(page.perPage ?? 30, 1), 100);
+  const offset = (Math.max(page.page ?? 1, 1) - 1) * perPage;
+  const { rows } = await ctx.pool.query<{
+    id: string;
+    event_type: string;
+    to_workers: number;
+    reason: string;
+    at: Date;
+  }>(
+    prepared(
+      `SELECT id, event_type, to_workers, reason, at FROM autoscaling_event
+        WHERE worker_group = $1 ORDER BY at DESC, id DESC LIMIT $2 OFFSET $3`,
+      [group, perPage, offset],
+    ),
+  );
+  return rows.map((row) => ({
+    id: Number(row.id),
+    worker_group: group,
+    event_type: row.event_type,
+    desired_workers: row.to_workers,
+    reason: row.reason,
+    applied_at: row.at.toISOString(),
+  }));
 }

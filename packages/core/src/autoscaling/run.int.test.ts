@@ -13,7 +13,7 @@ import type { Principal } from "../auth/principal.ts";
 import type { FleetSample } from "../fleet/sample.ts";
 import { createTestMember, createTestServices, rejectsWith, type TestServices } from "../testing.ts";
 import { updateWorkerGroupConfig } from "../workers/group-config.ts";
-import { listAutoscaling } from "./list.ts";
+import { listAutoscaling, listAutoscalingEvents } from "./list.ts";
 import { runAutoscaler } from "./run.ts";
 
 const sample = (queues: Record<string, number>, groups: FleetSample["groups"] = []): FleetSample => ({
@@ -199,5 +199,27 @@ describe("runAutoscaler", () => {
       ],
     );
     await rejectsWith(listAutoscaling(services, member), "FORBIDDEN");
+
+    // Windmill's list_autoscaling_events shape, one group, a page at a time.
+    const page = await listAutoscalingEvents(services, superadmin, "gpu", { page: 1, perPage: 2 });
+    assert.deepEqual(
+      page.map((e) => [e.worker_group, e.event_type, e.desired_workers]),
+      [
+        ["gpu", "scale_in", 1],
+        ["gpu", "scale_out", 4],
+      ],
+    );
+    assert.match(page[0]!.applied_at, /^\d{4}-\d\d-\d\dT/);
+    const second = await listAutoscalingEvents(services, superadmin, "gpu", { page: 2, perPage: 2 });
+    assert.deepEqual(
+      second.map((e) => e.event_type),
+      ["bounds"],
+    );
+    await rejectsWith(listAutoscalingEvents(services, member, "gpu"), "FORBIDDEN");
+    await rejectsWith(
+      listAutoscalingEvents(services, superadmin, "no/such"),
+      "INVALID_INPUT",
+      "worker_group",
+    );
   });
 });
