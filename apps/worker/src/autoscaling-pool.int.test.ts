@@ -3,6 +3,7 @@
 // hosts the group "burst" (min 0, max 3, cooldown 3 s). 30 jobs of 2 s arrive: the group wakes
 // from zero, reaches 3 workers, drains the queue and returns to 0 after the cooldown; every job
 // ran exactly once and succeeded, and every decision is in autoscaling_event and the audit log.
+// Then max_workers is lowered while three jobs run: the two workers the pool stops finish theirs.
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import os from "node:os";
@@ -231,6 +232,82 @@ describe("autoscaling with the local integration (MODE=pool)", () => {
       audit.map((a) => [a.operation, a.parameters.from, a.parameters.to]),
       events.map((e) => [`autoscaling.${e.event_type}`, e.from_workers, e.to_workers]),
     );
+    passed = true;
+  });
+
+  it("workers stopped while they run jobs let them finish: none is lost or run twice", async () => {
+    passed = false;
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      ids.push(
+        await runPreview(services, membership, {
+          language: "bash",
+          content: `echo "start ${i}"\nsleep 4\necho "end ${i}"`,
+          args: {},
+          tag: "burst",
+        }),
+      );
+    }
+    await until(
+      "three jobs run at once",
+      async () =>
+        Number(
+          (
+            await services.pool.query<{ n: string }>(
+              "SELECT count(*) AS n FROM job WHERE id = ANY($1) AND status = 'running'",
+              [ids],
+            )
+          ).rows[0]!.n,
+        ) === 3,
+      30_000,
+    );
+    // max_workers lowered under load: two workers are stopped while their jobs run.
+    await updateWorkerGroupConfig(services, superadmin, "burst", {
+      worker_tags: ["burst"],
+      autoscaling: {
+        enabled: true,
+        min_workers: 0,
+        max_workers: 1,
+        cooldown_seconds: 3,
+        integration: { type: "local" },
+      },
+    });
+    await until(
+      "the pool stops two workers",
+      async () => /group burst: 3 → 1 worker\(s\)/.test(pool.output()),
+      15_000,
+    );
+    await until(
+      "all 6 jobs completed",
+      async () =>
+        Number(
+          (
+            await services.pool.query<{ n: string }>(
+              "SELECT count(*) AS n FROM job WHERE id = ANY($1) AND status IN ('success', 'failure', 'canceled')",
+              [ids],
+            )
+          ).rows[0]!.n,
+        ) === 6,
+      60_000,
+    );
+    const { rows: jobs } = await services.pool.query<{
+      status: string;
+      zombie_restarts: number;
+      logs: string;
+    }>(
+      `SELECT j.status, j.zombie_restarts, l.logs FROM job j JOIN job_log l ON l.job_id = j.id WHERE j.id = ANY($1)`,
+      [ids],
+    );
+    for (const job of jobs) {
+      assert.equal(job.status, "success", job.logs);
+      assert.equal(job.zombie_restarts, 0);
+      assert.equal(job.logs.match(/^start \d+$/gm)?.length, 1, `ran once: ${job.logs}`);
+      assert.equal(job.logs.match(/^end \d+$/gm)?.length, 1, `finished: ${job.logs}`);
+    }
+    const { rows: bounds } = await services.pool.query<{ reason: string }>(
+      "SELECT reason FROM autoscaling_event WHERE worker_group = 'burst' AND event_type = 'bounds' AND from_workers = 3 AND to_workers = 1",
+    );
+    assert.deepEqual(bounds, [{ reason: "above max_workers (1)" }]);
     passed = true;
   });
 });
