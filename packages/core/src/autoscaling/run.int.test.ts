@@ -3,6 +3,7 @@
 // recorded and retried, the cooldown, a group whose autoscaling is off left alone, and who may
 // read the decisions.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -11,6 +12,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Principal } from "../auth/principal.ts";
 import type { FleetSample } from "../fleet/sample.ts";
+import { metricsExposition } from "../metrics/registry.ts";
 import { createTestMember, createTestServices, rejectsWith, type TestServices } from "../testing.ts";
 import { updateWorkerGroupConfig } from "../workers/group-config.ts";
 import { listAutoscaling, listAutoscalingEvents } from "./list.ts";
@@ -221,5 +223,15 @@ describe("runAutoscaler", () => {
       "INVALID_INPUT",
       "worker_group",
     );
+  });
+
+  it("counts the decisions in this process's metrics, in an exposition promtool accepts", async () => {
+    const { body } = await metricsExposition();
+    assert.match(body, /^millrace_autoscaling_decisions_total\{group="gpu",event_type="scale_out"\} 1$/m);
+    assert.match(body, /^millrace_autoscaling_decisions_total\{group="gpu",event_type="bounds"\} 1$/m);
+    assert.match(body, /^millrace_autoscaling_desired_workers\{group="gpu"\} 1$/m);
+    assert.match(body, /^millrace_autoscaling_waiting_jobs\{group="etl"\} 3$/m);
+    const check = spawnSync("promtool", ["check", "metrics"], { input: body, encoding: "utf8" });
+    assert.equal(check.status, 0, check.stdout + check.stderr);
   });
 });
