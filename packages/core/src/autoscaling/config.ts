@@ -49,6 +49,11 @@ const integrationSchema = z.discriminatedUnion(
             }
           })
           .optional(),
+        // Windmill's optional worker tag for the script's job (path only).
+        tag: z
+          .string({ error: "must be a tag" })
+          .regex(/^[A-Za-z0-9_.-]{1,64}$/, "is not a tag (1-64 letters, digits, _ . or -)")
+          .optional(),
         timeout_seconds: z
           .number({ error: "must be a number of seconds" })
           .int("must be a whole number of seconds")

@@ -93,7 +93,7 @@ describe("the autoscaling config", () => {
       autoscaling: { ...base, integration: local },
     });
     config({ ...base, integration: { type: "script", command: ["/usr/local/bin/scale", "--dry"] } })();
-    config({ ...base, integration: { type: "script", path: "f/ops/scale" } })();
+    config({ ...base, integration: { type: "script", path: "f/ops/scale", tag: "ops" } })();
     config({
       ...base,
       integration: { type: "kubernetes", deployment: "millrace-worker-gpu", namespace: "ops" },

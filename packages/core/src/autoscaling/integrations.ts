@@ -44,12 +44,17 @@ export async function applyScaling(
       (integration.timeout_seconds ?? DEFAULT_SCRIPT_TIMEOUT_SECS) * 1000,
     );
   } else if (integration.path) {
-    await runAdminsScript(ctx, integration.path, {
-      worker_group: group,
-      desired_workers: decision.to,
-      reason: decision.reason,
-      event_type: decision.eventType,
-    });
+    await runAdminsScript(
+      ctx,
+      integration.path,
+      {
+        worker_group: group,
+        desired_workers: decision.to,
+        reason: decision.reason,
+        event_type: decision.eventType,
+      },
+      integration.tag,
+    );
   }
 }
 
@@ -89,7 +94,12 @@ export function runCommand(command: string[], args: string[], timeoutMs: number)
 }
 
 /** As Windmill does: a script of the admins workspace, run as whoever deployed its current version. */
-async function runAdminsScript(ctx: JobsContext, path: string, args: object): Promise<void> {
+async function runAdminsScript(
+  ctx: JobsContext,
+  path: string,
+  args: object,
+  tag: string | undefined,
+): Promise<void> {
   const script = await ctx.db.script.findFirst({
     where: { workspaceId: ADMINS_WORKSPACE, path, archived: false },
     orderBy: { createdAt: "desc" },
@@ -98,5 +108,5 @@ async function runAdminsScript(ctx: JobsContext, path: string, args: object): Pr
   if (!script)
     throw new AppError("NOT_FOUND", `script ${path} not found in the ${ADMINS_WORKSPACE} workspace`);
   const membership = await runAs(ctx, ADMINS_WORKSPACE, `u/${script.createdBy}`);
-  await runScriptByPath(ctx, membership, path, args);
+  await runScriptByPath(ctx, membership, path, args, { tag: tag ?? null });
 }

@@ -15,6 +15,8 @@ import type { FleetSample } from "../fleet/sample.ts";
 import { metricsExposition } from "../metrics/registry.ts";
 import { createTestMember, createTestServices, rejectsWith, type TestServices } from "../testing.ts";
 import { updateWorkerGroupConfig } from "../workers/group-config.ts";
+import { deployScript } from "../scripts.ts";
+import { ADMINS_WORKSPACE, ensureAdminsWorkspace, requireMembership } from "../workspaces.ts";
 import { listAutoscaling, listAutoscalingEvents } from "./list.ts";
 import { runAutoscaler } from "./run.ts";
 
@@ -181,6 +183,52 @@ describe("runAutoscaler", () => {
     assert.equal(await state("manual"), undefined);
   });
 
+  it("runs a script of the admins workspace with Windmill's arguments and tag", async () => {
+    // The admins workspace is made by the launcher and only superadmins enter it: a superadmin
+    // deploys the script, which then runs as them.
+    await ensureAdminsWorkspace(services);
+    const { principal } = await createTestMember(services);
+    await services.db.user.update({ where: { id: principal.userId }, data: { isSuperAdmin: true } });
+    const admin = await requireMembership(services, { ...principal, isSuperAdmin: true }, ADMINS_WORKSPACE);
+    await deployScript(services, admin, {
+      path: "f/ops/scale",
+      language: "bash",
+      content:
+        'worker_group="$1"\ndesired_workers="$2"\nreason="$3"\nevent_type="$4"\necho "$worker_group $desired_workers"',
+    });
+    await updateWorkerGroupConfig(services, superadmin, "nomad", {
+      worker_tags: ["nomad"],
+      autoscaling: {
+        enabled: true,
+        min_workers: 2,
+        max_workers: 5,
+        integration: { type: "script", path: "f/ops/scale", tag: "ops" },
+      },
+    });
+    const decisions = await runAutoscaler(services, log, sample({}));
+    assert.deepEqual(
+      decisions.filter((d) => d.group === "nomad").map((d) => [d.eventType, d.from, d.to, d.error]),
+      [["bounds", 0, 2, null]],
+    );
+    const { rows } = await services.pool.query<{ tag: string; args: Record<string, unknown> }>(
+      "SELECT tag, args FROM job WHERE workspace_id = $1 AND script_path = 'f/ops/scale'",
+      [ADMINS_WORKSPACE],
+    );
+    // A bash script's arguments are strings: its inferred schema makes them so.
+    assert.deepEqual(rows, [
+      {
+        tag: "ops",
+        args: {
+          worker_group: "nomad",
+          desired_workers: "2",
+          reason: "below min_workers (2)",
+          event_type: "bounds",
+        },
+      },
+    ]);
+    await updateWorkerGroupConfig(services, superadmin, "nomad", { worker_tags: ["nomad"] });
+  });
+
   it("shows the decisions to superadmins only", async () => {
     const { groups, events: recent } = await listAutoscaling(services, superadmin);
     // The passes of the previous test saw no gpu worker and no gpu job: idle, back to min_workers.
@@ -189,11 +237,13 @@ describe("runAutoscaler", () => {
       [
         ["etl", 1],
         ["gpu", 1],
+        ["nomad", 2],
       ],
     );
     assert.deepEqual(
       recent.map((e) => [e.group, e.from, e.to]),
       [
+        ["nomad", 0, 2],
         ["gpu", 4, 1],
         ["etl", 0, 1],
         ["gpu", 1, 4],
@@ -230,7 +280,7 @@ describe("runAutoscaler", () => {
     assert.match(body, /^millrace_autoscaling_decisions_total\{group="gpu",event_type="scale_out"\} 1$/m);
     assert.match(body, /^millrace_autoscaling_decisions_total\{group="gpu",event_type="bounds"\} 1$/m);
     assert.match(body, /^millrace_autoscaling_desired_workers\{group="gpu"\} 1$/m);
-    assert.match(body, /^millrace_autoscaling_waiting_jobs\{group="etl"\} 3$/m);
+    assert.match(body, /^millrace_autoscaling_waiting_jobs\{group="etl"\} 0$/m);
     const check = spawnSync("promtool", ["check", "metrics"], { input: body, encoding: "utf8" });
     assert.equal(check.status, 0, check.stdout + check.stderr);
   });
