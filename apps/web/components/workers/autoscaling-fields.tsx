@@ -10,6 +10,8 @@ export const AUTOSCALING_FIELDS = [
   "autoscaling.cooldown_seconds",
   "autoscaling.integration.command",
   "autoscaling.integration.path",
+  "autoscaling.integration.tag",
+  "autoscaling.integration.timeout_seconds",
   "autoscaling.integration.deployment",
   "autoscaling.integration.namespace",
   "autoscaling.integration.kubeconfig",
@@ -27,6 +29,7 @@ export interface AutoscalingConfigValue {
     type: IntegrationType;
     command?: string[];
     path?: string;
+    tag?: string;
     timeout_seconds?: number;
     deployment?: string;
     namespace?: string;
@@ -43,6 +46,8 @@ export interface AutoscalingForm {
   cooldown: string;
   command: string;
   path: string;
+  tag: string;
+  timeout: string;
   deployment: string;
   namespace: string;
   kubeconfig: string;
@@ -57,6 +62,8 @@ export function autoscalingForm(value: AutoscalingConfigValue | undefined): Auto
     cooldown: value?.cooldown_seconds?.toString() ?? "",
     command: (value?.integration.command ?? []).join("\n"),
     path: value?.integration.path ?? "",
+    tag: value?.integration.tag ?? "",
+    timeout: value?.integration.timeout_seconds?.toString() ?? "",
     deployment: value?.integration.deployment ?? "",
     namespace: value?.integration.namespace ?? "",
     kubeconfig: value?.integration.kubeconfig ?? "",
@@ -77,6 +84,8 @@ export function autoscalingValue(form: AutoscalingForm): Record<string, unknown>
       .filter(Boolean);
     if (command.length > 0) integration.command = command;
     if (form.path.trim()) integration.path = form.path.trim();
+    if (form.tag.trim()) integration.tag = form.tag.trim();
+    if (form.timeout.trim()) integration.timeout_seconds = number(form.timeout);
   }
   if (form.type === "kubernetes") {
     if (form.deployment.trim()) integration.deployment = form.deployment.trim();
@@ -177,6 +186,12 @@ export function AutoscalingFields({
                 )}
               </label>
               {input("path", "integration.path", "or script path", "in the admins workspace")}
+            </div>
+          )}
+          {form.type === "script" && (
+            <div className="row">
+              {input("tag", "integration.tag", "Script tag", "the script's job's worker tag (optional)")}
+              {input("timeout", "integration.timeout_seconds", "Command timeout (seconds)", "default 60")}
             </div>
           )}
           {form.type === "kubernetes" && (
