@@ -36,6 +36,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       NUM_WORKERS: "2",
       // The Workers page's charts read the leader's samples: take one a second, not every 15 s.
       FLEET_SAMPLE_SECS: "1",
+      // The Workers page's autoscaling table shows the leader's decisions: one every 2 s.
+      AUTOSCALING_INTERVAL_SECS: "2",
       SUPERADMIN_EMAIL: E2E_ADMIN.email,
       SUPERADMIN_PASSWORD: E2E_ADMIN.password,
       SUPERADMIN_SECRET: E2E_SUPERADMIN_SECRET,

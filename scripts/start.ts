@@ -1,7 +1,8 @@
 // The one entry point: `npm start`. MODE=standalone (default) runs a server and workers, on an
 // embedded PostgreSQL when DATABASE_URL is unset; MODE=server and MODE=worker run one part against
 // an existing PostgreSQL so that any number of them can share it; MODE=agent runs an agent worker
-// (no database: BASE_INTERNAL_URL and AGENT_TOKEN).
+// (no database: BASE_INTERNAL_URL and AGENT_TOKEN); MODE=pool starts and stops worker processes
+// of the groups in POOL_GROUPS as the autoscaler decides (lib/worker-pool.ts).
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import { createRequire } from "node:module";
@@ -22,6 +23,7 @@ import { migrateDeploy } from "@millrace/db/migrate";
 import { loadLauncherEnv } from "./lib/launcher-env.ts";
 import { startManaged, startWatchdog, stopManaged, waitForHttp, type Managed } from "./lib/processes.ts";
 import { webBuildIsStale } from "./lib/web-build.ts";
+import { startWorkerPool, type WorkerPool } from "./lib/worker-pool.ts";
 
 assertNodeVersion();
 const env = loadLauncherEnv();
@@ -30,18 +32,19 @@ const dataDir = path.join(root, ".data");
 const require = createRequire(import.meta.url);
 const log = (message: string) => console.log(`[millrace] ${message}`);
 
-const runsServer = env.MODE !== "worker";
-const runsWorkers = env.MODE !== "server";
+const runsServer = env.MODE === "standalone" || env.MODE === "server";
+const runsWorkers = env.MODE === "standalone" || env.MODE === "worker";
 // A worker alone is usually given only where it reaches a server (BASE_INTERNAL_URL): that is
 // then also the URL its jobs see as BASE_URL, not a localhost where no server runs.
 const baseUrl =
   env.BASE_URL ??
-  (env.MODE === "worker" ? env.BASE_INTERNAL_URL : undefined) ??
+  (env.MODE === "worker" || env.MODE === "pool" ? env.BASE_INTERNAL_URL : undefined) ??
   `http://localhost:${env.PORT}`;
 const numWorkers = env.NUM_WORKERS ?? (env.MODE === "standalone" ? "2" : "1");
 
 let embedded: EmbeddedDatabase | null = null;
 const children: Managed[] = [];
+let workerPool: WorkerPool | null = null;
 // Stops every process started here if this one ends without doing so itself (SIGKILL, its group
 // killed): the children run in groups of their own, which no signal to this one reaches.
 const watchdog = startWatchdog();
@@ -57,7 +60,10 @@ async function shutdown(code: number): Promise<never> {
   if (stopping) return new Promise(() => {});
   stopping = true;
   log("stopping…");
-  await Promise.all(children.map((child) => stopManaged(child, 40_000)));
+  await Promise.all([
+    ...children.map((child) => stopManaged(child, 40_000)),
+    workerPool?.stop().catch((error: Error) => log(`worker pool: ${error.message}`)),
+  ]);
   if (embedded) await embedded.stop().catch((error: Error) => log(`embedded PostgreSQL: ${error.message}`));
   log("stopped");
   process.exit(code);
@@ -149,6 +155,10 @@ async function checkConnectionBudget(databaseUrl: string): Promise<void> {
   const budgets = [
     ...(runsServer ? [connectionBudget("server", settings)] : []),
     ...(runsWorkers ? [connectionBudget("worker", settings)] : []),
+    // MODE=pool: up to POOL_MAX_WORKERS worker processes of one slot each.
+    ...(env.MODE === "pool"
+      ? Array.from({ length: env.POOL_MAX_WORKERS }, () => connectionBudget("worker", settings))
+      : []),
   ];
   const total = budgets.reduce((sum, budget) => sum + budget.total, 0);
   log(
@@ -260,6 +270,22 @@ async function main(): Promise<void> {
     );
   }
 
+  if (env.MODE === "pool") {
+    workerPool = await startWorkerPool({
+      root,
+      databaseUrl,
+      groups: env.POOL_GROUPS,
+      maxWorkers: env.POOL_MAX_WORKERS,
+      workerEnv: { ...childEnv, WORKER_GRACE_PERIOD: String(env.WORKER_GRACE_PERIOD) },
+      graceSecs: env.WORKER_GRACE_PERIOD,
+      log: (message) => log(`pool: ${message}`),
+      onStart: (managed) => {
+        if (managed.child.pid)
+          watchdog.guard("group", managed.child.pid, "SIGTERM", (env.WORKER_GRACE_PERIOD + 15) * 1000);
+      },
+    });
+  }
+
   for (const child of children) {
     void child.exited.then((code) => {
       if (stopping) return;
@@ -271,6 +297,8 @@ async function main(): Promise<void> {
   if (runsServer) {
     log(`Millrace is running at ${baseUrl}`);
     log(signInLine(login));
+  } else if (env.MODE === "pool") {
+    log(`worker pool running against ${databaseHosts(databaseUrl)}`);
   } else {
     log(`worker running (${numWorkers} slot(s)) against ${databaseHosts(databaseUrl)}`);
   }

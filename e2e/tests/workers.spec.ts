@@ -26,7 +26,7 @@ test.describe("workers, worker groups and tags", () => {
   test.afterAll(async ({ request }) => {
     // The setting is instance-wide: leave nothing behind for the other test files.
     await request.post("/api/settings/global/custom_tags", { headers: superadmin, data: { value: null } });
-    for (const name of [group, `${group}-ui`])
+    for (const name of [group, `${group}-ui`, `${group}-as`])
       await request.delete(`/api/configs/delete/worker__${name}`, { headers: superadmin });
   });
 
@@ -145,5 +145,59 @@ test.describe("workers, worker groups and tags", () => {
     await expect(editor.getByText(/Saved/)).toBeVisible();
     const stored = await request.get(`/api/configs/get/worker__${group}-ui`, { headers: superadmin });
     expect(await stored.json()).toEqual({ worker_tags: [gpu], network: false });
+  });
+
+  test("the Workers page edits a group's autoscaling and shows the autoscaler's decisions", async ({
+    page,
+    request,
+  }) => {
+    const name = `${group}-as`;
+    await page.goto("/login");
+    await page.getByLabel("Email").fill(E2E_ADMIN.email);
+    await page.getByLabel("Password").fill(E2E_ADMIN.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect(page.getByRole("heading", { name: "Workspaces", exact: true })).toBeVisible();
+    await page.goto(`/w/${allowed}/workers`);
+
+    await page.getByLabel("New worker group config").fill(name);
+    await page.getByRole("button", { name: "Add" }).click();
+    const editor = page.getByRole("form", { name: `Config of worker group ${name}` });
+    await editor.getByLabel(/^Tags/).fill(gpu);
+    await editor.getByLabel(/^Integration/).selectOption("local");
+    await editor.getByLabel(/^Min workers/).fill("4");
+    await editor.getByLabel(/^Max workers/).fill("3");
+    await editor.getByRole("button", { name: "Save config" }).click();
+    await expect(editor.locator(".field-error")).toContainText(
+      "autoscaling.min_workers: must not exceed max_workers (4 > 3)",
+    );
+    await expect(editor.getByLabel(/^Min workers/)).toHaveAttribute("aria-invalid", "true");
+
+    await editor.getByLabel(/^Min workers/).fill("1");
+    await editor.getByLabel(/^Cooldown/).fill("30");
+    await editor.getByRole("button", { name: "Save config" }).click();
+    await expect(editor.getByText(/Saved/)).toBeVisible();
+    const stored = await request.get(`/api/configs/get/worker__${name}`, { headers: superadmin });
+    expect(await stored.json()).toEqual({
+      worker_tags: [gpu],
+      autoscaling: {
+        enabled: true,
+        min_workers: 1,
+        max_workers: 3,
+        cooldown_seconds: 30,
+        integration: { type: "local" },
+      },
+    });
+
+    // No worker of the group runs: the leader brings it up to min_workers and says why.
+    const decision = page
+      .getByRole("table", { name: "Autoscaling decisions" })
+      .getByTestId("autoscaling-event")
+      .filter({ hasText: name });
+    await expect(decision).toContainText("0 → 1", { timeout: 30_000 });
+    await expect(decision).toContainText("below min_workers (1)");
+    const events = await request.get(`/api/configs/list_autoscaling_events/${name}`, { headers: superadmin });
+    expect(await events.json()).toMatchObject([
+      { worker_group: name, event_type: "bounds", desired_workers: 1 },
+    ]);
   });
 });

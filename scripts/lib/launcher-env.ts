@@ -4,8 +4,8 @@ import { booleanVar, databaseUrlVar, parseEnv, positiveIntVar, secretKeyVar } fr
 const launcherEnvSchema = z
   .object({
     MODE: z
-      .enum(["standalone", "server", "worker", "agent"], {
-        error: "must be standalone, server, worker or agent",
+      .enum(["standalone", "server", "worker", "agent", "pool"], {
+        error: "must be standalone, server, worker, agent or pool",
       })
       .default("standalone"),
     DATABASE_URL: databaseUrlVar.optional(),
@@ -14,6 +14,28 @@ const launcherEnvSchema = z
     // Where jobs reach a server (WM_TOKEN callbacks); defaults to BASE_URL.
     BASE_INTERNAL_URL: z.url().optional(),
     NUM_WORKERS: z.string().optional(),
+    // MODE=pool: the worker groups this machine hosts (comma separated), whose worker processes
+    // it starts and stops as the autoscaler decides, and the most it runs at once, in all.
+    POOL_GROUPS: z
+      .string()
+      .optional()
+      .transform((value) =>
+        (value ?? "")
+          .split(",")
+          .map((group) => group.trim())
+          .filter(Boolean),
+      )
+      .pipe(
+        z.array(
+          z.string().regex(/^[A-Za-z0-9_-]{1,50}$/, {
+            error: (issue) =>
+              `"${String(issue.input)}" is not a worker group name (1-50 letters, digits, _ or -)`,
+          }),
+        ),
+      ),
+    POOL_MAX_WORKERS: positiveIntVar(4),
+    // Seconds a worker stopped by the pool lets its running job finish (passed to the workers).
+    WORKER_GRACE_PERIOD: positiveIntVar(30),
     SKIP_MIGRATION: booleanVar,
     SUPERADMIN_EMAIL: z.email().optional(),
     SUPERADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
@@ -41,14 +63,21 @@ const launcherEnvSchema = z
           "characters, e.g. `openssl rand -base64 32`; the same value on every server and worker)",
       });
     }
-    if (env.MODE === "worker" && !env.BASE_INTERNAL_URL && !env.BASE_URL) {
+    if (env.MODE === "pool" && env.POOL_GROUPS.length === 0) {
+      context.addIssue({
+        code: "custom",
+        path: ["POOL_GROUPS"],
+        message: "is required with MODE=pool: the worker groups this machine hosts, e.g. burst,gpu",
+      });
+    }
+    if ((env.MODE === "worker" || env.MODE === "pool") && !env.BASE_INTERNAL_URL && !env.BASE_URL) {
       // A worker of its own has no server beside it: localhost would answer nothing, and every
       // job calling back (windmill-client, wmill) would fail.
       context.addIssue({
         code: "custom",
         path: ["BASE_INTERNAL_URL"],
         message:
-          "is required with MODE=worker (or BASE_URL): the URL at which jobs on this machine reach a " +
+          `is required with MODE=${env.MODE} (or BASE_URL): the URL at which jobs on this machine reach a ` +
           "Millrace server, e.g. http://millrace-server:8000",
       });
     }

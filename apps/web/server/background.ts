@@ -4,10 +4,12 @@ import {
   deleteStaleRateLimits,
   deleteExpiredTokens,
   deleteExpiredJobs,
+  deleteOldAutoscalingEvents,
   deleteOldFleetSamples,
   evaluateFleetAlerts,
   handleZombieJobs,
   repairOrphanedJobs,
+  runAutoscaler,
   sampleFleet,
   startLeaderLoop,
   startGitSyncLoop,
@@ -37,6 +39,7 @@ export function startBackgroundTasks(): Promise<void> {
     const env = serverEnv();
     const services = await getServices();
     const log = (message: string) => console.log(`[leader] ${message}`);
+    let lastAutoscale = 0;
     startLeaderLoop(
       env.DATABASE_URL,
       [
@@ -61,12 +64,23 @@ export function startBackgroundTasks(): Promise<void> {
         },
         {
           // Queues per tag and live workers per group: what /metrics, the Workers page's charts
-          // and the alerts read (fleet/sample.ts); then the instance's alerts (fleet/alerts.ts).
+          // and the alerts read (fleet/sample.ts); then the instance's alerts (fleet/alerts.ts);
+          // then, every AUTOSCALING_INTERVAL_SECS, the autoscaler decides from that same sample
+          // (autoscaling/run.ts): an idle fleet stores no sample row, so a separate task reading
+          // the latest rows could not tell "nothing waits" from "no sampler".
           name: "fleet sampler",
-          intervalMs: env.FLEET_SAMPLE_SECS * 1000,
+          intervalMs: Math.min(env.FLEET_SAMPLE_SECS, env.AUTOSCALING_INTERVAL_SECS) * 1000,
           async run() {
             const sample = await sampleFleet(services.pool);
             await evaluateFleetAlerts(services, sample, log);
+            if (Date.now() - lastAutoscale >= env.AUTOSCALING_INTERVAL_SECS * 1000 - 100) {
+              lastAutoscale = Date.now();
+              await runAutoscaler(services, log, sample, {
+                kubernetesService: env.KUBERNETES_SERVICE_HOST
+                  ? { host: env.KUBERNETES_SERVICE_HOST, port: env.KUBERNETES_SERVICE_PORT }
+                  : undefined,
+              });
+            }
           },
         },
         {
@@ -80,6 +94,7 @@ export function startBackgroundTasks(): Promise<void> {
             await deleteStaleRateLimits(services);
             await deleteOldGitSyncRuns(services.pool);
             await deleteOldFleetSamples(services.pool);
+            await deleteOldAutoscalingEvents(services.pool);
             await deleteExpiredTokens(services);
           },
         },

@@ -48,6 +48,13 @@ const serverEnvSchema = z.object({
   // The leader samples queues and worker groups this often (seconds): what /metrics, the Workers
   // page's charts and the alerts read.
   FLEET_SAMPLE_SECS: positiveIntVar(15),
+  // The leader decides the worker count of every autoscaled worker group this often (seconds),
+  // from the fleet sampler's latest sample (see packages/core/src/autoscaling).
+  AUTOSCALING_INTERVAL_SECS: positiveIntVar(30),
+  // Set by Kubernetes in every pod: where the `kubernetes` autoscaling integration finds the API
+  // server when the group's config names no kubeconfig.
+  KUBERNETES_SERVICE_HOST: z.string().min(1).optional(),
+  KUBERNETES_SERVICE_PORT: positiveIntVar(443),
   // /metrics on this server's port answers only with `Authorization: Bearer <METRICS_TOKEN>`;
   // unset, it is off there (it names tags and workspaces). METRICS_ADDR serves it without a token
   // on an address of its own, for a scraper on a private network (Windmill's variable).

@@ -134,3 +134,4 @@ export * from "./object-storage/index.ts";
 export * from "./metrics/index.ts";
 export * from "./fleet/index.ts";
 export * from "./agents/index.ts";
+export * from "./autoscaling/index.ts";

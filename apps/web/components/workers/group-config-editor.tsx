@@ -5,6 +5,14 @@ import { toast } from "sonner";
 import { useConfirm } from "@/components/ui/confirm";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
+import {
+  AUTOSCALING_FIELDS,
+  AutoscalingFields,
+  autoscalingForm,
+  autoscalingValue,
+  type AutoscalingConfigValue,
+  type AutoscalingForm,
+} from "./autoscaling-fields";
 
 /** The config fields as stored (see WorkerGroupConfig in @millrace/core). */
 export interface GroupConfig {
@@ -14,6 +22,7 @@ export interface GroupConfig {
   periodic_script_interval_seconds?: number;
   dedicated_worker?: string;
   network?: boolean;
+  autoscaling?: AutoscalingConfigValue;
 }
 
 function splitTags(text: string): string[] {
@@ -37,6 +46,8 @@ function toConfig(form: FormState): Record<string, unknown> {
   }
   if (form.dedicated.trim()) config.dedicated_worker = form.dedicated.trim();
   if (!form.network) config.network = false;
+  const autoscaling = autoscalingValue(form.autoscaling);
+  if (autoscaling) config.autoscaling = autoscaling;
   return config;
 }
 
@@ -56,6 +67,7 @@ interface FormState {
   interval: string;
   dedicated: string;
   network: boolean;
+  autoscaling: AutoscalingForm;
 }
 
 function fromConfig(config: GroupConfig | null): FormState {
@@ -66,6 +78,7 @@ function fromConfig(config: GroupConfig | null): FormState {
     interval: config?.periodic_script_interval_seconds?.toString() ?? "",
     dedicated: config?.dedicated_worker ?? "",
     network: config?.network ?? true,
+    autoscaling: autoscalingForm(config?.autoscaling),
   };
 }
 
@@ -126,7 +139,8 @@ export function GroupConfigEditor({ group, config }: { group: string; config: Gr
     setForm((current) => ({ ...current, ...patch }));
     setSaved(false);
   };
-  const otherError = field && !INLINE_FIELDS.includes(field.replace(/\[\d+\]$/, ""));
+  const otherError =
+    field && !INLINE_FIELDS.includes(field.replace(/\[\d+\]$/, "")) && !AUTOSCALING_FIELDS.includes(field);
 
   return (
     <form
@@ -206,6 +220,11 @@ export function GroupConfigEditor({ group, config }: { group: string; config: Gr
         Network access for the group&apos;s jobs
         {errorFor("network") && <span className="field-error">{errorFor("network")}</span>}
       </label>
+      <AutoscalingFields
+        form={form.autoscaling}
+        onChange={(patch) => set({ autoscaling: { ...form.autoscaling, ...patch } })}
+        errorFor={(name) => (field === name ? errorMessage(update.error) : null)}
+      />
       {otherError && <div className="error">{errorMessage(update.error)}</div>}
       {remove.error && <div className="error">{errorMessage(remove.error)}</div>}
       <div className="row">

@@ -60,7 +60,9 @@ describe("parseWorkerGroupConfig", () => {
     [{ dedicated_worker: "f/ops/x" }, "dedicated_worker", /<workspace>:<script path>/],
     [{ dedicated_worker: "Acme:f/ops/x" }, "dedicated_worker", /"Acme" is not a workspace id/],
     [{ dedicated_worker: "acme:scripts/x" }, "dedicated_worker", /script path must look like/],
-    [{ autoscaling: {} }, "autoscaling", /not a worker group setting Millrace supports/],
+    [{ priority_tags: {} }, "priority_tags", /not a worker group setting Millrace supports/],
+    // Supported since issue 37; decide.test.ts checks its fields.
+    [{ autoscaling: {} }, "autoscaling.enabled", /must be true or false/],
     [["gpu"], "config", /JSON object/],
     [null, "config", /JSON object/],
   ];

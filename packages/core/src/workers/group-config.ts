@@ -8,6 +8,7 @@ import { workerSizeSchema, runtimeDirsSchema } from "./runtime-config.ts";
 import { auditInstanceChange, requireSuperadmin } from "../instance-admin.ts";
 import { parsePath } from "../paths.ts";
 import { WORKSPACE_ID } from "../workspaces.ts";
+import { autoscalingConfigSchema } from "../autoscaling/config.ts";
 
 /** Workers LISTEN here; the payload is the name of the group whose config changed or went away. */
 export const WORKER_CONFIG_CHANNEL = "millrace_worker_config";
@@ -29,6 +30,7 @@ const SUPPORTED = [
   "network",
   "worker_size",
   "runtime_dirs",
+  "autoscaling",
 ];
 
 const configSchema = z
@@ -68,6 +70,7 @@ const configSchema = z
       network: z.boolean({ error: "must be true or false" }).optional(),
       worker_size: workerSizeSchema.optional(),
       runtime_dirs: runtimeDirsSchema.optional(),
+      autoscaling: autoscalingConfigSchema.optional(),
     },
     {
       error: (issue) =>

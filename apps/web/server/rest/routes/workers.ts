@@ -1,6 +1,7 @@
 import {
   deleteWorkerGroupConfig,
   getWorkerGroupConfig,
+  listAutoscalingEvents,
   listCustomTags,
   listWorkerGroupConfigs,
   listWorkers,
@@ -197,6 +198,34 @@ export const workerRoutes: Route[] = [
     params: configName,
     response: textAnswer("Deleted config worker__<group>"),
     handler: (ctx, { params }) => deleteConfig(ctx, params.name),
+  }),
+  defineRoute({
+    method: "GET",
+    pattern: "/api/configs/list_autoscaling_events/:worker_group",
+    summary: "listAutoscalingEvents",
+    tag: "config",
+    params: z.object({ worker_group: z.string() }),
+    query: z.object({ page: queryInt.optional(), per_page: queryInt.optional() }),
+    response: z.array(
+      z.object({
+        id: z.number(),
+        worker_group: z.string(),
+        event_type: z.string(),
+        desired_workers: z.number(),
+        reason: z.string(),
+        applied_at: z.string(),
+      }),
+    ),
+    handler: async (ctx, { params, query }) =>
+      json(
+        await listAutoscalingEvents(
+          ctx.services,
+          await ctx.principal(),
+          // The group's name, or its config's (worker__<group>).
+          params.worker_group.replace(/^worker__/, ""),
+          { page: query.page, perPage: query.per_page },
+        ),
+      ),
   }),
   // windmill-client's deleteConfig sends DELETE to the update path.
   defineRoute({

@@ -3,6 +3,7 @@ import {
   CUSTOM_TAGS_SETTING,
   deleteWorkerGroupConfig,
   getCustomTagsSetting,
+  listAutoscaling,
   listCustomTags,
   listWorkerGroupConfigs,
   listWorkers,
@@ -29,6 +30,15 @@ export const workerRouter = router({
       updatedAt: group.updatedAt.toISOString(),
     })),
   ),
+
+  /** Each autoscaled group's desired count and the last decisions (from, to, why): superadmins. */
+  autoscaling: authedProcedure.query(async ({ ctx }) => {
+    const { groups, events } = await listAutoscaling(ctx.services, ctx.principal);
+    return {
+      groups: groups.map((group) => ({ ...group, lastChangeAt: group.lastChangeAt?.toISOString() ?? null })),
+      events: events.map((event) => ({ ...event, at: event.at.toISOString() })),
+    };
+  }),
 
   // `config` is checked by core so that errors name the field inside it (`worker_tags[2]`).
   updateGroup: authedProcedure

@@ -6,6 +6,7 @@ import { use, useState } from "react";
 import { Button } from "@/components/ui/button";
 import Link from "@/components/ui/link";
 import { ListSearch, matchesQuery } from "@/components/list-search";
+import { AutoscalingTable } from "@/components/workers/autoscaling-table";
 import { CustomTagsEditor } from "@/components/workers/custom-tags-editor";
 import { GroupConfigEditor, type GroupConfig } from "@/components/workers/group-config-editor";
 import { QueueTable, WorkerGroupPanel, type WorkerRow } from "@/components/workers/worker-tables";
@@ -123,6 +124,13 @@ export default function WorkersPage({ params }: { params: Promise<{ workspace: s
           <NewGroupForm onCreate={(name) => setAdded((current) => [...current, name])} />
           {groups.error && <div className="error">{errorMessage(groups.error)}</div>}
         </div>
+      )}
+
+      {superadmin && (
+        <>
+          <h2>Autoscaling</h2>
+          <AutoscalingTable />
+        </>
       )}
 
       <h2>Queue</h2>
