@@ -111,6 +111,10 @@ async function raiseFor(response: Response, method: string, path: string): Promi
   if (response.status === 400 || response.status === 422) throw new CliError(what, EXIT.INVALID);
   if (response.status === 409) throw new CliError(what, EXIT.NEEDS_CONFIRMATION);
   if (response.status === 503 && response.headers.has("retry-after"))
-    throw new CliError(what, EXIT.UNREACHABLE, "the server's database is unavailable: run the command again shortly");
+    throw new CliError(
+      what,
+      EXIT.UNREACHABLE,
+      "the server's database is unavailable: run the command again shortly",
+    );
   throw new CliError(what, EXIT.FAILED);
 }

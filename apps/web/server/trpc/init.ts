@@ -39,7 +39,11 @@ export async function createTrpcContext(request: Request): Promise<TrpcContext> 
   } catch (error) {
     // Reading the session needs the database: while it is away, 503 rather than 500.
     if (noteDatabaseUnavailable(error, { route: "trpc (context)" })) {
-      throw new TRPCError({ code: "SERVICE_UNAVAILABLE", message: DATABASE_UNAVAILABLE_MESSAGE, cause: error });
+      throw new TRPCError({
+        code: "SERVICE_UNAVAILABLE",
+        message: DATABASE_UNAVAILABLE_MESSAGE,
+        cause: error,
+      });
     }
     throw error;
   }
