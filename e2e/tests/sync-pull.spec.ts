@@ -204,27 +204,31 @@ test("the real `wmill sync push` updates and archives scripts; pushing again cha
   }
 });
 
-test("the tarball never holds plain secrets, plain_secret=true included, and names a bad flag", async ({
+test("the tarball holds secrets encrypted, in plain text only when an admin asks plain_secret=true, and names a bad flag", async ({
   request,
 }) => {
   const workspace = uniqueWorkspace("tarball");
   await createWorkspace(request, workspace);
   const secret = await request.post(`/api/w/${workspace}/variables/create`, {
     headers: superadmin,
-    data: { path: "u/admin/token", value: "tarball-plain-never", is_secret: true, description: "" },
+    data: { path: "u/admin/token", value: "tarball-plain-asked", is_secret: true, description: "" },
   });
   expect(secret.status()).toBe(201);
-  // What `wmill sync push --plain-secrets` asks: answered, the secret still encrypted.
-  const response = await request.get(
-    `/api/w/${workspace}/workspaces/tarball?archive_type=tar&plain_secret=true`,
-    {
+  const tarball = async (query: string) => {
+    const response = await request.get(`/api/w/${workspace}/workspaces/tarball?archive_type=tar${query}`, {
       headers: superadmin,
-    },
-  );
-  expect(response.status()).toBe(200);
-  const tar = (await response.body()).toString("latin1");
-  expect(tar).toContain("enc:v2:");
-  expect(tar).not.toContain("tarball-plain-never");
+    });
+    expect(response.status()).toBe(200);
+    return (await response.body()).toString("latin1");
+  };
+  // By default (wmill sync pull): the workspace's ciphertext.
+  const encrypted = await tarball("");
+  expect(encrypted).toContain("enc:v2:");
+  expect(encrypted).not.toContain("tarball-plain-asked");
+  // What `wmill sync pull/push --plain-secrets` asks: the plain value, as Windmill answers it.
+  const plain = await tarball("&plain_secret=true");
+  expect(plain).toContain("tarball-plain-asked");
+  expect(plain).not.toContain("enc:v2:");
   const bad = await request.get(`/api/w/${workspace}/workspaces/tarball?archive_type=tar&plain_secret=yes`, {
     headers: superadmin,
   });
