@@ -19,6 +19,7 @@ import {
   connectionBudget,
   createPool,
   describeBudget,
+  assertPoolerSettings,
   warnIfNoRoom,
   WORKER_CLAIM_POOL_SIZE,
 } from "@millrace/db";
@@ -60,7 +61,8 @@ const budget = connectionBudget("worker", {
   queuePoolSize: env.DB_QUEUE_POOL_SIZE,
 });
 log(describeBudget(budget));
-await warnIfNoRoom(env.DATABASE_URL, budget.total, "this worker", log);
+await warnIfNoRoom(env.DATABASE_URL, budget, "this worker", log);
+await assertPoolerSettings(env.DATABASE_URL);
 const pool = createPool(env.DATABASE_URL, { max: env.DB_POOL_SIZE, applicationName: "millrace-worker" });
 // Claims commit asynchronously (see claimJobs); results never do.
 const claimPool = createPool(env.DATABASE_URL, {
