@@ -179,6 +179,44 @@ describe("agent workers (MODE=agent)", () => {
     assert.match(await workerOf(bun.id), /^ag-/);
   });
 
+  it("masks a secret the job reads through its own WM_TOKEN in its log and result, also when split across two log flushes", async () => {
+    // curl with WM_TOKEN: the server that answers the read records it for the agent's job, and
+    // the server that stores the agent's output masks it (the agent itself never learns it).
+    const curl = await runOnAgent(
+      "agent_curl_secret",
+      "bash",
+      `v=$(curl -sf -H "Authorization: Bearer $WM_TOKEN" "$BASE_INTERNAL_URL/api/w/$WM_WORKSPACE/variables/get_value/u/${me}/api_key")\n` +
+        'v="${v//\\"/}"\necho "curl read $v"\n' +
+        // Half of it, a pause longer than the agent's log flush, then the rest: the stored half
+        // is rewritten when the rest arrives.
+        'printf "split %s" "${v:0:9}"\nsleep 1\nprintf "%s end\\n" "${v:9}"\necho "$v"\n',
+    );
+    assert.equal(curl.status, "success", curl.logs);
+    assert.match(await workerOf(curl.id), /^ag-/);
+    assert.match(curl.logs, /curl read \*\*\*/);
+    assert.match(curl.logs, /split \*\*\* end/);
+    assert.ok(!curl.logs.includes(SECRET), curl.logs);
+    assert.ok(!curl.logs.includes(SECRET.slice(0, 9)), curl.logs);
+    assert.equal(curl.result, "***");
+
+    // windmill-client (getVariable): masked in the printed output and in the result too.
+    const sdk = await runOnAgent(
+      "agent_sdk_secret",
+      "bun",
+      `import * as wmill from "windmill-client";\n\nexport async function main() {\n  const value = await wmill.getVariable("u/${me}/api_key");\n  console.log("sdk read " + value);\n  return { value };\n}\n`,
+    );
+    assert.equal(sdk.status, "success", sdk.logs);
+    assert.match(sdk.logs, /sdk read \*\*\*/);
+    assert.ok(!sdk.logs.includes(SECRET), sdk.logs);
+    assert.deepEqual(sdk.result, { value: "***" });
+    // Nothing kept once the jobs are recorded (and never the plain value).
+    const { rows } = await services.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM agent_job_secret WHERE job_id = ANY($1::uuid[])",
+      [[curl.id, sdk.id]],
+    );
+    assert.equal(rows[0]!.n, 0);
+  });
+
   it("runs a flow's step", async () => {
     const id = await runFlowPreview(services, membership, {
       value: {

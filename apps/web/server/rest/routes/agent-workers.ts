@@ -174,7 +174,7 @@ export const agentWorkerRoutes: Route[] = [
     handler: async (ctx, { body }) => {
       const agent = await agentOf(ctx);
       await agentAppendLogs(
-        ctx.services.pool,
+        ctx.services,
         agent,
         body.entries.map((entry) => ({ jobId: entry.job_id, chunk: entry.chunk })),
       );
@@ -205,8 +205,7 @@ export const agentWorkerRoutes: Route[] = [
     handler: async (ctx, { body }) => {
       const agent = await agentOf(ctx);
       const recorded = await agentComplete(
-        ctx.services.pool,
-        ctx.services.boss,
+        ctx.services,
         agent,
         body.completions.map((c) => ({
           jobId: c.job_id,
