@@ -11,6 +11,13 @@ import { resolveJobArgs } from "../resources/job-args.ts";
 import type { SecretsContext } from "../secrets/context.ts";
 import { SecretMasker } from "../secrets/masker.ts";
 import { pingWorkers, type SlotPing } from "../workers/ping.ts";
+import { loadWorkerGroupConfig } from "../workers/group-config.ts";
+import {
+  recordWorkerScriptEnd,
+  recordWorkerScriptStart,
+  type WorkerScriptKind,
+  type WorkerScriptOutcome,
+} from "../workers/worker-scripts.ts";
 import type { AgentIdentity } from "./tokens.ts";
 
 const NAME = /^[A-Za-z0-9_.-]{1,120}$/;
@@ -213,7 +220,12 @@ async function tokenReadSecrets(
 ): Promise<Map<string, { masker: SecretMasker; longest: number }>> {
   const masks = new Map<string, { masker: SecretMasker; longest: number }>();
   if (jobIds.length === 0) return masks;
-  const { rows } = await ctx.pool.query<{ job_id: string; workspace_id: string; path: string; value: string }>(
+  const { rows } = await ctx.pool.query<{
+    job_id: string;
+    workspace_id: string;
+    path: string;
+    value: string;
+  }>(
     "SELECT job_id, workspace_id, path, value FROM agent_job_secret WHERE job_id = ANY($1::uuid[]) ORDER BY id",
     [jobIds],
   );
@@ -376,7 +388,8 @@ export async function agentComplete(
     const outcome = mask
       ? ({ ...c.outcome, result: mask.masker.maskValue(c.outcome.result) } as JobOutcome)
       : c.outcome;
-    const pendingLog = mask && c.pendingLog ? await maskedEnd(pool, row.id, c.pendingLog, mask) : c.pendingLog;
+    const pendingLog =
+      mask && c.pendingLog ? await maskedEnd(pool, row.id, c.pendingLog, mask) : c.pendingLog;
     completions.push({
       job: {
         id: row.id,
@@ -432,4 +445,71 @@ export async function agentLeave(
     workerNames,
     agent.namePrefix,
   ]);
+}
+
+/** What an agent runs of its group's config itself: the init and periodic scripts. */
+export interface AgentWorkerConfig {
+  init_bash?: string;
+  periodic_script_bash?: string;
+  periodic_script_interval_seconds?: number;
+}
+
+/**
+ * The agent's group's scripts, answered with every ping (the agent has no LISTEN connection to
+ * hear a config change). Null when the group has no config, or an invalid one (a database worker
+ * ignores it too, saying why in its log).
+ */
+export async function agentWorkerConfig(pool: Pool, agent: AgentIdentity): Promise<AgentWorkerConfig | null> {
+  const config = await loadWorkerGroupConfig(pool, agent.workerGroup).catch(() => null);
+  if (!config) return null;
+  return {
+    ...(config.init_bash ? { init_bash: config.init_bash } : {}),
+    ...(config.periodic_script_bash ? { periodic_script_bash: config.periodic_script_bash } : {}),
+    ...(config.periodic_script_interval_seconds !== undefined
+      ? { periodic_script_interval_seconds: config.periodic_script_interval_seconds }
+      : {}),
+  };
+}
+
+/**
+ * Records the start of an agent's run of its group's init or periodic script (a job of the admins
+ * workspace, as a database worker records its own). Only the group's current script is recorded:
+ * an agent token cannot write any other code into the admins workspace's jobs.
+ */
+export async function agentWorkerScriptStart(
+  pool: Pool,
+  agent: AgentIdentity,
+  input: { workerName: string; kind: WorkerScriptKind; content: string },
+): Promise<string> {
+  checkNames(agent, [input.workerName], "worker_name");
+  const config = await loadWorkerGroupConfig(pool, agent.workerGroup).catch(() => null);
+  const current = input.kind === "init_script" ? config?.init_bash : config?.periodic_script_bash;
+  if (!current || current !== input.content) {
+    throw new AppError(
+      "CONFLICT",
+      `content: not the current ${input.kind === "init_script" ? "init_bash" : "periodic_script_bash"} of worker group ${agent.workerGroup}`,
+    );
+  }
+  return recordWorkerScriptStart(pool, {
+    kind: input.kind,
+    group: agent.workerGroup,
+    workerName: input.workerName,
+    content: input.content,
+  });
+}
+
+/** Records the end of the agent's own running init or periodic script; any other job is ignored. */
+export async function agentWorkerScriptEnd(
+  pool: Pool,
+  agent: AgentIdentity,
+  jobId: string,
+  outcome: WorkerScriptOutcome,
+  pendingLog: string,
+): Promise<void> {
+  const { rows } = await pool.query<{ id: string }>(
+    `SELECT id FROM job WHERE id = $1 AND status = 'running' AND kind IN ('init_script', 'periodic_script')
+        AND starts_with(worker_name, $2)`,
+    [jobId, agent.namePrefix],
+  );
+  if (rows[0]) await recordWorkerScriptEnd(pool, jobId, outcome, pendingLog);
 }
