@@ -75,8 +75,8 @@ async function timed(runs: number, call: () => Promise<unknown>): Promise<Summar
 
 async function relationMb(pool: Pool): Promise<{ table: number; indexes: number; dead: number }> {
   const { rows } = await pool.query<{ table: string; indexes: string; dead: string }>(
-    `SELECT pg_table_size('job') AS table, pg_indexes_size('job') AS indexes,
-            (SELECT n_dead_tup FROM pg_stat_user_tables WHERE relname = 'job') AS dead`,
+    `SELECT pg_table_size('public.job') AS table, pg_indexes_size('public.job') AS indexes,
+            (SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = 'public.job'::regclass) AS dead`,
   );
   const mb = (bytes: string) => Number(bytes) / 1024 / 1024;
   return { table: mb(rows[0]!.table), indexes: mb(rows[0]!.indexes), dead: Number(rows[0]!.dead) };
