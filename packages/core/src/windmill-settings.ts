@@ -75,7 +75,7 @@ export function checkOperatorSettings(settings: Record<string, unknown>): void {
     if (value !== fixed)
       throw invalidInput(
         name,
-        `Millrace's operator role is fixed: ${name} is ${fixed} (see the README's roles), not configurable`,
+        `Millrace's operator role is fixed: ${name} is ${fixed} (see docs/security.md), not configurable`,
       );
   }
 }
