@@ -6,8 +6,8 @@
 // Each block gets what a reader has after the README's quick start: $MILLRACE_URL, $PASSWORD (of
 // admin@millrace.local, the superadmin) and $TOKEN (an API token of theirs), plus DATABASE_URL for
 // the backup commands. It runs in the checkout (where `npx millrace` works) with a fresh HOME. curl
-// fails on an HTTP error (--fail-with-body), and `# "…"` comment lines after a command are answers
-// the block's output must hold.
+// fails on an HTTP error (--fail-with-body), and `# "…"` comment lines after a command (optionally
+// followed by a remark in parentheses) are answers the block's output must hold.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -63,7 +63,7 @@ function runBlock(code: string, env: Record<string, string>): Promise<Run> {
 function expectedAnswers(code: string): string[] {
   return code
     .split("\n")
-    .map((line) => /^# ("(?:[^"\\]|\\.)*")\s*$/.exec(line.trim())?.[1])
+    .map((line) => /^# ("(?:[^"\\]|\\.)*")(?:\s+\(.*\))?\s*$/.exec(line.trim())?.[1])
     .filter((answer): answer is string => answer !== undefined);
 }
 
