@@ -1,5 +1,5 @@
 // `npm run screenshots`: the main pages in the light and the dark theme, as PNG files in
-// docs/screenshots/ (shown in the README). A fresh instance on its own database, seeded the way
+// docs/screenshots/ (shown in docs/ui.md). A fresh instance on its own database, seeded the way
 // the benchmark seeds it, so every refresh shows the same things.
 import fs from "node:fs";
 import path from "node:path";

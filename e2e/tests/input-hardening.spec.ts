@@ -221,7 +221,7 @@ test.describe("odd input is refused naming the field, and nothing is stored", ()
       "scheduled_for",
       /between 0001-01-01 and 9999-12-31/,
     );
-    // 100 levels are fine (the limit is documented in the README).
+    // 100 levels are fine (the limit is documented in docs/api.md).
     const hundred = `{"x": ${"[".repeat(99)}1${"]".repeat(99)}}`;
     const ok = await request.post(`${w}/jobs/run/p/u/admin/any?scheduled_in_secs=3600`, {
       headers: json,

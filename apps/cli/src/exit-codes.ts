@@ -1,4 +1,4 @@
-// Exit codes that scripts can rely on. Documented in the README ("The millrace CLI"); never
+// Exit codes that scripts can rely on. Documented in docs/cli.md; never
 // renumber one, only add.
 export const EXIT = {
   OK: 0,

@@ -1,4 +1,4 @@
-// README's "Moving from Windmill", step by step, with the real clients (npm windmill-cli 1.819 and
+// docs/moving-from-windmill.md, step by step, with the real clients (npm windmill-cli 1.819 and
 // windmill-client 1.818) against a live Millrace and a real worker: `wmill workspace add` points
 // wmill at Millrace, `wmill sync push` deploys a repository in wmill's layout, `wmill script run`
 // runs a pushed script, and existing windmill-client code calls Millrace after `setClient`.

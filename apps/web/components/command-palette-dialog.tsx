@@ -18,11 +18,13 @@ import {
 } from "lucide-react";
 import { useRouter } from "next/navigation";
 import { useState, type ReactNode } from "react";
-import type { PalettePage } from "@/components/command-palette";
 import { Dialog, DialogContent } from "@/components/ui/dialog";
 import { errorMessage } from "@/lib/errors";
 import { rankGroups } from "@/lib/palette-rank";
 import { useTRPC } from "@/lib/trpc";
+
+/** A page the palette offers (the sidebar's links, given by the layout). */
+export type PalettePage = { href: string; label: string; icon: LucideIcon };
 
 type Entry = { key: string; label: ReactNode; keywords: string[]; href: string; icon: LucideIcon };
 

@@ -1,9 +1,8 @@
 "use client";
-import { Search, type LucideIcon } from "lucide-react";
+import { Search } from "lucide-react";
 import dynamic from "next/dynamic";
 import { useEffect, useState } from "react";
-
-export type PalettePage = { href: string; label: string; icon: LucideIcon };
+import type { PalettePage } from "@/components/command-palette-dialog";
 
 // cmdk and the palette's lists are not needed to show a page: they load when the palette first
 // opens (or when the pointer or focus reaches its button, so that the first opening is quick).

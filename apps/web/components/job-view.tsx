@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from "react";
 import { JsonTree } from "@/components/run/json-tree";
 import { LogView } from "@/components/run/log-view";
 import { ResultView } from "@/components/run/result-view";
+import { StatusBadge } from "@/components/status-badge";
 import { RunActions } from "@/components/run/run-actions";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
@@ -25,10 +26,6 @@ const POLL_MS = 500;
 // While the page shows an unfinished job, it re-reads it at least this often even when the live
 // stream is up: a safety net in case the stream ends without the page seeing the final state.
 const SAFETY_NET_MS = 3000;
-
-export function StatusBadge({ status }: { status: string }) {
-  return <span className={`status status-${status}`}>{status}</span>;
-}
 
 interface StreamState {
   logs: string;
@@ -215,7 +212,13 @@ export function JobView({
       </div>
       {!finished && !data.canceledBy && <CancelControl workspace={workspace} id={id} onDone={refresh} />}
       {actions && <RunActions workspace={workspace} job={data} />}
-      {isFlow && <FlowRunView workspace={workspace} id={id} />}
+      {isFlow && (
+        <FlowRunView
+          workspace={workspace}
+          id={id}
+          renderJob={(jobId) => <JobView key={jobId} workspace={workspace} id={jobId} actions={false} />}
+        />
+      )}
       <h2>Arguments</h2>
       {data.args && typeof data.args === "object" && Object.keys(data.args).length > 0 ? (
         <div className="overflow-x-auto rounded-md border border-line bg-panel p-3" data-testid="job-args">

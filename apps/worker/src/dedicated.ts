@@ -12,7 +12,7 @@ import {
 import { prepareCallback } from "./job-callback.ts";
 import { prepareDependencies, type DependencyJob } from "./job-dependencies.ts";
 import type { Pool } from "@millrace/db";
-import type { RunJobDeps } from "./run-job.ts";
+import type { DedicatedJobs, RunJobDeps } from "./run-job-deps.ts";
 
 export interface DedicatedTarget {
   workspaceId: string;
@@ -59,7 +59,7 @@ const KEEP_OLD_VERSION_MS = 10_000;
  * versions' processes are stopped once idle. A process that dies, times out or is canceled is
  * replaced on the next job.
  */
-export class DedicatedRunner {
+export class DedicatedRunner implements DedicatedJobs {
   readonly target: DedicatedTarget;
   private readonly deps: RunJobDeps & { pool: Pool };
   private readonly log: (message: string) => void;

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { runtimeDirsEnv, workerMemoryMb, type WorkerGroupConfig } from "@millrace/core";
-import type { GroupRuntime } from "./run-job.ts";
+import type { GroupRuntime } from "./run-job-deps.ts";
 
 /**
  * What the group's config gives its jobs (worker_size, runtime_dirs), read at each config load. A

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { AppError, type ClaimedJob } from "@millrace/core";
 import { importsBundledClient, npmSchemeImports } from "@millrace/runtime";
 import { secretsOfJob } from "./job-secrets.ts";
-import type { RunJobDeps } from "./run-job.ts";
+import type { RunJobDeps } from "./run-job-deps.ts";
 
 export interface JobCallback {
   /** What the script sees: WM_TOKEN, BASE_INTERNAL_URL, WM_WORKSPACE, WM_JOB_ID, WM_STATE_PATH, … */

@@ -1,66 +1,13 @@
-import {
-  jobMemoryLimitMb,
-  type ClaimedJob,
-  type Completion,
-  type JobOutcome,
-  type RuntimeDirsEnv,
-  type WorkerSize,
-} from "@millrace/core";
-import {
-  executeJob,
-  resultTooLarge,
-  type ExecuteOutcome,
-  type ProcessLauncher,
-  type WarmSandboxes,
-} from "@millrace/runtime";
+import { jobMemoryLimitMb, type ClaimedJob, type Completion, type JobOutcome } from "@millrace/core";
+import { executeJob, resultTooLarge, type ExecuteOutcome } from "@millrace/runtime";
 import { denoModules, prepareCallback } from "./job-callback.ts";
 import { watchJobSecrets, type JobSecrets } from "./job-secrets.ts";
-import type { DedicatedRunner } from "./dedicated.ts";
+import type { RunJobDeps } from "./run-job-deps.ts";
 import { runFlowDependencyJob } from "./job-flow-dependencies.ts";
 import { flowSharedDir } from "./flow-shared-dir.ts";
-import type { JobStore } from "./job-store.ts";
-import {
-  defaultCacheRoot,
-  prepareDependencies,
-  runDependencyJob,
-  type DependencySettings,
-} from "./job-dependencies.ts";
+import { defaultCacheRoot, prepareDependencies, runDependencyJob } from "./job-dependencies.ts";
 
-export interface JobIsolation {
-  /** Run jobs in bubblewrap (false: it is unavailable or disabled). */
-  sandbox: boolean;
-  network: boolean;
-}
-
-export interface RunJobDeps {
-  /** Where the job's log goes and what it reads (the database, or the server for an agent). */
-  store: JobStore;
-  jobDir: string;
-  baseUrl: string;
-  baseInternalUrl: string;
-  /** Sandbox and network for the jobs (the network follows the group config). */
-  isolation?: JobIsolation;
-  /** Starts job processes (cheaper than forking the worker itself); null: the worker does. */
-  launcher?: ProcessLauncher | null;
-  /** Sandboxes set up ahead of their jobs; null: every job's sandbox is set up when it starts. */
-  warmSandboxes?: WarmSandboxes | null;
-  dependencies?: DependencySettings;
-  /** Set on a dedicated worker: runs its script's jobs in a warm process. */
-  dedicated?: DedicatedRunner | null;
-  /** What a job's folder may hold (JOB_DISK_QUOTA_MB); default DEFAULT_LIMITS.maxDiskBytes. */
-  diskQuotaBytes?: number;
-  /** Memory limit (MB) of jobs that set none (see job-memory.ts); null: none. */
-  defaultMemoryLimitMb?: number | null;
-  /** A job whose result is larger fails with ResultTooLarge (JOB_MAX_RESULT_MB). */
-  maxResultBytes?: number;
-  /** The group config's worker_size and runtime_dirs, as of its last load (see group-runtime.ts). */
-  groupRuntime?: GroupRuntime;
-}
-
-export interface GroupRuntime {
-  workerSize: WorkerSize | null;
-  dirs: RuntimeDirsEnv;
-}
+export type { GroupRuntime, JobIsolation, RunJobDeps } from "./run-job-deps.ts";
 
 export const DEFAULT_MAX_RESULT_MB = 10;
 

@@ -2,7 +2,7 @@ import type { PermissionLevel } from "@millrace/db";
 import type { CoreContext } from "./context.ts";
 import { AppError, notFound } from "./errors.ts";
 import { parsePath } from "./paths.ts";
-import type { Membership } from "./workspaces.ts";
+import type { Membership } from "./membership.ts";
 
 export type PathAccess = "read" | "write";
 

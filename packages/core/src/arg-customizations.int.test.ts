@@ -7,7 +7,7 @@ import type { EnqueueInput } from "./jobs/enqueue.ts";
 import { runScriptByPath } from "./jobs/run.ts";
 import { deployScript } from "./scripts.ts";
 import { createTestMember, createTestServices, type TestServices, rejectsWith } from "./testing.ts";
-import type { Membership } from "./workspaces.ts";
+import type { Membership } from "./membership.ts";
 
 let services: TestServices;
 let membership: Membership;

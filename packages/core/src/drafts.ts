@@ -5,7 +5,7 @@ import { authorizePath } from "./access.ts";
 import { parsePath } from "./paths.ts";
 import { requirePermission } from "./permissions.ts";
 import { MAX_SCRIPT_BYTES } from "./scripts.ts";
-import type { Membership } from "./workspaces.ts";
+import type { Membership } from "./membership.ts";
 
 /**
  * Drafts: an editor's unsaved work on a script, saved as they type and restored when they come

@@ -11,7 +11,7 @@ import {
   checkAlertWebhookUrl,
   checkQueueWaitThresholds,
   checkWorkerOfflineSecs,
-} from "./fleet/alerts.ts";
+} from "./fleet/alert-settings.ts";
 import {
   CUSTOM_TAGS_SETTING,
   formatCustomTag,

@@ -14,7 +14,7 @@ import type { CoreContext } from "./context.ts";
 import { AppError, invalidInput } from "./errors.ts";
 import { getInstanceSecret } from "./instance.ts";
 import { deriveInstanceKey, SECRET_KEY_VAR, SecretKeyError } from "./secrets/cipher.ts";
-import type { Membership } from "./workspaces.ts";
+import type { Membership } from "./membership.ts";
 
 const SALT_SETTING = "oidc_signing_secret_salt";
 const DEFAULT_EXPIRES_IN_SECS = 3600;

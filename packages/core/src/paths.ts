@@ -1,5 +1,5 @@
 import { AppError, invalidInput } from "./errors.ts";
-import type { Membership } from "./workspaces.ts";
+import type { Membership } from "./membership.ts";
 
 const SEGMENT = /^[A-Za-z0-9_-]+$/;
 export const MAX_PATH_LENGTH = 255;

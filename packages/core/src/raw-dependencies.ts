@@ -7,7 +7,7 @@ import { jobBounds, type JobsContext } from "./jobs/run.ts";
 import { parsePath } from "./paths.ts";
 import { requirePermission } from "./permissions.ts";
 import { MAX_SCRIPT_BYTES } from "./scripts.ts";
-import type { Membership } from "./workspaces.ts";
+import type { Membership } from "./membership.ts";
 
 /** One script of Windmill's `jobs/run/dependencies_async` body. */
 export interface RawScript {

@@ -20,7 +20,7 @@ import { validateTag } from "./jobs/tags.ts";
 import type { Boss } from "./jobs/boss.ts";
 import { checkRequirements, enqueueDependencyJob } from "./dependencies/index.ts";
 import { assertTagAllowed } from "./workers/custom-tags.ts";
-import type { Membership } from "./workspaces.ts";
+import type { Membership } from "./membership.ts";
 import { applyArgCustomizations, checkArgCustomizations } from "./arg-customizations.ts";
 
 export const MAX_SCRIPT_BYTES = 512 * 1024;

@@ -10,7 +10,7 @@ import type { CoreContext } from "./context.ts";
 import { invalidInput } from "./errors.ts";
 import { requireSuperadmin } from "./instance-admin.ts";
 import { requirePermission } from "./permissions.ts";
-import type { Membership } from "./workspaces.ts";
+import type { Membership } from "./membership.ts";
 
 /** Unset, in Windmill's terms: absent, null, "", false, an empty list, or an object of such. */
 export function isUnsetSetting(value: unknown): boolean {
@@ -75,7 +75,7 @@ export function checkOperatorSettings(settings: Record<string, unknown>): void {
     if (value !== fixed)
       throw invalidInput(
         name,
-        `Millrace's operator role is fixed: ${name} is ${fixed} (see the README's roles), not configurable`,
+        `Millrace's operator role is fixed: ${name} is ${fixed} (see docs/security.md), not configurable`,
       );
   }
 }

@@ -6,7 +6,7 @@ import { recordAudit } from "./audit/index.ts";
 import type { CoreContext } from "./context.ts";
 import { invalidInput, notFound } from "./errors.ts";
 import { requirePermission } from "./permissions.ts";
-import type { Membership } from "./workspaces.ts";
+import type { Membership } from "./membership.ts";
 
 // The languages whose files a wmill repository's `dependencies/` holds (kept as they are, so that
 // such a repository pushes unchanged, also for languages Millrace does not run), and deno.

@@ -1,6 +1,7 @@
 import { isUniqueViolation, prepared, type Workspace, type WorkspaceRole } from "@millrace/db";
 import { recordAudit } from "./audit/index.ts";
 import { refuseJobCredential, type Principal } from "./auth/principal.ts";
+import type { MemberWorkspace, Membership } from "./membership.ts";
 import {
   BEARER_COLUMNS,
   BEARER_FROM,
@@ -50,21 +51,7 @@ export const RESERVED_WORKSPACE_IDS: readonly string[] = [
   "windmill",
 ];
 
-/** A workspace as every request carries it: settings read on their own paths are left out. */
-export type MemberWorkspace = Omit<Workspace, "largeFileStorage">;
-
-export interface Membership {
-  workspace: MemberWorkspace;
-  /** The caller's role; when `bounds` is set, the lowest role among them. */
-  role: WorkspaceRole;
-  principal: Principal;
-  /**
-   * Set when the caller's rights are bounded by other users (Principal.boundedBy): the caller's
-   * own membership first, then each bounding user's, each with its own role. Every check must
-   * pass for each of them (see eachMembership in access.ts).
-   */
-  bounds?: Membership[];
-}
+export type { MemberWorkspace, Membership } from "./membership.ts";
 
 const ROLE_RANK: Record<WorkspaceRole, number> = { operator: 1, developer: 2, admin: 3 };
 

@@ -6,7 +6,7 @@
 // `newPathAssigner`, `sanitizeForFilesystem`, `getLanguageExtension`; `ZipFSElement` for what
 // `sync pull` writes, `pushFlow`/`replaceInlineScripts` for what `flow push` reads).
 import { fromYaml, INLINE_PREFIX } from "./layout.ts";
-import type { JsonObject, SyncError } from "./model.ts";
+import type { JsonObject, SyncError } from "./types.ts";
 
 /** The latest version of one flow: Windmill's OpenFlow with the inline code in place. */
 export interface SyncFlow {

@@ -1,7 +1,7 @@
 // File layout and YAML formatting of the Windmill CLI 1.819 (`wmill sync pull/push`). Each rule
 // names where in the CLI bundle (node_modules/windmill-cli/esm/main.js) it was confirmed.
 import { parse, stringify, type ScalarTag } from "yaml";
-import type { SyncLanguage } from "./model.ts";
+import type { SyncLanguage } from "./types.ts";
 
 /**
  * wmill's key order (`prioritizeName` + `yamlOptions` in src/commands/sync/sync.ts): a few keys

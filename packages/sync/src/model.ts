@@ -1,16 +1,11 @@
 import type { SyncFlow } from "./flows.ts";
 import { normalizeSettings, type SyncSettings } from "./settings.ts";
+import type { Json, JsonObject, SyncLanguage } from "./types.ts";
 
 // The plain-data model of a workspace as it lives in git. No database types: callers (core, the
 // tarball endpoint, restore, the CLI) convert their rows to and from these shapes.
 
-/** JSON values as they travel through YAML files. */
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-export type JsonObject = { [key: string]: Json };
-
-/** The languages Millrace runs (the code file extension of each: `codeExtension`). */
-export const SYNC_LANGUAGES = ["bash", "python3", "bun", "deno", "postgresql"] as const;
-export type SyncLanguage = (typeof SYNC_LANGUAGES)[number];
+export { SYNC_LANGUAGES, type Json, type JsonObject, type SyncError, type SyncLanguage } from "./types.ts";
 
 /** The latest version of one script. Field names follow Windmill's `.script.yaml`. */
 export interface SyncScript {
@@ -121,13 +116,6 @@ export interface WorkspaceSnapshot {
   flows: SyncFlow[];
   /** `settings.yaml` (settings.ts); absent: the repository has none (nothing to write or apply). */
   settings?: SyncSettings;
-}
-
-/** One problem found in a repository. */
-export interface SyncError {
-  file: string;
-  field?: string;
-  message: string;
 }
 
 /** The `wmill.yaml` Millrace writes when the snapshot has none: everything it exports is synced. */

@@ -24,12 +24,9 @@ import {
   type SyncScript,
   type WorkspaceSnapshot,
 } from "./model.ts";
+import type { SkippedFile } from "./types.ts";
 
-/** A file wmill would sync but Millrace does not read yet (apps, triggers, …). */
-export interface SkippedFile {
-  file: string;
-  reason: string;
-}
+export type { SkippedFile } from "./types.ts";
 
 export interface ParseResult {
   /** Normalised (see `normalizeSnapshot`); only meaningful when `errors` is empty. */

@@ -10,9 +10,8 @@
 // left unset (Windmill writes `mute_critical_alerts: false`, `webhook: ''`, …) they are ignored,
 // set they are listed in `skipped` (not applied: Millrace has no such setting). Any other key is
 // an error naming it, like any other file or field the parser cannot place.
-import type { SkippedFile } from "./parse.ts";
 import { toYaml } from "./layout.ts";
-import type { Json, JsonObject, SyncError } from "./model.ts";
+import type { Json, JsonObject, SkippedFile, SyncError } from "./types.ts";
 
 export const SETTINGS_FILE = "settings.yaml";
 /** As Windmill's tarball names it (`wmill sync pull` writes it as settings.yaml). */

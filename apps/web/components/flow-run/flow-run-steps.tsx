@@ -1,5 +1,5 @@
 "use client";
-import { StatusBadge } from "@/components/job-view";
+import { StatusBadge } from "@/components/status-badge";
 import { allSteps } from "@/components/flow-editor/model";
 import { JsonTree } from "@/components/run/json-tree";
 import type { FlowRunState } from "./use-flow-run";

@@ -2,10 +2,10 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { Check, ChevronLeft, ChevronRight, X } from "lucide-react";
 import { toast } from "sonner";
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useState, type ReactNode } from "react";
 import { FlowGraph, type GraphSelection } from "@/components/flow-editor/flow-graph";
 import { findStep, KIND_LABEL } from "@/components/flow-editor/model";
-import { JobView, StatusBadge } from "@/components/job-view";
+import { StatusBadge } from "@/components/status-badge";
 import { Button } from "@/components/ui/button";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
@@ -75,13 +75,13 @@ function Approval({ workspace, id, state }: { workspace: string; id: string; sta
 
 /** The selected step's runs (one per loop iteration or retry), browsable, each shown as a job. */
 function StepDetail({
-  workspace,
   state,
   stepId,
+  renderJob,
 }: {
-  workspace: string;
   state: FlowRunState;
   stepId: string;
+  renderJob: (jobId: string) => ReactNode;
 }) {
   const jobs = state.jobs[stepId] ?? [];
   const [index, setIndex] = useState(Math.max(jobs.length - 1, 0));
@@ -164,7 +164,7 @@ function StepDetail({
       )}
       {job ? (
         <div className="min-w-0" data-testid="flow-step-job">
-          <JobView key={job.id} workspace={workspace} id={job.id} actions={false} />
+          {renderJob(job.id)}
         </div>
       ) : (
         <p className="muted m-0">
@@ -179,8 +179,20 @@ function StepDetail({
   );
 }
 
-/** A flow run: the flow's graph with each step coloured by its status, live; a click opens a step. */
-export function FlowRunView({ workspace, id }: { workspace: string; id: string }) {
+/**
+ * A flow run: the flow's graph with each step coloured by its status, live; a click opens a step.
+ * `renderJob` shows a step's job: the caller's job view (job-view.tsx, which loads this view for
+ * flows), passed in so that the two components do not import each other.
+ */
+export function FlowRunView({
+  workspace,
+  id,
+  renderJob,
+}: {
+  workspace: string;
+  id: string;
+  renderJob: (jobId: string) => ReactNode;
+}) {
   const { query, state } = useFlowRun(workspace, id);
   const [selection, setSelection] = useState<GraphSelection | null>(null);
   const onSelect = useCallback((next: GraphSelection) => setSelection(next), []);
@@ -203,7 +215,7 @@ export function FlowRunView({ workspace, id }: { workspace: string; id: string }
         />
         <div className="panel min-w-0">
           {selection?.kind === "step" ? (
-            <StepDetail key={selection.id} workspace={workspace} state={state} stepId={selection.id} />
+            <StepDetail key={selection.id} state={state} stepId={selection.id} renderJob={renderJob} />
           ) : (
             <p className="muted m-0">Select a step to see its arguments, logs and result.</p>
           )}

@@ -3,7 +3,7 @@ import { ownRowsOnly } from "../access.ts";
 import type { CoreContext } from "../context.ts";
 import { invalidInput, notFound } from "../errors.ts";
 import { can, requirePermission } from "../permissions.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 
 export type ActionKind = "Created" | "Updated" | "Delete" | "Execute";
 

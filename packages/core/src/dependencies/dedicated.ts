@@ -1,5 +1,5 @@
 import type { Pool } from "@millrace/db";
-import type { EnqueueInput } from "../jobs/enqueue.ts";
+import type { EnqueueInput } from "../jobs/job-input.ts";
 
 /**
  * The tag of a script served by dedicated workers. Windmill names it `<workspace>:<path>`; tags

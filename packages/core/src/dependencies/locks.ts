@@ -1,7 +1,7 @@
 import type { PoolClient } from "@millrace/db";
 import { hasRequirements, RequirementsError, scriptRequirements, type Requirements } from "@millrace/runtime";
 import { invalidInput } from "../errors.ts";
-import type { EnqueueInput } from "../jobs/enqueue.ts";
+import type { EnqueueInput } from "../jobs/job-input.ts";
 
 /**
  * A job enqueued while its script version's lock is still being computed waits: it is queued

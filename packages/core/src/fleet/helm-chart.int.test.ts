@@ -14,7 +14,7 @@ import { after, before, describe, it } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { runPreview } from "../jobs/run.ts";
 import { createTestMember, createTestServices, type TestServices } from "../testing.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { renderKedaQuery } from "./keda-query.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..");

@@ -12,6 +12,8 @@ export {
   ALERT_SCRIPT_SETTING,
   ALERT_WEBHOOK_URL_SETTING,
   ALERT_WORKER_OFFLINE_SETTING,
+} from "./alert-settings.ts";
+export {
   evaluateFleetAlerts,
   getAlertSettings,
   listInstanceAlerts,

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { runPreview } from "../jobs/run.ts";
 import { createTestMember, createTestServices, type TestServices } from "../testing.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { renderKedaQuery } from "./keda-query.ts";
 
 let services: TestServices;

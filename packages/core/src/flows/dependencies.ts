@@ -13,7 +13,7 @@ import { jobBounds, MAX_ARGS_BYTES, type JobsContext } from "../jobs/run.ts";
 import { parsePath } from "../paths.ts";
 import { requirePermission } from "../permissions.ts";
 import { MAX_SCRIPT_BYTES } from "../scripts.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { formatPath, parseOpenFlow, type FlowValue, type RawScript } from "./format.ts";
 import { flowSteps } from "./validate.ts";
 

@@ -8,7 +8,7 @@ import { AppError, invalidInput, notFound } from "../errors.ts";
 import { getJob } from "../jobs/queries.ts";
 import { inColumnOrder } from "../jobs/result-columns.ts";
 import { runPreview, runScriptByPath, type JobsContext } from "../jobs/run.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { ExpressionError, evaluateTransforms, type ExpressionEnv } from "./expressions.ts";
 import { flowModuleSchema, formatPath, type FlowModule } from "./format.ts";
 import { getResumeUrls, resumeSuspendedJob } from "./engine/approvals.ts";

@@ -11,7 +11,7 @@ import type { CoreContext } from "../context.ts";
 import { AppError, invalidInput, notFound } from "../errors.ts";
 import { parsePath } from "../paths.ts";
 import { requirePermission } from "../permissions.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import type { FlowValue, OpenFlow } from "./format.ts";
 import { checkOpenFlow, type FlowWarning } from "./validate.ts";
 

@@ -7,7 +7,7 @@ import type { CoreContext } from "../context.ts";
 import { invalidInput, notFound } from "../errors.ts";
 import { isJobId } from "../jobs/queries.ts";
 import { requirePermission } from "../permissions.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 
 const MAX_KEY_LENGTH = 255;
 const MAX_STATE_BYTES = 64 * 1024;

@@ -6,7 +6,7 @@ import type { CoreContext } from "../context.ts";
 import { AppError, invalidInput, notFound } from "../errors.ts";
 import { parsePath } from "../paths.ts";
 import { requirePermission } from "../permissions.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { deleteFlow, type StoredFlow } from "./store.ts";
 
 /** One deployed version of a flow by its id, for whoever may read the flow's path. */

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { archiveFlow, createFlow } from "../flows/store.ts";
 import { createTestMember, createTestServices, type TestServices } from "../testing.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { instanceGovernance, workspaceGovernance } from "./report.ts";
 
 describe("governance of flows", () => {

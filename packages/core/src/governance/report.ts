@@ -2,7 +2,7 @@ import type { Principal } from "../auth/principal.ts";
 import type { CoreContext } from "../context.ts";
 import { requireSuperadmin } from "../instance-admin.ts";
 import { requirePermission } from "../permissions.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 
 export const STALE_SCRIPT_DAYS = 180;
 export const RUNS_WINDOW_DAYS = 30;

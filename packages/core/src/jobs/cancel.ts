@@ -3,14 +3,12 @@ import { canSeeJob } from "../access.ts";
 import { recordAudit } from "../audit/index.ts";
 import { AppError, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import type { Boss } from "./boss.ts";
 import { isJobId } from "./queries.ts";
-import { JOB_DONE_CHANNEL } from "./events.ts";
+import { JOB_CANCEL_CHANNEL, JOB_DONE_CHANNEL } from "./events.ts";
 import type { JobsContext } from "./run.ts";
 import { advanceFlows, cancelFlowJob } from "../flows/engine/run.ts";
-
-export const JOB_CANCEL_CHANNEL = "millrace_job_cancel";
 
 export interface CancelResult {
   id: string;

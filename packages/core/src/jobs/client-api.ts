@@ -6,7 +6,7 @@ import { canSeeJob } from "../access.ts";
 import { AppError, invalidInput, notFound } from "../errors.ts";
 import { runFlowByPath } from "../flows/engine/run.ts";
 import { requirePermission } from "../permissions.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { getJob, isFinished, isJobId } from "./queries.ts";
 import { runPreview, runScriptByHash, runScriptByPath, type JobsContext } from "./run.ts";
 import { inColumnOrder } from "./result-columns.ts";

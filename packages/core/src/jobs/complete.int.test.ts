@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { createPool, withTransaction } from "@millrace/db";
 import { createTestMember, createTestServices, type TestServices } from "../testing.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { CLAIM_PAUSE_LOCK_SQL, claimJobs } from "./claim.ts";
 import { completeJobs, type JobOutcome } from "./complete.ts";
 import { enqueueJobs, markHandOvers, noopJob, offerSlots, type EnqueueInput } from "./enqueue.ts";

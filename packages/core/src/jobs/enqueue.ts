@@ -1,31 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { prepared, withTransaction, type Pool, type PoolClient } from "@millrace/db";
-import type { Language } from "@millrace/runtime";
 import { ensureQueue, type Boss } from "./boss.ts";
 import { attachLocks, needsLockRead } from "../dependencies/locks.ts";
 import { routeToDedicatedWorkers } from "../dependencies/dedicated.ts";
-import { auditRow, type AuditEntry } from "../audit/index.ts";
+import { auditRow } from "../audit/index.ts";
 import { issueJobTokensSql } from "../secrets/job-token.ts";
-import { CLAIM_PAUSE_LOCK_SQL, CLAIMED_COLUMNS, toClaimed, type ClaimedJob } from "./claim.ts";
-import type { Principal } from "../auth/principal.ts";
+import { CLAIM_PAUSE_LOCK_SQL, CLAIMED_COLUMNS, toClaimed, type ClaimedJob } from "./claimed.ts";
+import type { EnqueueInput } from "./job-input.ts";
+
+export type { EnqueueInput, JobKind, JobLimitsInput, RetryPolicy } from "./job-input.ts";
 
 export const JOB_QUEUED_CHANNEL = "millrace_job_queued";
-
-/** `noop` jobs run no code: they return their args (after `sleep_ms`), for benchmarks and tests. */
-export type JobKind =
-  | "script"
-  | "preview"
-  | "noop"
-  | "dependency"
-  | "init_script"
-  | "periodic_script"
-  // A flow run and a flow preview: no worker runs them, the flow engine advances them.
-  | "flow"
-  | "flowpreview"
-  // An inline (rawscript) step of a flow.
-  | "flowscript"
-  // The locks of a flow's inline steps (flows/dependencies.ts).
-  | "flowdependencies";
 
 /** A noop job's input: created by `createdBy` (as them), on `tag`, returning `args`. */
 export function noopJob(
@@ -53,57 +38,6 @@ export function noopJob(
     concurrency: null,
     retry: null,
   };
-}
-
-export interface RetryPolicy {
-  constant?: { attempts: number; seconds: number };
-  exponential?: { attempts: number; multiplier: number; seconds: number; random_factor?: number };
-}
-
-export interface JobLimitsInput {
-  timeoutSecs: number;
-  memoryLimitMb: number | null;
-  /** Resolved key (workspace-prefixed), limit and window; null when the job has no limit. */
-  concurrency: { key: string; limit: number; windowSecs: number } | null;
-  retry: RetryPolicy | null;
-}
-
-export interface EnqueueInput extends JobLimitsInput {
-  workspaceId: string;
-  kind: JobKind;
-  scriptPath: string | null;
-  scriptHash: string | null;
-  language: Language;
-  content: string;
-  args: Record<string, unknown>;
-  argOrder: string[];
-  /** Already resolved (no `$workspace` / `$args[…]` left). */
-  tag: string;
-  priority: number;
-  scheduledFor: Date | null;
-  createdBy: string;
-  permissionedAs: string;
-  /**
-   * Usernames whose rights bound the job's besides `permissionedAs` (job.bounded_by): the deployer
-   * of the version it runs, and the users bounding the job's token that started it, if any. Its
-   * WM_TOKEN and `$var:` arguments act with the intersection of their rights.
-   */
-  boundedBy?: string[];
-  /** The script version's dependency lock; filled in at enqueue (see attachLocks). */
-  lock?: string | null;
-  /** The schedule whose tick created the job (its page lists the schedule's runs). */
-  schedulePath?: string | null;
-  /** The script version asks for dedicated workers (script.dedicated_worker): see dedicated.ts. */
-  dedicatedWorker?: boolean;
-  /** A step of a flow: the flow job, the flow at the root of the run, and the step's id. */
-  parentJobId?: string | null;
-  rootJobId?: string | null;
-  flowStepId?: string | null;
-  /**
-   * The audit entry of the request that created the job, written by the same statement as the
-   * job (its parameters get the job's id as `job_id`).
-   */
-  audit?: { actor: Principal | string; entry: AuditEntry };
 }
 
 export interface EnqueueOptions {

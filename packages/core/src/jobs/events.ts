@@ -4,6 +4,8 @@ import { inColumnOrder } from "./result-columns.ts";
 
 export const JOB_DONE_CHANNEL = "millrace_job_done";
 export const JOB_LOG_CHANNEL = "millrace_job_log";
+/** A job to kill: workers running it end its process tree (cancel.ts and the flow engine send it). */
+export const JOB_CANCEL_CHANNEL = "millrace_job_cancel";
 
 /** A finished job's outcome, carried by its completion's notification when it is small. */
 export interface NotifiedOutcome {

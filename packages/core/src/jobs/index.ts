@@ -10,7 +10,7 @@ export {
   type JobKind,
   type RetryPolicy,
 } from "./enqueue.ts";
-export { JobEvents, JOB_DONE_CHANNEL, JOB_LOG_CHANNEL } from "./events.ts";
+export { JobEvents, JOB_CANCEL_CHANNEL, JOB_DONE_CHANNEL, JOB_LOG_CHANNEL } from "./events.ts";
 export {
   appendJobLog,
   appendLogs,
@@ -38,7 +38,7 @@ export {
   type RunOptions,
   type PreviewInput,
 } from "./run.ts";
-export { cancelJob, JOB_CANCEL_CHANNEL, type CancelResult } from "./cancel.ts";
+export { cancelJob, type CancelResult } from "./cancel.ts";
 export { getJob, waitForJob, listJobs, isFinished, type JobWithLogs, type ListJobsInput } from "./queries.ts";
 export { resolveTag, tagForRunnable, validateTag } from "./tags.ts";
 export {

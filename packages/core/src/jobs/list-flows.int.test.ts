@@ -6,7 +6,7 @@ import { runFlowByPath } from "../flows/engine/run.ts";
 import { createFlow } from "../flows/store.ts";
 import { deployScript } from "../scripts.ts";
 import { createTestMember, createTestServices, rejectsWith, type TestServices } from "../testing.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { listJobs, parseJobListQuery, type JobListQuery } from "./queries.ts";
 import { runScriptByPath } from "./run.ts";
 

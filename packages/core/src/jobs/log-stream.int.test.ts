@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { AppError } from "../errors.ts";
 import { createTestMember, createTestServices, type TestServices } from "../testing.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { appendJobLog } from "./claim.ts";
 import { JOB_DONE_CHANNEL } from "./events.ts";
 import { getJobUpdate, MAX_UPDATE_LOG_CHARS, streamJobUpdates, type JobUpdate } from "./log-stream.ts";

@@ -2,7 +2,7 @@ import type { Job } from "@millrace/db";
 import { canSeeJob } from "../access.ts";
 import { invalidInput, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { JOB_DONE_CHANNEL, JOB_LOG_CHANNEL } from "./events.ts";
 import { isJobId } from "./queries.ts";
 import type { JobsContext } from "./run.ts";

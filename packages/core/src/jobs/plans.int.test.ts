@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Pool } from "@millrace/db";
 import { createTestMember, createTestServices, type TestServices } from "../testing.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { claimJobs } from "./claim.ts";
 import { completeJobs } from "./complete.ts";
 import { enqueueJobs, noopJob } from "./enqueue.ts";

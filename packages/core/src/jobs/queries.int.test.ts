@@ -3,7 +3,7 @@ import { after, before, describe, it } from "node:test";
 import type { Pool } from "@millrace/db";
 import { AppError } from "../errors.ts";
 import { createTestMember, createTestServices, type TestServices } from "../testing.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { getJobUpdate } from "./log-stream.ts";
 import { getJob, listJobs, parseJobListQuery, type JobListQuery } from "./queries.ts";
 

@@ -3,7 +3,7 @@ import { canSeeJob, visibleJobsFilter } from "../access.ts";
 import { invalidInput, notFound } from "../errors.ts";
 import { parsePath } from "../paths.ts";
 import { requirePermission } from "../permissions.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import type { JobsContext } from "./run.ts";
 import { waitUntilFinished } from "./wait.ts";
 import { inColumnOrder } from "./result-columns.ts";

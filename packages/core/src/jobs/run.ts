@@ -14,7 +14,7 @@ import { AppError, invalidInput } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
 import { getScriptByHash, getScriptByPath, type ScriptLookup } from "../scripts.ts";
 import type { Script } from "@millrace/db";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import type { Boss } from "./boss.ts";
 import { enqueueJob, type RetryPolicy } from "./enqueue.ts";
 import type { JobEvents } from "./events.ts";

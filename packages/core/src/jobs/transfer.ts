@@ -8,7 +8,7 @@ import { AppError, invalidInput } from "../errors.ts";
 import { runFlowByPath } from "../flows/engine/run.ts";
 import { ALL_GROUP } from "../people/groups.ts";
 import { requirePermission } from "../permissions.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { MAX_JOBS_PER_PAGE } from "./queries.ts";
 import { runScriptByHash, runScriptByPath, type JobsContext, type RunOptions } from "./run.ts";
 import { storableJson, storableText } from "./storable.ts";

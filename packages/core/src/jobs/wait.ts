@@ -1,7 +1,7 @@
 import { prepared } from "@millrace/db";
 import { AppError, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { JOB_DONE_CHANNEL, type NotifiedOutcome } from "./events.ts";
 import type { JobsContext } from "./run.ts";
 import { inColumnOrder } from "./result-columns.ts";

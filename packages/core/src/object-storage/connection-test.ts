@@ -4,7 +4,7 @@ import { requirePermission } from "../permissions.ts";
 import { getResourceValueInterpolated, listResources } from "../resources/resources.ts";
 import type { SecretsContext } from "../secrets/context.ts";
 import type { CallMeta } from "../variables/variables.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { auditFile, openBucket, type StorageTarget } from "./object-storage.ts";
 import { parseS3Connection, S3Bucket } from "./s3-bucket.ts";
 import {

@@ -6,7 +6,7 @@ import { jobMembership } from "../resources/job-args.ts";
 import { getResourceValueInterpolated } from "../resources/resources.ts";
 import type { SecretsContext } from "../secrets/context.ts";
 import type { CallMeta } from "../variables/variables.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { parseS3Connection, S3Bucket, type S3Connection } from "./s3-bucket.ts";
 import { readLargeFileStorage, resourcePathOf } from "./settings.ts";
 

@@ -8,7 +8,7 @@ import { getResource } from "../resources/resources.ts";
 import { parseReference } from "../resources/value-schema.ts";
 import type { SecretsContext } from "../secrets/context.ts";
 import { isUnsetSetting } from "../windmill-settings.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 
 /**
  * Windmill's `large_file_storage` workspace setting, as far as Millrace has it: an S3 (or

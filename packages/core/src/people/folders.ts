@@ -5,7 +5,7 @@ import { refuseJobCredential } from "../auth/principal.ts";
 import type { CoreContext } from "../context.ts";
 import { AppError, invalidInput, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { ALL_GROUP } from "./groups.ts";
 
 export const FOLDER_NAME = /^[A-Za-z0-9_-]{1,50}$/;

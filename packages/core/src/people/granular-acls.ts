@@ -4,7 +4,7 @@
 // other kind of item none (its access comes from its folder or owner, never from grants of its own).
 import type { CoreContext } from "../context.ts";
 import { requirePermission } from "../permissions.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { getFolder } from "./folders.ts";
 import { getGroup } from "./groups.ts";
 

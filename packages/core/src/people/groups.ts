@@ -3,7 +3,7 @@ import { recordAudit } from "../audit/index.ts";
 import type { CoreContext } from "../context.ts";
 import { AppError, invalidInput, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 
 export const GROUP_NAME = /^[A-Za-z0-9_-]{1,50}$/;
 /** `g/all` stands for every member of the workspace; no stored group may take its name. */

@@ -3,7 +3,7 @@ import { recordAudit } from "../audit/index.ts";
 import type { CoreContext } from "../context.ts";
 import { AppError, invalidInput, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 
 export const ROLES = ["admin", "developer", "operator"] as const satisfies readonly WorkspaceRole[];
 

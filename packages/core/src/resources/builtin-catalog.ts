@@ -8,7 +8,12 @@
  * from Windmill may carry fields a later version of its type added, and must still push. `required`
  * names only what the service cannot be reached without.
  */
-import type { BuiltinResourceType } from "./builtin-types.ts";
+export interface BuiltinResourceType {
+  name: string;
+  description: string;
+  /** JSON Schema of the value; null accepts any JSON value. */
+  schema: Record<string, unknown> | null;
+}
 
 type Schema = Record<string, unknown>;
 

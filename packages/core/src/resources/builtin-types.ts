@@ -1,17 +1,11 @@
-import { SERVICE_RESOURCE_TYPES } from "./builtin-catalog.ts";
+import { SERVICE_RESOURCE_TYPES, type BuiltinResourceType } from "./builtin-catalog.ts";
 
-/**
- * Resource types every workspace has, with the field names of Windmill's hub types so that
- * scripts written for Windmill read the same keys. Workspace-defined types live in the
- * `resource_type` table and may not reuse these names. The services' types (mssql, snowflake,
- * slack, …) are in builtin-catalog.ts.
- */
-export interface BuiltinResourceType {
-  name: string;
-  description: string;
-  /** JSON Schema of the value; null accepts any JSON value. */
-  schema: Record<string, unknown> | null;
-}
+export type { BuiltinResourceType } from "./builtin-catalog.ts";
+
+// Resource types every workspace has, with the field names of Windmill's hub types so that
+// scripts written for Windmill read the same keys. Workspace-defined types live in the
+// `resource_type` table and may not reuse these names. The services' types (mssql, snowflake,
+// slack, …) are in builtin-catalog.ts.
 
 const str = (description: string, extra: Record<string, unknown> = {}) => ({
   type: "string",

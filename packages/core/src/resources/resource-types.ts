@@ -4,7 +4,7 @@ import type { CoreContext } from "../context.ts";
 import { AppError, invalidInput, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
 import type { CallMeta } from "../variables/variables.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { BUILTIN_RESOURCE_TYPES, builtinResourceType } from "./builtin-types.ts";
 import { checkTypeSchema } from "./value-schema.ts";
 

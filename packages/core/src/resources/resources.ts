@@ -7,7 +7,7 @@ import { requirePermission } from "../permissions.ts";
 import type { SecretsContext } from "../secrets/context.ts";
 import { getVariableValue, type CallMeta } from "../variables/variables.ts";
 import { pageWindow, readableCondition } from "../variables/readable.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { findResourceType } from "./resource-types.ts";
 import { checkResourceValue, parseReference } from "./value-schema.ts";
 

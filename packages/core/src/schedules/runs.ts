@@ -3,7 +3,7 @@ import type { CoreContext } from "../context.ts";
 import { AppError, notFound } from "../errors.ts";
 import { parsePath } from "../paths.ts";
 import { requirePermission } from "../permissions.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 
 export interface ScheduleRun {
   id: string;

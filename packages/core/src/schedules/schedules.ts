@@ -10,7 +10,7 @@ import { refuseWhenBounded } from "../auth/principal.ts";
 import { requirePermission } from "../permissions.ts";
 import { getScriptByPath } from "../scripts.ts";
 import { getFlow } from "../flows/store.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { checkTimezone, parseCron, tickAfter } from "./cron.ts";
 
 /** Every server's ticker LISTENs here, so a new or changed schedule is picked up at once. */

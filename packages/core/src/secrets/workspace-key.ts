@@ -22,7 +22,7 @@ import { withTransaction, type PoolClient } from "@millrace/db";
 import { recordAudit } from "../audit/index.ts";
 import { AppError, invalidInput } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { SecretKeyError } from "./cipher.ts";
 import type { SecretsContext } from "./context.ts";
 import {

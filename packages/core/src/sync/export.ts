@@ -17,7 +17,7 @@ import { requirePermission } from "../permissions.ts";
 import type { SecretsContext } from "../secrets/context.ts";
 import type { CallMeta } from "../variables/variables.ts";
 import { OPERATOR_SETTINGS } from "../windmill-settings.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 
 const isLanguage = (language: string): language is SyncLanguage =>
   (SYNC_LANGUAGES as readonly string[]).includes(language);

@@ -6,7 +6,7 @@ import { AppError, invalidInput } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
 import { resolveJobArgs } from "../resources/job-args.ts";
 import type { SecretsContext } from "../secrets/context.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { deleteGitSyncSettings, setGitSyncSettings } from "./git-sync.ts";
 import type { SyncKind } from "./repository.ts";
 

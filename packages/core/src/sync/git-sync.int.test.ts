@@ -10,7 +10,7 @@ import { archiveScriptByPath, deployScript, latestScript } from "../scripts.ts";
 import { createVariable, updateVariable } from "../variables/variables.ts";
 import { createKeyring } from "../secrets/index.ts";
 import { createTestMember, createTestServices, rejectsWith, type TestServices } from "../testing.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import type { SecretsContext } from "../secrets/context.ts";
 import { dueGitSyncs, getGitSyncStatus, requestGitSync, runGitSync, setGitSyncSettings } from "./git-sync.ts";
 

@@ -31,7 +31,7 @@ import { recordAudit } from "../audit/index.ts";
 import { AppError, invalidInput, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
 import type { SecretsContext } from "../secrets/context.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { isSyncManagedFile } from "@millrace/sync";
 import { readRepositoryFiles, SYNC_KINDS } from "./repository.ts";
 

@@ -7,7 +7,7 @@ import { after, before, describe, it } from "node:test";
 import { createKeyring } from "../secrets/index.ts";
 import { createTestMember, createTestServices, type TestServices } from "../testing.ts";
 import { createVariable } from "../variables/variables.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { readRepositoryFiles } from "./repository.ts";
 import { restoreWorkspaceFiles, type RestoreContext } from "./restore.ts";
 

@@ -14,7 +14,7 @@ import { createKeyring } from "../secrets/index.ts";
 import type { SecretsContext } from "../secrets/context.ts";
 import { createTestMember, createTestServices, type TestServices } from "../testing.ts";
 import { changeWorkspaceColor } from "../windmill-settings.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { runGitSync, setGitSyncSettings } from "./git-sync.ts";
 import { restoreWorkspaceFiles, type RestoreContext } from "./restore.ts";
 

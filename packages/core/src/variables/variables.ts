@@ -6,7 +6,7 @@ import { parsePath } from "../paths.ts";
 import { requirePermission } from "../permissions.ts";
 import type { SecretsContext } from "../secrets/context.ts";
 import { isEncrypted } from "../secrets/keyring.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 import { VARIABLE_FILE_FIELDS } from "@millrace/sync";
 import { pageWindow, readableCondition } from "./readable.ts";
 import { notifyJobSecretRead, recordAgentJobSecretRead } from "./secret-reads.ts";

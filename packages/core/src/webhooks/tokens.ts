@@ -8,7 +8,7 @@ import { AppError, invalidInput, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
 import { getFlow } from "../flows/store.ts";
 import { getScriptByPath } from "../scripts.ts";
-import type { Membership } from "../workspaces.ts";
+import type { Membership } from "../membership.ts";
 
 export interface WebhookTokenView {
   tokenPrefix: string;

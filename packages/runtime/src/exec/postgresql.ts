@@ -3,7 +3,7 @@
 // eslint-disable-next-line no-restricted-imports
 import pg from "pg";
 import { inferSqlSchema, sqlArguments } from "../schema/sql.ts";
-import type { ExecuteOutcome, ExecuteRequest } from "./execute.ts";
+import type { ExecuteOutcome, ExecuteRequest } from "./request.ts";
 import { splitSqlStatements } from "./sql-statements.ts";
 import type { SqlStatement } from "./sql-statements.ts";
 

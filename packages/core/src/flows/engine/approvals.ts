@@ -18,7 +18,7 @@ import { isJobId } from "../../jobs/queries.ts";
 import type { JobsContext } from "../../jobs/run.ts";
 import { requirePermission } from "../../permissions.ts";
 import { deriveInstanceKey } from "../../secrets/cipher.ts";
-import type { Membership } from "../../workspaces.ts";
+import type { Membership } from "../../membership.ts";
 import type { FlowModule, FlowValue } from "../format.ts";
 import type { FlowState, Suspension } from "./machine.ts";
 import { apply, FLOW_JOB_COLUMNS, machineFor, resumeEvents, type FlowJobRow } from "./run.ts";

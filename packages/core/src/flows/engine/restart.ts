@@ -7,7 +7,7 @@ import { AppError, invalidInput, notFound } from "../../errors.ts";
 import { getJob, isFinished } from "../../jobs/queries.ts";
 import type { JobsContext } from "../../jobs/run.ts";
 import { requirePermission } from "../../permissions.ts";
-import type { Membership } from "../../workspaces.ts";
+import type { Membership } from "../../membership.ts";
 import type { FlowModule, FlowValue } from "../format.ts";
 import { getFlow } from "../store.ts";
 import { flowSteps } from "../validate.ts";

@@ -5,7 +5,7 @@
 // transaction, so the flow job commits together with the schedule's advance, as a script's does.
 import type { PoolClient } from "@millrace/db";
 import type { JobsContext } from "../../jobs/run.ts";
-import type { Membership } from "../../workspaces.ts";
+import type { Membership } from "../../membership.ts";
 import { runFlowByPath } from "./run.ts";
 
 export interface FlowTrigger {

@@ -5,7 +5,7 @@ import { useQuery } from "@tanstack/react-query";
 import Link from "@/components/ui/link";
 import { use } from "react";
 import { Activity, CalendarPlus, FileCode2, Plus, Workflow } from "lucide-react";
-import { StatusBadge } from "@/components/job-view";
+import { StatusBadge } from "@/components/status-badge";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { errorMessage } from "@/lib/errors";

@@ -1,7 +1,7 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { use } from "react";
-import { StatusBadge } from "@/components/job-view";
+import { StatusBadge } from "@/components/status-badge";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { GitSyncForm } from "./git-sync-form";

@@ -5,7 +5,7 @@ import Link from "@/components/ui/link";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { Suspense, use, useState } from "react";
 import { toast } from "sonner";
-import { StatusBadge } from "@/components/job-view";
+import { StatusBadge } from "@/components/status-badge";
 import { Button } from "@/components/ui/button";
 import { useConfirm } from "@/components/ui/confirm";
 import { errorField, errorMessage } from "@/lib/errors";

@@ -2,7 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "@/components/ui/link";
 import { use, useState } from "react";
-import { StatusBadge } from "@/components/job-view";
+import { StatusBadge } from "@/components/status-badge";
 import { ListSearch, matchesQuery } from "@/components/list-search";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";

@@ -12,7 +12,7 @@ import { useSearchParams } from "next/navigation";
 import { use, useState } from "react";
 import { ArgsForm } from "@/components/args-form";
 import { flowStepStatus } from "@/components/flow-run/step-status";
-import { StatusBadge } from "@/components/job-view";
+import { StatusBadge } from "@/components/status-badge";
 import { JsonTree } from "@/components/run/json-tree";
 import { Button } from "@/components/ui/button";
 

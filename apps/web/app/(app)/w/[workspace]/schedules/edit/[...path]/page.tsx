@@ -4,7 +4,7 @@ import Link from "@/components/ui/link";
 import { useRouter } from "next/navigation";
 import { use, useState } from "react";
 import { toast } from "sonner";
-import { StatusBadge } from "@/components/job-view";
+import { StatusBadge } from "@/components/status-badge";
 import { useConfirm } from "@/components/ui/confirm";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
