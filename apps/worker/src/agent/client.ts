@@ -54,6 +54,8 @@ export class AgentClient {
     tags: string[];
     name_prefix: string;
     canceled: { id: string; reason: string }[];
+    /** The zombie monitor's timeout (s); absent from servers older than self-fencing. */
+    zombie_job_timeout?: number;
   }> {
     return this.post("ping", {
       ...(body.held ? { held: body.held } : {}),

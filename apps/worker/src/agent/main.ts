@@ -16,6 +16,7 @@ import {
   WarmSandboxes,
 } from "@millrace/runtime";
 import { installerEnv } from "../env.ts";
+import { Fence } from "../fence.ts";
 import { slotPing, type SlotState } from "../heartbeat.ts";
 import { defaultCacheRoot } from "../job-dependencies.ts";
 import { jobMemoryDefault } from "../job-memory.ts";
@@ -126,7 +127,31 @@ const completing = new Set<Promise<void>>();
 let stopping = false;
 let wake: () => void = () => {};
 
+// Self-fencing (fence.ts), as a database worker does: the server writes the agent's worker_ping
+// rows before it answers a ping, so an agent without an answered ping for half of the zombie
+// timeout kills its running jobs before the zombie monitor could rerun them elsewhere. Its next
+// answered ping no longer holds them, and the server puts them back in the queue (agentPing).
+const fence = new Fence({
+  timeoutSecs: env.ZOMBIE_JOB_TIMEOUT,
+  onFence(silentMs) {
+    let killed = 0;
+    for (const entry of running.values()) {
+      if (entry.controller.signal.aborted) continue;
+      entry.controller.abort("fence");
+      killed++;
+    }
+    log(
+      `FENCED: no ping answered by the server for ${(silentMs / 1000).toFixed(1)} s ` +
+        `(ZOMBIE_JOB_TIMEOUT ${fence.zombieTimeoutSecs} s): killed ${killed} running job(s) so that ` +
+        `no job runs here and on another worker at once; their outcomes will not be reported; ` +
+        `claiming stops until the server answers`,
+    );
+  },
+});
+
 async function ping(): Promise<void> {
+  const wasFenced = fence.fenced;
+  const answered = fence.sending();
   const answer = await client.ping({
     // Running, and finished but not yet acknowledged (see report): the server puts back the rest.
     held: [...running.keys(), ...claimed.keys()],
@@ -136,6 +161,12 @@ async function ping(): Promise<void> {
     memoryBytes: process.memoryUsage().rss,
     slots: slots.map(slotPing),
   });
+  if (answer.zombie_job_timeout) fence.setTimeoutSecs(answer.zombie_job_timeout);
+  answered();
+  if (wasFenced && !fence.fenced) {
+    log("the server answers again: claiming resumes (it put the fenced jobs back in the queue)");
+    wake();
+  }
   for (const { id, reason } of answer.canceled) {
     const entry = running.get(id);
     if (!entry || entry.controller.signal.aborted) continue;
@@ -192,8 +223,13 @@ function run(job: AgentJob, slot: SlotState): void {
   slot.occupancy.start();
   void runClaimedJob(deps, job, entry.controller.signal, () => entry.cancelReason)
     .then((completion) => {
-      // Null: stopping; the job goes back to the queue with the agent's leave.
+      // Null: stopping; the job goes back to the queue with the agent's leave. Or fenced: no
+      // longer held, so the server puts it back at the next answered ping.
       if (completion) report(completion);
+      else if (entry.controller.signal.reason === "fence") {
+        claimed.delete(job.id);
+        log(`job ${job.id} killed by the fence: its outcome is not reported`);
+      }
     })
     .catch((error: Error) => {
       // No longer held: the next ping's reconciliation puts it back in the queue.
@@ -211,6 +247,13 @@ function run(job: AgentJob, slot: SlotState): void {
 
 async function claimLoop(): Promise<void> {
   while (!stopping) {
+    if (fence.fenced) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, RETRY_MAX_MS / 5);
+        wake = () => (clearTimeout(timer), resolve());
+      });
+      continue;
+    }
     const free = slots.filter((slot) => slot.currentJobId === null);
     let jobs: AgentJob[] = [];
     if (free.length > 0) {
@@ -241,10 +284,15 @@ const paths = interpreterPaths();
 log(`interpreters: bash=${paths.bash} python3=${paths.python3} bun=${paths.bun} deno=${paths.deno}`);
 log(`sandbox: ${sandboxState}; no database: server ${env.BASE_INTERNAL_URL}`);
 await untilAnswered("first ping failed", ping);
-const heartbeat = setInterval(
-  () => void ping().catch((error: Error) => log(`ping failed: ${error.message}`)),
-  env.WORKER_PING_INTERVAL * 1000,
-);
+fence.start();
+let heartbeat: NodeJS.Timeout | null = null;
+const schedulePing = () => {
+  heartbeat = setTimeout(() => {
+    void ping().catch((error: Error) => log(`ping failed: ${error.message}`));
+    schedulePing();
+  }, fence.pingIntervalMs(env.WORKER_PING_INTERVAL * 1000));
+};
+schedulePing();
 // Last of the start lines: whoever waits for "serving tags" (tests) has read them all.
 log(
   `group "${identity.worker_group}", ${env.NUM_WORKERS} slot(s), serving tags: ${identity.tags.join(", ")}`,
@@ -263,7 +311,8 @@ async function shutdown(signal: string): Promise<void> {
   for (const entry of running.values()) entry.controller.abort("shutdown");
   while (running.size > 0) await sleep(20);
   while (completing.size > 0) await Promise.all(completing);
-  clearInterval(heartbeat);
+  if (heartbeat) clearTimeout(heartbeat);
+  fence.stop();
   // Unfinished jobs go back to the queue for any worker; the slots leave the workers list.
   await client
     .leave(

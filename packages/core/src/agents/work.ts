@@ -10,6 +10,7 @@ import { requeueAbandonedJobs } from "../maintenance/zombies.ts";
 import { resolveJobArgs } from "../resources/job-args.ts";
 import type { SecretsContext } from "../secrets/context.ts";
 import { pingWorkers, type SlotPing } from "../workers/ping.ts";
+import type { ZombieSettings } from "../maintenance/zombies.ts";
 import type { AgentIdentity } from "./tokens.ts";
 
 const NAME = /^[A-Za-z0-9_.-]{1,120}$/;
@@ -69,14 +70,14 @@ export async function agentPing(
   boss: Boss,
   agent: AgentIdentity,
   ping: AgentPing,
-): Promise<{ canceled: { id: string; reason: string }[] }> {
+): Promise<{ canceled: { id: string; reason: string }[]; zombie: ZombieSettings | null }> {
   checkNames(
     agent,
     ping.slots.map((slot) => slot.name),
     "slots",
   );
-  if (ping.slots.length === 0) return { canceled: [] };
-  await pingWorkers(pool, {
+  if (ping.slots.length === 0) return { canceled: [], zombie: null };
+  const { zombie } = await pingWorkers(pool, {
     group: agent.workerGroup,
     tags: agent.tags,
     host: ping.host,
@@ -94,7 +95,7 @@ export async function agentPing(
       ping.held,
     );
   const running = ping.slots.flatMap((slot) => (slot.currentJobId ? [slot.currentJobId] : []));
-  if (running.length === 0) return { canceled: [] };
+  if (running.length === 0) return { canceled: [], zombie };
   const { rows } = await pool.query<{ id: string; canceled_by: string; cancel_reason: string | null }>(
     `SELECT id, canceled_by, cancel_reason FROM job
       WHERE id = ANY($1::uuid[]) AND canceled_by IS NOT NULL AND starts_with(worker_name, $2)`,
@@ -105,6 +106,7 @@ export async function agentPing(
       id: row.id,
       reason: `canceled by ${row.canceled_by}${row.cancel_reason ? `: ${row.cancel_reason}` : ""}`,
     })),
+    zombie,
   };
 }
 

@@ -17,6 +17,7 @@ import {
 } from "@millrace/core";
 import { z } from "zod";
 import { requestToken } from "../../auth/principal.ts";
+import { serverEnv } from "../../env.ts";
 import { json, text } from "../../http.ts";
 import { defineRoute } from "../define.ts";
 import type { RestContext, Route } from "../router.ts";
@@ -121,10 +122,13 @@ export const agentWorkerRoutes: Route[] = [
       tags: z.array(z.string()),
       name_prefix: z.string(),
       canceled: z.array(z.object({ id: z.string(), reason: z.string() })),
+      // The zombie monitor's timeout (s): the agent fences itself (kills its jobs) when it has not
+      // had a ping answered for half of it (apps/worker/src/fence.ts).
+      zombie_job_timeout: z.number(),
     }),
     handler: async (ctx, { body }) => {
       const agent = await agentOf(ctx);
-      const { canceled } = await agentPing(ctx.services.pool, ctx.services.boss, agent, {
+      const { canceled, zombie } = await agentPing(ctx.services.pool, ctx.services.boss, agent, {
         ...(body.held ? { held: body.held } : {}),
         host: body.host,
         version: body.version,
@@ -144,6 +148,8 @@ export const agentWorkerRoutes: Route[] = [
         tags: agent.tags,
         name_prefix: agent.namePrefix,
         canceled,
+        // As the leader published it; else this server's own setting.
+        zombie_job_timeout: zombie?.timeoutSecs ?? serverEnv().ZOMBIE_JOB_TIMEOUT,
       });
     },
   }),
