@@ -1,0 +1,230 @@
+// Self-fencing (issue 38 item 4): a worker cut off from PostgreSQL while the others still reach
+// it kills its running job before the zombie monitor hands that job to another worker, so that
+// the job never runs on two workers at once. Real worker processes; one reaches PostgreSQL through
+// a TCP proxy the test cuts (every connection dropped, new ones refused), the other directly. The
+// job appends a tick (time, its run's random id) to a file every 100 ms: the two runs' ticks must not
+// overlap, and the fenced run must write nothing once the proxy is back.
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import {
+  deployScript,
+  getJob,
+  handleZombieJobs,
+  publishZombieSettings,
+  runScriptByPath,
+  waitForJob,
+  type Membership,
+} from "@millrace/core";
+import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
+import { startTestWorker, type TestWorker } from "./testing.ts";
+
+const ZOMBIE_JOB_TIMEOUT = 6;
+
+let services: TestServices;
+let membership: Membership;
+const workers: TestWorker[] = [];
+let dir: string;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function worker(databaseUrl: string, env: Record<string, string>) {
+  const started = await startTestWorker(databaseUrl, {
+    WORKER_PING_INTERVAL: "1",
+    // The ticks go to a file of the test's: no sandbox (the fence kills the job's process group
+    // the same way with one).
+    DISABLE_SANDBOX: "true",
+    JOB_DIR: path.join(dir, `jobs-${workers.length}`),
+    ...env,
+  });
+  workers.push(started);
+  return started;
+}
+
+/** A TCP proxy to PostgreSQL that can be cut (every connection dropped, new ones refused) and restored. */
+async function databaseProxy(target: URL) {
+  const sockets = new Set<net.Socket>();
+  let up = true;
+  const server = net.createServer((client) => {
+    if (!up) return client.destroy();
+    const upstream = net.connect(Number(target.port), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on("close", () => sockets.delete(socket));
+      socket.on("error", () => {});
+    }
+    client.pipe(upstream).pipe(client);
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = new URL(target);
+  url.port = String((server.address() as net.AddressInfo).port);
+  url.searchParams.delete("host");
+  const cut = () => {
+    up = false;
+    for (const socket of sockets) socket.destroy();
+  };
+  return {
+    url: url.toString(),
+    cut,
+    restore: () => (up = true),
+    close: () => new Promise<void>((resolve) => (cut(), server.close(() => resolve()))),
+  };
+}
+
+interface Tick {
+  at: number;
+  /** The run's own random id. */
+  pid: string;
+}
+
+function ticks(file: string): Tick[] {
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => /^\d+ \d+$/.test(line))
+    .map((line) => {
+      const [at, pid] = line.split(" ");
+      return { at: Number(at), pid: pid! };
+    });
+}
+
+describe("a worker cut off from the database fences itself", () => {
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "millrace-partition-"));
+    // Jobs run as an unprivileged user: it must reach the job folders and write the ticks.
+    fs.chmodSync(dir, 0o711);
+    fs.mkdirSync(path.join(dir, "ticks"));
+    fs.chmodSync(path.join(dir, "ticks"), 0o777);
+    services = await createTestServices();
+    ({ membership } = await createTestMember(services));
+    // What the leader's zombie monitor publishes (apps/web/server/background.ts).
+    await publishZombieSettings(services.pool, { timeoutSecs: ZOMBIE_JOB_TIMEOUT, restart: true });
+  });
+  after(async () => {
+    await Promise.all(workers.map((w) => w.stop()));
+    await services?.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("kills its job before the zombie monitor reruns it elsewhere: no job runs twice at once", async () => {
+    const proxy = await databaseProxy(new URL(services.database.url));
+    // The zombie monitor, as the leader runs it (every 250 ms here).
+    let requeuedAt = 0;
+    let monitoring = true;
+    const monitor = (async () => {
+      while (monitoring) {
+        const { restarted } = await handleZombieJobs(services.pool, services.boss, {
+          timeoutSecs: ZOMBIE_JOB_TIMEOUT,
+          restart: true,
+        }).catch(() => ({ restarted: [] as string[] }));
+        if (restarted.length > 0 && !requeuedAt) requeuedAt = Date.now();
+        await sleep(250);
+      }
+    })();
+    try {
+      const fenced = await worker(proxy.url, { WORKER_TAGS: "part,part-a", WORKER_NAME_PREFIX: "fenced" });
+      const file = path.join(dir, "ticks", "ticker");
+      await deployScript(services, membership, {
+        path: "u/t/ticker",
+        language: "bash",
+        tag: "part",
+        // A run of its own id ticks every 100 ms: 30 s the first time, 2 s when it runs again.
+        content: [
+          'f="$1"',
+          "run=$RANDOM$RANDOM$RANDOM",
+          'n=300; [ -e "$f" ] && n=20',
+          'for i in $(seq 1 $n); do echo "$(date +%s%3N) $run" >> "$f"; sleep 0.1; done',
+          'echo "finished by $run"',
+        ].join("\n"),
+      });
+      const id = await runScriptByPath(services, membership, "u/t/ticker", { f: file });
+      const deadline = Date.now() + 15_000;
+      while (ticks(file).length < 3) {
+        if (Date.now() > deadline) {
+          const state = await getJob(services, membership, id);
+          assert.fail(`the job did not start on the proxied worker: ${JSON.stringify(state)}\n${fenced.output()}`);
+        }
+        await sleep(50);
+      }
+      const first = ticks(file)[0]!.pid;
+      // The other worker reaches PostgreSQL directly; it starts while the job runs on the first.
+      await worker(services.database.url, { WORKER_TAGS: "part", WORKER_NAME_PREFIX: "direct" });
+      const cutAt = Date.now();
+      proxy.cut();
+
+      const job = await waitForJob(services, membership, id, 30_000);
+      assert.equal(job.status, "success", job.logs);
+      const all = ticks(file);
+      const firstRun = all.filter((tick) => tick.pid === first);
+      const secondRun = all.filter((tick) => tick.pid !== first);
+      assert.ok(requeuedAt > 0, "the zombie monitor put the job back");
+      const story = () =>
+        `${all.map((tick) => `${tick.at - cutAt} ${tick.pid}`).join(", ")}\nrequeued at ${requeuedAt - cutAt} ms\n` +
+        `${workers.map((w) => w.output()).join("\n")}\n${job.logs}`;
+      assert.ok(firstRun.length >= 3 && firstRun.length < 300, `the first run was cut short: ${story()}`);
+      assert.equal(new Set(secondRun.map((tick) => tick.pid)).size, 1, `one rerun: ${story()}`);
+      assert.equal(secondRun.length, 20, `the rerun ran to its end: ${story()}`);
+      const lastFirst = Math.max(...firstRun.map((tick) => tick.at));
+      const firstSecond = Math.min(...secondRun.map((tick) => tick.at));
+      // The fenced run stopped before the monitor put the job back, so before the rerun began.
+      console.log(
+        `after the cut: the fenced run's last tick at ${lastFirst - cutAt} ms, the job put back at ` +
+          `${requeuedAt - cutAt} ms, the rerun's first tick at ${firstSecond - cutAt} ms`,
+      );
+      assert.ok(lastFirst < requeuedAt, `${story()}\nfirst run ticked until ${lastFirst - cutAt} ms after the cut, requeued at ${requeuedAt - cutAt} ms`);
+      assert.ok(lastFirst < firstSecond, "no overlap of the two runs");
+      assert.equal(job.result, `finished by ${secondRun[0]!.pid}`);
+      assert.match(fenced.output(), /FENCED: no heartbeat reached the database/);
+      assert.match(job.logs, /zombie restart 1 of 3/);
+      assert.equal(job.logs.match(/finished by/g)?.length, 1, job.logs);
+      const row = await services.pool.query<{ zombie_restarts: number; completed_at: Date }>(
+        "SELECT zombie_restarts, completed_at FROM job WHERE id = $1",
+        [id],
+      );
+      assert.equal(row.rows[0]!.zombie_restarts, 1);
+
+      // The proxy comes back: the fenced worker resumes, writes nothing for that job, and claims again.
+      proxy.restore();
+      const back = Date.now() + 15_000;
+      while (!fenced.output().includes("the database answers again")) {
+        assert.ok(Date.now() < back, `the fenced worker recovers:\n${fenced.output()}`);
+        await sleep(100);
+      }
+      await sleep(1000);
+      const settled = await getJob(services, membership, id);
+      assert.equal(settled.status, "success");
+      assert.equal(settled.result, job.result);
+      assert.equal(settled.logs, job.logs, "nothing written for the job after the fence");
+      const again = await services.pool.query<{ zombie_restarts: number; completed_at: Date }>(
+        "SELECT zombie_restarts, completed_at FROM job WHERE id = $1",
+        [id],
+      );
+      assert.deepEqual(again.rows[0], row.rows[0]);
+      assert.equal(ticks(file).filter((tick) => tick.pid === first).length, firstRun.length);
+      await deployScript(services, membership, {
+        path: "u/t/after",
+        language: "bash",
+        tag: "part-a",
+        content: 'echo "claimed again"',
+      });
+      const later = await waitForJob(
+        services,
+        membership,
+        await runScriptByPath(services, membership, "u/t/after", {}),
+        20_000,
+      );
+      assert.equal(later.status, "success", later.logs);
+      assert.equal(later.result, "claimed again");
+    } finally {
+      monitoring = false;
+      await monitor;
+      await proxy.close();
+    }
+  });
+});
