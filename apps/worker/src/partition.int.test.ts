@@ -20,32 +20,62 @@ import {
   type Membership,
 } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
-import { startTestWorker, type TestWorker } from "./testing.ts";
+import { startTestAgent, startTestApi, startTestWorker, type TestApi, type TestWorker } from "./testing.ts";
 
 const ZOMBIE_JOB_TIMEOUT = 6;
+const KEY = "partition-test-instance-key-0123456789abc";
+const SUPERADMIN_SECRET = "partition-test-superadmin-secret-01234567";
 
 let services: TestServices;
 let membership: Membership;
 const workers: TestWorker[] = [];
 let dir: string;
+let api: TestApi | null = null;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// The ticks go to a file of the test's: no sandbox (the fence kills the job's process group the
+// same way with one).
+const jobEnv = () => ({
+  WORKER_PING_INTERVAL: "1",
+  DISABLE_SANDBOX: "true",
+  JOB_DIR: path.join(dir, `jobs-${workers.length}`),
+});
+
 async function worker(databaseUrl: string, env: Record<string, string>) {
-  const started = await startTestWorker(databaseUrl, {
-    WORKER_PING_INTERVAL: "1",
-    // The ticks go to a file of the test's: no sandbox (the fence kills the job's process group
-    // the same way with one).
-    DISABLE_SANDBOX: "true",
-    JOB_DIR: path.join(dir, `jobs-${workers.length}`),
-    ...env,
-  });
+  const started = await startTestWorker(databaseUrl, { ...jobEnv(), ...env });
   workers.push(started);
   return started;
 }
 
-/** A TCP proxy to PostgreSQL that can be cut (every connection dropped, new ones refused) and restored. */
-async function databaseProxy(target: URL) {
+/** The zombie monitor, as the leader runs it (every 250 ms here); when it put a job back. */
+function zombieMonitor() {
+  let requeuedAt = 0;
+  let monitoring = true;
+  const loop = (async () => {
+    while (monitoring) {
+      const { restarted } = await handleZombieJobs(services.pool, services.boss, {
+        timeoutSecs: ZOMBIE_JOB_TIMEOUT,
+        restart: true,
+      }).catch(() => ({ restarted: [] as string[] }));
+      if (restarted.length > 0 && !requeuedAt) requeuedAt = Date.now();
+      await sleep(250);
+    }
+  })();
+  return {
+    requeuedAt: () => requeuedAt,
+    stop: async () => {
+      monitoring = false;
+      await loop;
+    },
+  };
+}
+
+/**
+ * A TCP proxy (to PostgreSQL, or to the server for an agent) that can be cut (every connection
+ * dropped, new ones refused) and restored.
+ */
+async function tcpProxy(target: URL) {
   const sockets = new Set<net.Socket>();
   let up = true;
   const server = net.createServer((client) => {
@@ -79,7 +109,7 @@ async function databaseProxy(target: URL) {
 interface Tick {
   at: number;
   /** The run's own random id. */
-  pid: string;
+  run: string;
 }
 
 function ticks(file: string): Tick[] {
@@ -89,12 +119,12 @@ function ticks(file: string): Tick[] {
     .split("\n")
     .filter((line) => /^\d+ \d+$/.test(line))
     .map((line) => {
-      const [at, pid] = line.split(" ");
-      return { at: Number(at), pid: pid! };
+      const [at, run] = line.split(" ");
+      return { at: Number(at), run: run! };
     });
 }
 
-describe("a worker cut off from the database fences itself", () => {
+describe("a worker cut off from the database (or an agent from its server) fences itself", () => {
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "millrace-partition-"));
     // Jobs run as an unprivileged user: it must reach the job folders and write the ticks.
@@ -108,32 +138,33 @@ describe("a worker cut off from the database fences itself", () => {
   });
   after(async () => {
     await Promise.all(workers.map((w) => w.stop()));
+    await api?.close();
     await services?.close();
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it("kills its job before the zombie monitor reruns it elsewhere: no job runs twice at once", async () => {
-    const proxy = await databaseProxy(new URL(services.database.url));
-    // The zombie monitor, as the leader runs it (every 250 ms here).
-    let requeuedAt = 0;
-    let monitoring = true;
-    const monitor = (async () => {
-      while (monitoring) {
-        const { restarted } = await handleZombieJobs(services.pool, services.boss, {
-          timeoutSecs: ZOMBIE_JOB_TIMEOUT,
-          restart: true,
-        }).catch(() => ({ restarted: [] as string[] }));
-        if (restarted.length > 0 && !requeuedAt) requeuedAt = Date.now();
-        await sleep(250);
-      }
-    })();
+  /**
+   * The ticker job runs on the worker behind the proxy; the proxy is cut once it ticks and
+   * `startDirect` has started the worker that may rerun it; then restored. Checks no overlap, one
+   * rerun to its end, nothing written for the job by the fenced worker once it is back.
+   */
+  async function scenario(options: {
+    name: string;
+    tag: string;
+    proxy: Awaited<ReturnType<typeof tcpProxy>>;
+    fenced: TestWorker;
+    startDirect: () => Promise<unknown>;
+    fencedLine: RegExp;
+    recoveredLine: string;
+  }): Promise<void> {
+    const { proxy, fenced } = options;
+    const monitor = zombieMonitor();
     try {
-      const fenced = await worker(proxy.url, { WORKER_TAGS: "part,part-a", WORKER_NAME_PREFIX: "fenced" });
-      const file = path.join(dir, "ticks", "ticker");
+      const file = path.join(dir, "ticks", options.name);
       await deployScript(services, membership, {
-        path: "u/t/ticker",
+        path: `u/t/${options.name}`,
         language: "bash",
-        tag: "part",
+        tag: options.tag,
         // A run of its own id ticks every 100 ms: 30 s the first time, 2 s when it runs again.
         content: [
           'f="$1"',
@@ -143,56 +174,61 @@ describe("a worker cut off from the database fences itself", () => {
           'echo "finished by $run"',
         ].join("\n"),
       });
-      const id = await runScriptByPath(services, membership, "u/t/ticker", { f: file });
+      const id = await runScriptByPath(services, membership, `u/t/${options.name}`, { f: file });
       const deadline = Date.now() + 15_000;
       while (ticks(file).length < 3) {
         if (Date.now() > deadline) {
           const state = await getJob(services, membership, id);
-          assert.fail(`the job did not start on the proxied worker: ${JSON.stringify(state)}\n${fenced.output()}`);
+          assert.fail(`the job did not start behind the proxy: ${JSON.stringify(state)}\n${fenced.output()}`);
         }
         await sleep(50);
       }
-      const first = ticks(file)[0]!.pid;
+      const first = ticks(file)[0]!.run;
       // The other worker reaches PostgreSQL directly; it starts while the job runs on the first.
-      await worker(services.database.url, { WORKER_TAGS: "part", WORKER_NAME_PREFIX: "direct" });
+      await options.startDirect();
       const cutAt = Date.now();
       proxy.cut();
 
       const job = await waitForJob(services, membership, id, 30_000);
       assert.equal(job.status, "success", job.logs);
+      const requeuedAt = monitor.requeuedAt();
       const all = ticks(file);
-      const firstRun = all.filter((tick) => tick.pid === first);
-      const secondRun = all.filter((tick) => tick.pid !== first);
-      assert.ok(requeuedAt > 0, "the zombie monitor put the job back");
+      const firstRun = all.filter((tick) => tick.run === first);
+      const secondRun = all.filter((tick) => tick.run !== first);
       const story = () =>
-        `${all.map((tick) => `${tick.at - cutAt} ${tick.pid}`).join(", ")}\nrequeued at ${requeuedAt - cutAt} ms\n` +
+        `${all.map((tick) => `${tick.at - cutAt} ${tick.run}`).join(", ")}\nrequeued at ${requeuedAt - cutAt} ms\n` +
         `${workers.map((w) => w.output()).join("\n")}\n${job.logs}`;
+      assert.ok(requeuedAt > 0, `the zombie monitor put the job back: ${story()}`);
       assert.ok(firstRun.length >= 3 && firstRun.length < 300, `the first run was cut short: ${story()}`);
-      assert.equal(new Set(secondRun.map((tick) => tick.pid)).size, 1, `one rerun: ${story()}`);
+      assert.equal(new Set(secondRun.map((tick) => tick.run)).size, 1, `one rerun: ${story()}`);
       assert.equal(secondRun.length, 20, `the rerun ran to its end: ${story()}`);
       const lastFirst = Math.max(...firstRun.map((tick) => tick.at));
       const firstSecond = Math.min(...secondRun.map((tick) => tick.at));
-      // The fenced run stopped before the monitor put the job back, so before the rerun began.
       console.log(
-        `after the cut: the fenced run's last tick at ${lastFirst - cutAt} ms, the job put back at ` +
-          `${requeuedAt - cutAt} ms, the rerun's first tick at ${firstSecond - cutAt} ms`,
+        `${options.name}, after the cut: the fenced run's last tick at ${lastFirst - cutAt} ms, the job put ` +
+          `back at ${requeuedAt - cutAt} ms, the rerun's first tick at ${firstSecond - cutAt} ms`,
       );
-      assert.ok(lastFirst < requeuedAt, `${story()}\nfirst run ticked until ${lastFirst - cutAt} ms after the cut, requeued at ${requeuedAt - cutAt} ms`);
-      assert.ok(lastFirst < firstSecond, "no overlap of the two runs");
-      assert.equal(job.result, `finished by ${secondRun[0]!.pid}`);
-      assert.match(fenced.output(), /FENCED: no heartbeat reached the database/);
+      // The fenced run stopped before the monitor put the job back, so before the rerun began.
+      assert.ok(lastFirst < requeuedAt, story());
+      assert.ok(lastFirst < firstSecond, `no overlap of the two runs: ${story()}`);
+      assert.equal(job.result, `finished by ${secondRun[0]!.run}`);
+      assert.match(fenced.output(), options.fencedLine);
       assert.match(job.logs, /zombie restart 1 of 3/);
       assert.equal(job.logs.match(/finished by/g)?.length, 1, job.logs);
-      const row = await services.pool.query<{ zombie_restarts: number; completed_at: Date }>(
-        "SELECT zombie_restarts, completed_at FROM job WHERE id = $1",
-        [id],
-      );
-      assert.equal(row.rows[0]!.zombie_restarts, 1);
+      const row = async () =>
+        (
+          await services.pool.query<{ zombie_restarts: number; completed_at: Date; worker_name: string }>(
+            "SELECT zombie_restarts, completed_at, worker_name FROM job WHERE id = $1",
+            [id],
+          )
+        ).rows[0];
+      const recorded = await row();
+      assert.equal(recorded?.zombie_restarts, 1);
 
-      // The proxy comes back: the fenced worker resumes, writes nothing for that job, and claims again.
+      // The proxy comes back: the fenced worker resumes and writes nothing for that job.
       proxy.restore();
       const back = Date.now() + 15_000;
-      while (!fenced.output().includes("the database answers again")) {
+      while (!fenced.output().includes(options.recoveredLine)) {
         assert.ok(Date.now() < back, `the fenced worker recovers:\n${fenced.output()}`);
         await sleep(100);
       }
@@ -201,12 +237,28 @@ describe("a worker cut off from the database fences itself", () => {
       assert.equal(settled.status, "success");
       assert.equal(settled.result, job.result);
       assert.equal(settled.logs, job.logs, "nothing written for the job after the fence");
-      const again = await services.pool.query<{ zombie_restarts: number; completed_at: Date }>(
-        "SELECT zombie_restarts, completed_at FROM job WHERE id = $1",
-        [id],
-      );
-      assert.deepEqual(again.rows[0], row.rows[0]);
-      assert.equal(ticks(file).filter((tick) => tick.pid === first).length, firstRun.length);
+      assert.deepEqual(await row(), recorded);
+      assert.equal(ticks(file).filter((tick) => tick.run === first).length, firstRun.length);
+    } finally {
+      await monitor.stop();
+    }
+  }
+
+  it("a database worker kills its job before the zombie monitor reruns it elsewhere, then claims again", async () => {
+    const proxy = await tcpProxy(new URL(services.database.url));
+    try {
+      const fenced = await worker(proxy.url, { WORKER_TAGS: "part,part-a", WORKER_NAME_PREFIX: "fenced" });
+      await scenario({
+        name: "ticker",
+        tag: "part",
+        proxy,
+        fenced,
+        startDirect: () =>
+          worker(services.database.url, { WORKER_TAGS: "part", WORKER_NAME_PREFIX: "direct" }),
+        fencedLine: /FENCED: no heartbeat reached the database/,
+        recoveredLine: "the database answers again",
+      });
+      // It claims again: a job only it serves.
       await deployScript(services, membership, {
         path: "u/t/after",
         language: "bash",
@@ -221,9 +273,43 @@ describe("a worker cut off from the database fences itself", () => {
       );
       assert.equal(later.status, "success", later.logs);
       assert.equal(later.result, "claimed again");
+      assert.match(later.workerName ?? "", /^fenced-/);
     } finally {
-      monitoring = false;
-      await monitor;
+      await proxy.close();
+    }
+  });
+
+  it("an agent cut off from its server does the same", async () => {
+    process.env.SUPERADMIN_SECRET = SUPERADMIN_SECRET;
+    api = await startTestApi(services.database.url, KEY);
+    const created = await fetch(`${api.url}/api/agent_workers/create_agent_token`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${SUPERADMIN_SECRET}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        worker_group: "edge",
+        tags: ["part_agent"],
+        exp: Math.floor(Date.now() / 1000) + 3600,
+      }),
+    });
+    assert.equal(created.status, 200, await created.clone().text());
+    const proxy = await tcpProxy(new URL(api.url));
+    try {
+      const agent = await startTestAgent(proxy.url, await created.text(), {
+        ...jobEnv(),
+        AGENT_POLL_MS: "100",
+      });
+      workers.push(agent);
+      await scenario({
+        name: "agent_ticker",
+        tag: "part_agent",
+        proxy,
+        fenced: agent,
+        startDirect: () =>
+          worker(services.database.url, { WORKER_TAGS: "part_agent", WORKER_NAME_PREFIX: "direct-agent" }),
+        fencedLine: /FENCED: no ping answered by the server/,
+        recoveredLine: "the server answers again",
+      });
+    } finally {
       await proxy.close();
     }
   });
