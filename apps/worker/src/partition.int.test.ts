@@ -279,6 +279,50 @@ describe("a worker cut off from the database (or an agent from its server) fence
     }
   });
 
+  it("back before the zombie monitor acted: the fenced worker puts its job back itself, as a zombie restart", async () => {
+    const proxy = await tcpProxy(new URL(services.database.url));
+    try {
+      const fenced = await worker(proxy.url, { WORKER_TAGS: "part-short", WORKER_NAME_PREFIX: "short" });
+      const file = path.join(dir, "ticks", "short");
+      await deployScript(services, membership, {
+        path: "u/t/short",
+        language: "bash",
+        tag: "part-short",
+        content: [
+          'f="$1"',
+          "run=$RANDOM$RANDOM$RANDOM",
+          'n=300; [ -e "$f" ] && n=5',
+          'for i in $(seq 1 $n); do echo "$(date +%s%3N) $run" >> "$f"; sleep 0.1; done',
+          'echo "finished by $run"',
+        ].join("\n"),
+      });
+      const id = await runScriptByPath(services, membership, "u/t/short", { f: file });
+      const deadline = Date.now() + 15_000;
+      while (ticks(file).length < 3) {
+        assert.ok(Date.now() < deadline, `the job started:\n${fenced.output()}`);
+        await sleep(50);
+      }
+      const first = ticks(file)[0]!.run;
+      proxy.cut();
+      while (!fenced.output().includes("FENCED")) {
+        assert.ok(Date.now() < deadline + 10_000, `the worker fenced:\n${fenced.output()}`);
+        await sleep(50);
+      }
+      // Back well before ZOMBIE_JOB_TIMEOUT: no zombie monitor runs here anyway.
+      const restoredAt = Date.now();
+      proxy.restore();
+      const job = await waitForJob(services, membership, id, 20_000);
+      assert.equal(job.status, "success", `${job.logs}\n${fenced.output()}`);
+      const runs = ticks(file);
+      assert.ok(runs.filter((tick) => tick.run === first).every((tick) => tick.at < restoredAt));
+      assert.equal(runs.filter((tick) => tick.run !== first).length, 5);
+      assert.match(job.logs, /worker short-1 fenced itself .* \(zombie restart 1 of 3\)/);
+      assert.equal(job.logs.match(/finished by/g)?.length, 1, job.logs);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("an agent cut off from its server does the same", async () => {
     process.env.SUPERADMIN_SECRET = SUPERADMIN_SECRET;
     api = await startTestApi(services.database.url, KEY);
