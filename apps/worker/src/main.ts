@@ -288,10 +288,13 @@ await ping();
 fence.start();
 let pingTimer: NodeJS.Timeout | null = null;
 const schedulePing = () => {
-  pingTimer = setTimeout(() => {
-    void ping();
-    schedulePing();
-  }, fence.pingIntervalMs(env.WORKER_PING_INTERVAL * 1000));
+  pingTimer = setTimeout(
+    () => {
+      void ping();
+      schedulePing();
+    },
+    fence.pingIntervalMs(env.WORKER_PING_INTERVAL * 1000),
+  );
 };
 schedulePing();
 const heartbeat = setInterval(() => {

@@ -287,10 +287,13 @@ await untilAnswered("first ping failed", ping);
 fence.start();
 let heartbeat: NodeJS.Timeout | null = null;
 const schedulePing = () => {
-  heartbeat = setTimeout(() => {
-    void ping().catch((error: Error) => log(`ping failed: ${error.message}`));
-    schedulePing();
-  }, fence.pingIntervalMs(env.WORKER_PING_INTERVAL * 1000));
+  heartbeat = setTimeout(
+    () => {
+      void ping().catch((error: Error) => log(`ping failed: ${error.message}`));
+      schedulePing();
+    },
+    fence.pingIntervalMs(env.WORKER_PING_INTERVAL * 1000),
+  );
 };
 schedulePing();
 // Last of the start lines: whoever waits for "serving tags" (tests) has read them all.
