@@ -279,66 +279,79 @@ describe("a worker cut off from the database (or an agent from its server) fence
     }
   });
 
+  /** Cut until the worker behind the proxy fences, then restored before the zombie timeout. */
+  async function shortOutage(options: {
+    name: string;
+    tag: string;
+    proxy: Awaited<ReturnType<typeof tcpProxy>>;
+    fenced: TestWorker;
+  }): Promise<void> {
+    const { proxy, fenced } = options;
+    const file = path.join(dir, "ticks", options.name);
+    await deployScript(services, membership, {
+      path: `u/t/${options.name}`,
+      language: "bash",
+      tag: options.tag,
+      content: [
+        'f="$1"',
+        "run=$RANDOM$RANDOM$RANDOM",
+        'n=300; [ -e "$f" ] && n=5',
+        'for i in $(seq 1 $n); do echo "$(date +%s%3N) $run" >> "$f"; sleep 0.1; done',
+        'echo "finished by $run"',
+      ].join("\n"),
+    });
+    const id = await runScriptByPath(services, membership, `u/t/${options.name}`, { f: file });
+    const deadline = Date.now() + 15_000;
+    while (ticks(file).length < 3) {
+      assert.ok(Date.now() < deadline, `the job started:\n${fenced.output()}`);
+      await sleep(50);
+    }
+    const first = ticks(file)[0]!.run;
+    proxy.cut();
+    while (!fenced.output().includes("FENCED")) {
+      assert.ok(Date.now() < deadline + 10_000, `the worker fenced:\n${fenced.output()}`);
+      await sleep(50);
+    }
+    // Back well before ZOMBIE_JOB_TIMEOUT: no zombie monitor runs here anyway.
+    const restoredAt = Date.now();
+    proxy.restore();
+    const job = await waitForJob(services, membership, id, 20_000);
+    assert.equal(job.status, "success", `${job.logs}\n${fenced.output()}`);
+    const runs = ticks(file);
+    assert.ok(runs.filter((tick) => tick.run === first).every((tick) => tick.at < restoredAt));
+    assert.equal(runs.filter((tick) => tick.run !== first).length, 5);
+    assert.match(job.logs, /fenced itself .* \(zombie restart 1 of 3\)/);
+    assert.equal(job.logs.match(/finished by/g)?.length, 1, job.logs);
+  }
+
   it("back before the zombie monitor acted: the fenced worker puts its job back itself, as a zombie restart", async () => {
     const proxy = await tcpProxy(new URL(services.database.url));
     try {
       const fenced = await worker(proxy.url, { WORKER_TAGS: "part-short", WORKER_NAME_PREFIX: "short" });
-      const file = path.join(dir, "ticks", "short");
-      await deployScript(services, membership, {
-        path: "u/t/short",
-        language: "bash",
-        tag: "part-short",
-        content: [
-          'f="$1"',
-          "run=$RANDOM$RANDOM$RANDOM",
-          'n=300; [ -e "$f" ] && n=5',
-          'for i in $(seq 1 $n); do echo "$(date +%s%3N) $run" >> "$f"; sleep 0.1; done',
-          'echo "finished by $run"',
-        ].join("\n"),
-      });
-      const id = await runScriptByPath(services, membership, "u/t/short", { f: file });
-      const deadline = Date.now() + 15_000;
-      while (ticks(file).length < 3) {
-        assert.ok(Date.now() < deadline, `the job started:\n${fenced.output()}`);
-        await sleep(50);
-      }
-      const first = ticks(file)[0]!.run;
-      proxy.cut();
-      while (!fenced.output().includes("FENCED")) {
-        assert.ok(Date.now() < deadline + 10_000, `the worker fenced:\n${fenced.output()}`);
-        await sleep(50);
-      }
-      // Back well before ZOMBIE_JOB_TIMEOUT: no zombie monitor runs here anyway.
-      const restoredAt = Date.now();
-      proxy.restore();
-      const job = await waitForJob(services, membership, id, 20_000);
-      assert.equal(job.status, "success", `${job.logs}\n${fenced.output()}`);
-      const runs = ticks(file);
-      assert.ok(runs.filter((tick) => tick.run === first).every((tick) => tick.at < restoredAt));
-      assert.equal(runs.filter((tick) => tick.run !== first).length, 5);
-      assert.match(job.logs, /worker short-1 fenced itself .* \(zombie restart 1 of 3\)/);
-      assert.equal(job.logs.match(/finished by/g)?.length, 1, job.logs);
+      await shortOutage({ name: "short", tag: "part-short", proxy, fenced });
     } finally {
       await proxy.close();
     }
   });
 
-  it("an agent cut off from its server does the same", async () => {
+  /** An agent token for `tag` (the test API is started on first use). */
+  async function agentToken(tag: string): Promise<string> {
     process.env.SUPERADMIN_SECRET = SUPERADMIN_SECRET;
-    api = await startTestApi(services.database.url, KEY);
+    api ??= await startTestApi(services.database.url, KEY);
     const created = await fetch(`${api.url}/api/agent_workers/create_agent_token`, {
       method: "POST",
       headers: { authorization: `Bearer ${SUPERADMIN_SECRET}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        worker_group: "edge",
-        tags: ["part_agent"],
-        exp: Math.floor(Date.now() / 1000) + 3600,
-      }),
+      body: JSON.stringify({ worker_group: "edge", tags: [tag], exp: Math.floor(Date.now() / 1000) + 3600 }),
     });
     assert.equal(created.status, 200, await created.clone().text());
-    const proxy = await tcpProxy(new URL(api.url));
+    return created.text();
+  }
+
+  it("an agent cut off from its server does the same", async () => {
+    const token = await agentToken("part_agent");
+    const proxy = await tcpProxy(new URL(api!.url));
     try {
-      const agent = await startTestAgent(proxy.url, await created.text(), {
+      const agent = await startTestAgent(proxy.url, token, {
         ...jobEnv(),
         AGENT_POLL_MS: "100",
       });
@@ -353,6 +366,18 @@ describe("a worker cut off from the database (or an agent from its server) fence
         fencedLine: /FENCED: no ping answered by the server/,
         recoveredLine: "the server answers again",
       });
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("an agent back before the zombie monitor acted: the server puts its fenced job back, as a zombie restart", async () => {
+    const token = await agentToken("part_agent_short");
+    const proxy = await tcpProxy(new URL(api!.url));
+    try {
+      const agent = await startTestAgent(proxy.url, token, { ...jobEnv(), AGENT_POLL_MS: "100" });
+      workers.push(agent);
+      await shortOutage({ name: "agent_short", tag: "part_agent_short", proxy, fenced: agent });
     } finally {
       await proxy.close();
     }

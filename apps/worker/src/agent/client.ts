@@ -44,6 +44,7 @@ export class AgentClient {
 
   ping(body: {
     held?: string[];
+    fenced?: { jobId: string; bossJobId: string }[];
     host: string;
     version: string;
     sandbox: string;
@@ -59,6 +60,9 @@ export class AgentClient {
   }> {
     return this.post("ping", {
       ...(body.held ? { held: body.held } : {}),
+      ...(body.fenced?.length
+        ? { fenced: body.fenced.map((job) => ({ job_id: job.jobId, boss_job_id: job.bossJobId })) }
+        : {}),
       host: body.host,
       version: body.version,
       sandbox: body.sandbox,

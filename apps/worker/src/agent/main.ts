@@ -149,12 +149,17 @@ const fence = new Fence({
   },
 });
 
+// Jobs killed by the fence, named in the pings until one is answered (the server puts them back).
+const fencedJobs = new Map<string, string>();
+
 async function ping(): Promise<void> {
   const wasFenced = fence.fenced;
   const answered = fence.sending();
+  const fenced = [...fencedJobs].map(([jobId, bossJobId]) => ({ jobId, bossJobId }));
   const answer = await client.ping({
     // Running, and finished but not yet acknowledged (see report): the server puts back the rest.
     held: [...running.keys(), ...claimed.keys()],
+    fenced,
     host: os.hostname(),
     version: VERSION,
     sandbox: sandboxState,
@@ -163,8 +168,9 @@ async function ping(): Promise<void> {
   });
   if (answer.zombie_job_timeout) fence.setTimeoutSecs(answer.zombie_job_timeout);
   answered();
+  for (const job of fenced) fencedJobs.delete(job.jobId);
   if (wasFenced && !fence.fenced) {
-    log("the server answers again: claiming resumes (it put the fenced jobs back in the queue)");
+    log("the server answers again: claiming resumes (it puts the fenced jobs back in the queue)");
     wake();
   }
   for (const { id, reason } of answer.canceled) {
@@ -228,6 +234,7 @@ function run(job: AgentJob, slot: SlotState): void {
       if (completion) report(completion);
       else if (entry.controller.signal.reason === "fence") {
         claimed.delete(job.id);
+        fencedJobs.set(job.id, job.bossJobId);
         log(`job ${job.id} killed by the fence: its outcome is not reported`);
       }
     })

@@ -53,6 +53,11 @@ export interface AgentPing {
    * running in its slots that it does not hold go back to the queue (see agentPing).
    */
   held?: string[];
+  /**
+   * Jobs the agent killed when it fenced itself (see apps/worker/src/fence.ts): those still
+   * running in its slots under that dispatch go back to the queue, counted as zombie restarts.
+   */
+  fenced?: { jobId: string; bossJobId: string }[];
   host: string;
   version: string;
   sandbox: string;
@@ -87,6 +92,23 @@ export async function agentPing(
     slots: ping.slots,
     agentTokenId: agent.tokenId,
   });
+  if (ping.fenced?.length) {
+    const own = await ownRunningJobs(
+      pool,
+      agent,
+      ping.fenced.map((job) => job.jobId),
+    );
+    const mine = ping.fenced.flatMap((job) => {
+      const found = own.get(job.jobId);
+      return found && found.bossJobId === job.bossJobId
+        ? [{ id: job.jobId, bossJobId: job.bossJobId, workerName: found.workerName }]
+        : [];
+    });
+    if (mine.length > 0)
+      await requeueAbandonedJobs(pool, boss, mine, "fenced itself (lost the server) and killed the job", {
+        restart: zombie?.restart ?? true,
+      });
+  }
   if (ping.held)
     await reconcileAgent(
       pool,

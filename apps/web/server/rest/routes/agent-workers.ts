@@ -100,6 +100,11 @@ export const agentWorkerRoutes: Route[] = [
         .array(jobId)
         .max(MAX_AGENT_SLOTS * 4)
         .optional(),
+      // Jobs the agent killed when it fenced itself: back in the queue as zombie restarts.
+      fenced: z
+        .array(z.object({ job_id: jobId, boss_job_id: z.uuid() }))
+        .max(MAX_AGENT_SLOTS * 4)
+        .optional(),
       host: z.string().max(255),
       version: z.string().max(100),
       sandbox: z.string().max(200),
@@ -130,6 +135,9 @@ export const agentWorkerRoutes: Route[] = [
       const agent = await agentOf(ctx);
       const { canceled, zombie } = await agentPing(ctx.services.pool, ctx.services.boss, agent, {
         ...(body.held ? { held: body.held } : {}),
+        ...(body.fenced
+          ? { fenced: body.fenced.map((job) => ({ jobId: job.job_id, bossJobId: job.boss_job_id })) }
+          : {}),
         host: body.host,
         version: body.version,
         sandbox: body.sandbox,
