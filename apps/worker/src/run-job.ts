@@ -235,7 +235,8 @@ export async function runClaimedJob(
   // Fenced (see fence.ts): killed because the worker lost the database; its output and outcome
   // are dropped (a flush stuck on a dead connection is not waited for) and the zombie monitor,
   // or the worker once the database answers, puts the job back in the queue.
-  if (outcome.status === "canceled" && signal.reason === "fence") {
+  // Any outcome but a success that came before the kill: one the kill caused is no outcome.
+  if (outcome.status !== "success" && signal.reason === "fence") {
     release();
     return null;
   }
