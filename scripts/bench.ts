@@ -9,6 +9,7 @@ import { drillBench, printDrillBench } from "./bench/drill.ts";
 import { startBenchInstance } from "./bench/instance.ts";
 import { rawPgBossLatency } from "./bench/pgboss-raw.ts";
 import { pipelineRun, rawPgBossDrain } from "./bench/pipeline.ts";
+import { scaleBench } from "./bench/scale.ts";
 import { kedaBench, kedaBenchDatabase, printKedaBench } from "./bench/keda.ts";
 import { languageBench, printLanguageBench } from "./bench/languages.ts";
 import { metricsBench, printMetricsBench } from "./bench/metrics.ts";
@@ -22,8 +23,14 @@ const WARMUP = 20;
 // `npm run bench -- drill` runs only the git sync / restore figures (section 6), `-- pages` only the
 // browser UI figures (section 7), `-- flows` only the flow figures (section 8), `-- metrics` only
 // the cost of watching the fleet with a million queued jobs (section 9), `-- keda` only KEDA's
-// query of a group's waiting jobs with a million queued (section 10).
+// query of a group's waiting jobs with a million queued (section 10), `-- scale` only the job table
+// at a million queued and ten million completed jobs (section 11, scripts/bench/scale.ts).
 const only = process.argv[2];
+if (only === "scale") {
+  console.log(`\nMillrace benchmark (scale only) — ${os.cpus().length} cores, Node ${process.versions.node}`);
+  await scaleBench(root);
+  process.exit(0);
+}
 if (only === "keda") {
   console.log(`\nMillrace benchmark (keda only) — ${os.cpus().length} cores, Node ${process.versions.node}`);
   const database = await kedaBenchDatabase(root);

@@ -14,7 +14,9 @@ import {
   clusterRoom,
   connectionBudget,
   createDb,
+  directConnections,
   createPool,
+  isTransactionPooled,
   parseMultiHostUrl,
   roomProblem,
 } from "@millrace/db";
@@ -160,10 +162,12 @@ async function checkConnectionBudget(databaseUrl: string): Promise<void> {
       ? Array.from({ length: env.POOL_MAX_WORKERS }, () => connectionBudget("worker", settings))
       : []),
   ];
-  const total = budgets.reduce((sum, budget) => sum + budget.total, 0);
+  const total = budgets.reduce((sum, budget) => sum + directConnections(databaseUrl, budget), 0);
   log(
-    `database connections: up to ${total} (${budgets.map((b) => `${b.role} ${b.total}`).join(", ")}; ` +
-      "DB_POOL_SIZE and DB_QUEUE_POOL_SIZE set them)",
+    `database connections: up to ${total} (${budgets.map((b) => `${b.role} ${directConnections(databaseUrl, b)}`).join(", ")}; ` +
+      (isTransactionPooled(databaseUrl)
+        ? "sessions on DATABASE_URL_DIRECT; the pools' connections are PgBouncer's to share)"
+        : "DB_POOL_SIZE and DB_QUEUE_POOL_SIZE set them)"),
   );
   const room = await clusterRoom(databaseUrl).catch(() => null);
   const problem = room && roomProblem(room, total, "this install", true);

@@ -1,5 +1,14 @@
 import { z } from "zod";
-import { booleanVar, databaseUrlVar, parseEnv, positiveIntVar, secretKeyVar } from "@millrace/core/config";
+import { useDirectDatabaseUrl } from "@millrace/db/pgbouncer";
+import {
+  booleanVar,
+  databaseUrlVar,
+  directDatabaseUrlVar,
+  parseEnv,
+  requireDirectUrlWhenPooled,
+  positiveIntVar,
+  secretKeyVar,
+} from "@millrace/core/config";
 
 const launcherEnvSchema = z
   .object({
@@ -9,6 +18,7 @@ const launcherEnvSchema = z
       })
       .default("standalone"),
     DATABASE_URL: databaseUrlVar.optional(),
+    DATABASE_URL_DIRECT: directDatabaseUrlVar,
     PORT: positiveIntVar(8000),
     BASE_URL: z.url().optional(),
     // Where jobs reach a server (WM_TOKEN callbacks); defaults to BASE_URL.
@@ -46,6 +56,7 @@ const launcherEnvSchema = z
     MILLRACE_SECRET_KEY: secretKeyVar,
   })
   .superRefine((env, context) => {
+    requireDirectUrlWhenPooled(env, context);
     // MODE=agent has no database access at all (BASE_INTERNAL_URL and AGENT_TOKEN instead).
     if (env.MODE !== "standalone" && env.MODE !== "agent" && !env.DATABASE_URL) {
       context.addIssue({
@@ -93,5 +104,7 @@ const launcherEnvSchema = z
 export type LauncherEnv = z.infer<typeof launcherEnvSchema>;
 
 export function loadLauncherEnv(): LauncherEnv {
-  return parseEnv(launcherEnvSchema, process.env);
+  const env = parseEnv(launcherEnvSchema, process.env);
+  useDirectDatabaseUrl(env.DATABASE_URL_DIRECT);
+  return env;
 }

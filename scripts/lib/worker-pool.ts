@@ -7,7 +7,7 @@
 import path from "node:path";
 import pg from "pg";
 import { AUTOSCALING_CHANNEL, readDesiredWorkers } from "@millrace/core";
-import { createPool } from "@millrace/db";
+import { createClient, createPool } from "@millrace/db";
 import { startManaged, stopManaged, type Managed } from "./processes.ts";
 
 /** Poll this often even when no NOTIFY comes (a dropped LISTEN connection, a missed message). */
@@ -105,10 +105,8 @@ export async function startWorkerPool(options: WorkerPoolOptions): Promise<Worke
 
   let listener: pg.Client | null = null;
   const listen = async () => {
-    const client = new pg.Client({
-      connectionString: options.databaseUrl,
-      application_name: "millrace-pool-listen",
-    });
+    // createClient: the primary of a multi-host URL, DATABASE_URL_DIRECT behind PgBouncer.
+    const client = createClient(options.databaseUrl, { application_name: "millrace-pool-listen" });
     client.on("notification", (message) => {
       if (groups.includes(message.payload ?? "")) void schedule();
     });

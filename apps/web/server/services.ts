@@ -1,5 +1,12 @@
 import { createKeyring, JobEvents, startBoss, type JobsContext, type Keyring } from "@millrace/core";
-import { connectionBudget, createDb, createPool, describeBudget, warnIfNoRoom } from "@millrace/db";
+import {
+  connectionBudget,
+  createDb,
+  createPool,
+  describeBudget,
+  assertPoolerSettings,
+  warnIfNoRoom,
+} from "@millrace/db";
 import { serverEnv } from "./env.ts";
 
 export interface Services extends JobsContext {
@@ -24,8 +31,9 @@ async function createServices(): Promise<Services> {
     });
     const log = (message: string) => console.log(`[server] ${message}`);
     log(describeBudget(budget));
-    await warnIfNoRoom(env.DATABASE_URL, budget.total, "this server", log);
+    await warnIfNoRoom(env.DATABASE_URL, budget, "this server", log);
   }
+  await assertPoolerSettings(env.DATABASE_URL);
   const pool = createPool(env.DATABASE_URL, { max: env.DB_POOL_SIZE, applicationName: "millrace-server" });
   const events = new JobEvents(env.DATABASE_URL);
   const [boss] = await Promise.all([

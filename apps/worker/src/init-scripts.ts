@@ -1,12 +1,13 @@
-import { randomUUID } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import {
-  ADMINS_WORKSPACE,
   appendJobLog,
-  ensureAdminsWorkspace,
-  JOB_DONE_CHANNEL,
+  recordWorkerScriptEnd,
+  recordWorkerScriptStart,
+  WORKER_SCRIPT_TIMEOUT_SECS,
+  WORKER_SCRIPTS_WORKSPACE,
   type WorkerGroupConfig,
+  type WorkerScriptKind,
 } from "@millrace/core";
 import type { Pool } from "@millrace/db";
 import { interpreterPaths, JOB_LANG, spawnJobProcess, type ExecuteOutcome } from "@millrace/runtime";
@@ -14,56 +15,36 @@ import { interpreterPaths, JOB_LANG, spawnJobProcess, type ExecuteOutcome } from
 /**
  * Init and periodic scripts are the worker group's own bash scripts, set by superadmins. Each run
  * is recorded as a job of the `admins` workspace (as in Windmill, where superadmins see them),
- * kind `init_script` or `periodic_script`, with its log and result.
+ * kind `init_script` or `periodic_script`, with its log and result: by the worker itself in the
+ * database, or by the server for an agent worker (see WorkerScriptRecorder).
  */
-export const WORKER_SCRIPTS_WORKSPACE = ADMINS_WORKSPACE;
-const TIMEOUT_SECS = 3600;
+export { WORKER_SCRIPTS_WORKSPACE, type WorkerScriptKind };
+const TIMEOUT_SECS = WORKER_SCRIPT_TIMEOUT_SECS;
 const LOG_FLUSH_MS = 500;
 
-export type WorkerScriptKind = "init_script" | "periodic_script";
+/** Where a run is recorded: the database (a database worker) or the server (an agent). */
+export interface WorkerScriptRecorder {
+  /** Records the start; answers the run's job id. */
+  start(kind: WorkerScriptKind, content: string): Promise<string>;
+  appendLog(id: string, chunk: string): Promise<void>;
+  end(id: string, outcome: ExecuteOutcome, pendingLog: string): Promise<void>;
+}
 
 export interface WorkerScriptDeps {
-  pool: Pool;
+  recorder: WorkerScriptRecorder;
   jobDir: string;
   group: string;
   workerName: string;
   log(message: string): void;
 }
 
-async function recordStart(deps: WorkerScriptDeps, id: string, kind: WorkerScriptKind, content: string) {
-  await ensureAdminsWorkspace(deps);
-  await deps.pool.query(
-    `INSERT INTO job (id, workspace_id, kind, script_path, language, content, args, tag, status, created_by,
-       permissioned_as, started_at, worker_name, timeout_secs)
-     VALUES ($1, $2, $3, $4, 'bash', $5, '{}', $3, 'running', $6, $6, now(), $6, $7)`,
-    [
-      id,
-      WORKER_SCRIPTS_WORKSPACE,
-      kind,
-      `worker_group/${deps.group}/${kind}`,
-      content,
-      deps.workerName,
-      TIMEOUT_SECS,
-    ],
-  );
-}
-
-async function recordEnd(deps: WorkerScriptDeps, id: string, outcome: ExecuteOutcome, pendingLog: string) {
-  const status =
-    outcome.status === "success" ? "success" : outcome.status === "failure" ? "failure" : "canceled";
-  const result =
-    outcome.status === "success"
-      ? outcome.result
-      : {
-          error:
-            outcome.status === "failure" ? outcome.error : { name: "Canceled", message: "worker stopping" },
-        };
-  if (pendingLog) await appendJobLog(deps.pool, id, pendingLog);
-  await deps.pool.query(
-    `UPDATE job SET status = $2::job_status, result = $3, completed_at = now() WHERE id = $1`,
-    [id, status, JSON.stringify(result ?? null)],
-  );
-  await deps.pool.query("SELECT pg_notify($1, $2)", [JOB_DONE_CHANNEL, id]);
+/** A database worker's recorder: the job rows written directly. */
+export function dbWorkerScriptRecorder(pool: Pool, group: string, workerName: string): WorkerScriptRecorder {
+  return {
+    start: (kind, content) => recordWorkerScriptStart(pool, { kind, group, workerName, content }),
+    appendLog: (id, chunk) => appendJobLog(pool, id, chunk),
+    end: (id, outcome, pendingLog) => recordWorkerScriptEnd(pool, id, outcome, pendingLog),
+  };
 }
 
 /**
@@ -168,18 +149,25 @@ export async function runWorkerScript(
   content: string,
   signal?: AbortSignal,
 ): Promise<ExecuteOutcome> {
-  const id = randomUUID();
+  const what = kind === "init_script" ? "init script" : "periodic script";
+  let id: string;
+  try {
+    id = await deps.recorder.start(kind, content);
+  } catch (error) {
+    // Not run unrecorded: the group's setup must be visible to superadmins.
+    deps.log(`${what} not run: could not record it: ${(error as Error).message}`);
+    return { status: "failure", error: { name: "WorkerError", message: (error as Error).message } };
+  }
   let pending = "";
   let flushing: Promise<void> = Promise.resolve();
   const flush = () => {
     const chunk = pending;
     pending = "";
-    if (chunk) flushing = flushing.then(() => appendJobLog(deps.pool, id, chunk).catch(() => {}));
+    if (chunk) flushing = flushing.then(() => deps.recorder.appendLog(id, chunk).catch(() => {}));
   };
   const timer = setInterval(flush, LOG_FLUSH_MS);
   let outcome: ExecuteOutcome;
   try {
-    await recordStart(deps, id, kind, content);
     outcome = await runOnHost(deps, id, content, signal, (chunk) => {
       pending += chunk;
     });
@@ -189,12 +177,11 @@ export async function runWorkerScript(
     clearInterval(timer);
   }
   await flushing;
-  const what = kind === "init_script" ? "init script" : "periodic script";
   const summary = outcome.status === "failure" ? `failed: ${outcome.error.message}` : outcome.status;
   deps.log(`${what} ${summary} (job ${id})`);
-  await recordEnd(deps, id, outcome, pending).catch((error: Error) =>
-    deps.log(`could not record the ${what} (job ${id}): ${error.message}`),
-  );
+  await deps.recorder
+    .end(id, outcome, pending)
+    .catch((error: Error) => deps.log(`could not record the ${what} (job ${id}): ${error.message}`));
   return outcome;
 }
 

@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import fs from "node:fs";
 import os from "node:os";
 import {
   createKeyring,
@@ -9,7 +8,6 @@ import {
   JOB_SECRET_READ_CHANNEL,
   loadWorkerGroupConfig,
   startBoss,
-  startMetricsListener,
   watchDatabasePool,
   type WorkerGroupConfig,
   WORKER_CONFIG_CHANNEL,
@@ -19,21 +17,15 @@ import {
   connectionBudget,
   createPool,
   describeBudget,
+  assertPoolerSettings,
   warnIfNoRoom,
   WORKER_CLAIM_POOL_SIZE,
 } from "@millrace/db";
-import {
-  detectSandbox,
-  interpreterPaths,
-  jobDirRemoved,
-  ProcessLauncher,
-  WarmSandboxes,
-} from "@millrace/runtime";
+import { jobDirRemoved } from "@millrace/runtime";
 import { Dispatcher } from "./dispatcher.ts";
 import { DedicatedRunner, dedicatedTarget } from "./dedicated.ts";
-import { installerEnv, loadWorkerEnv } from "./env.ts";
-import { PeriodicScript, runWorkerScript } from "./init-scripts.ts";
-import { defaultCacheRoot } from "./job-dependencies.ts";
+import { loadWorkerEnv } from "./env.ts";
+import { dbWorkerScriptRecorder, PeriodicScript, runWorkerScript } from "./init-scripts.ts";
 import { Fence } from "./fence.ts";
 import { pingWorkers, type SlotState } from "./heartbeat.ts";
 import { Notifications } from "./notifications.ts";
@@ -42,8 +34,7 @@ import { dbJobStore } from "./job-store.ts";
 import { Occupancy } from "./occupancy.ts";
 import { sweepStaleJobFolders } from "./stale-job-folders.ts";
 import { groupRuntimeOf } from "./group-runtime.ts";
-import { jobMemoryDefault } from "./job-memory.ts";
-import type { JobIsolation } from "./run-job.ts";
+import { startJobRuntime } from "./startup.ts";
 
 const VERSION = "0.1.0";
 // While jobs run, cancel requests are also polled this often (in case a NOTIFY was missed).
@@ -55,13 +46,13 @@ const prefix =
   env.WORKER_NAME_PREFIX ?? `wk-${env.WORKER_GROUP}-${os.hostname()}-${randomBytes(3).toString("hex")}`;
 const log = (message: string) => console.log(`[worker ${prefix}] ${message}`);
 
-fs.mkdirSync(env.JOB_DIR, { recursive: true, mode: 0o700 });
 const budget = connectionBudget("worker", {
   poolSize: env.DB_POOL_SIZE,
   queuePoolSize: env.DB_QUEUE_POOL_SIZE,
 });
 log(describeBudget(budget));
-await warnIfNoRoom(env.DATABASE_URL, budget.total, "this worker", log);
+await warnIfNoRoom(env.DATABASE_URL, budget, "this worker", log);
+await assertPoolerSettings(env.DATABASE_URL);
 const pool = createPool(env.DATABASE_URL, { max: env.DB_POOL_SIZE, applicationName: "millrace-worker" });
 // Claims commit asynchronously (see claimJobs); results never do.
 const claimPool = createPool(env.DATABASE_URL, {
@@ -72,41 +63,12 @@ const claimPool = createPool(env.DATABASE_URL, {
 const boss = await startBoss(env.DATABASE_URL, "worker", { max: env.DB_QUEUE_POOL_SIZE });
 watchDatabasePool(pool);
 watchDatabasePool(claimPool);
-if (env.METRICS_ADDR) {
-  const metricsServer = await startMetricsListener(env.METRICS_ADDR);
-  metricsServer.unref();
-  log(`metrics on http://${env.METRICS_ADDR.host}:${env.METRICS_ADDR.port}/metrics`);
-}
+// The job folder, the sandbox, the launcher, warm sandboxes and metrics: as on an agent worker.
+const runtime = await startJobRuntime(env, log);
+const { sandbox, refusesJobs, sandboxState, isolation, launcher, warmSandboxes } = runtime;
 // Folders of jobs a killed worker left in JOB_DIR (waiting sandboxes' and FIFOs' folders are
 // removed by the next process that makes its own: see owned-folders.ts).
 sweepStaleJobFolders(pool, env.JOB_DIR, log);
-
-const sandbox = env.DISABLE_SANDBOX
-  ? ({ kind: "none", reason: "DISABLE_SANDBOX is set" } as const)
-  : detectSandbox();
-// Without a sandbox, jobs would run as one user: any job could read another's environment (its
-// WM_TOKEN), processes and files. Such a worker runs no job unless the operator opted out of the
-// sandbox on purpose (DISABLE_SANDBOX=true, trusted code only); it still pings, saying why.
-const refusesJobs = sandbox.kind === "none" && !env.DISABLE_SANDBOX;
-const sandboxState =
-  sandbox.kind === "bubblewrap"
-    ? `bubblewrap ${sandbox.version}`
-    : refusesJobs
-      ? `unavailable: ${sandbox.reason}`
-      : "disabled";
-// Read by every job the worker starts; `network` follows the group config (see setNetwork).
-const isolation: JobIsolation = { sandbox: sandbox.kind !== "none", network: true };
-const launcher = new ProcessLauncher();
-await launcher.start();
-// Sandboxes set up ahead of their jobs (see WarmSandboxes): three per kind of job, even for one
-// slot, so that the next jobs find one ready while the replacements of those just used wait
-// until their jobs are recorded and answered (see replenish): the three steps of a flow, each
-// handed to the slot its previous step freed, all start warm. A waiting bash sandbox holds a
-// few MB.
-const warmSandboxes =
-  sandbox.kind === "bubblewrap"
-    ? new WarmSandboxes({ workRoot: env.JOB_DIR, bwrap: sandbox.path, launcher, perSpec: 3 })
-    : null;
 
 function setNetwork(config: { network?: boolean } | null): void {
   const network = config?.network !== false;
@@ -122,24 +84,23 @@ const runDeps = {
   claimPool,
   boss,
   store: dbJobStore(pool, secrets),
-  jobDir: env.JOB_DIR,
+  ...runtime.executor,
   baseUrl: env.BASE_URL,
   baseInternalUrl: env.BASE_INTERNAL_URL ?? env.BASE_URL,
   isolation,
   launcher,
   warmSandboxes,
   secrets,
-  dependencies: {
-    cacheRoot: env.DEPENDENCY_CACHE_DIR ?? defaultCacheRoot(env.JOB_DIR),
-    installerEnv: installerEnv(env),
-  },
   dedicated: null as DedicatedRunner | null,
-  diskQuotaBytes: env.JOB_DISK_QUOTA_MB * 1024 * 1024,
-  defaultMemoryLimitMb: jobMemoryDefault(env.JOB_MEMORY_LIMIT_MB, env.NUM_WORKERS),
-  maxResultBytes: env.JOB_MAX_RESULT_MB * 1024 * 1024,
   groupRuntime: groupRuntimeOf(null, log),
 };
-const workerScripts = { pool, jobDir: env.JOB_DIR, group: env.WORKER_GROUP, workerName: prefix, log };
+const workerScripts = {
+  recorder: dbWorkerScriptRecorder(pool, env.WORKER_GROUP, prefix),
+  jobDir: env.JOB_DIR,
+  group: env.WORKER_GROUP,
+  workerName: prefix,
+  log,
+};
 const periodic = new PeriodicScript(workerScripts);
 const group: { config: WorkerGroupConfig | null } = { config: null };
 let initDone = false;
@@ -219,8 +180,6 @@ const notifications = new Notifications(
 );
 await notifications.start();
 
-const paths = interpreterPaths();
-log(`interpreters: bash=${paths.bash} python3=${paths.python3} bun=${paths.bun} deno=${paths.deno}`);
 log(
   sandbox.kind === "bubblewrap"
     ? `sandbox: bubblewrap ${sandbox.version}`
@@ -319,8 +278,7 @@ async function shutdown(signal: string): Promise<void> {
   await dispatcher.stop(env.WORKER_GRACE_PERIOD * 1000);
   await periodic.stop();
   await runDeps.dedicated?.close();
-  warmSandboxes?.close();
-  await runDeps.launcher.close();
+  await runtime.close();
   await jobDirRemoved();
   clearInterval(heartbeat);
   clearInterval(cancelPoll);

@@ -141,6 +141,7 @@ export async function startTestApi(databaseUrl: string, secretKey: string): Prom
 
 export interface TestServer {
   url: string;
+  pid: number;
   output(): string;
   stop(): Promise<void>;
 }

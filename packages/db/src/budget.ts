@@ -2,6 +2,7 @@
 // can size max_connections (or PgBouncer's pool) before the cluster refuses a connection under
 // load. Each process prints its budget at start and checks that the cluster has room for it.
 import { createClient } from "./hosts.ts";
+import { isTransactionPooled } from "./pgbouncer.ts";
 
 export type ProcessRole = "server" | "worker";
 
@@ -24,7 +25,8 @@ export const WORKER_CLAIM_POOL_SIZE = 2;
 export interface ConnectionBudget {
   role: ProcessRole;
   /** Connections per part, in the order they are printed. */
-  parts: { name: string; max: number }[];
+  /** `session`: a connection of its own (DATABASE_URL_DIRECT behind PgBouncer), not from a pool. */
+  parts: { name: string; max: number; session?: true }[];
   total: number;
 }
 
@@ -37,16 +39,16 @@ export function connectionBudget(role: ProcessRole, settings: BudgetSettings = {
           { name: "pool", max: pool },
           { name: "queue", max: queue },
           // Sessions of their own: LISTEN for job events, the leader lock, the schedules ticker.
-          { name: "job events", max: 1 },
-          { name: "leader election", max: 1 },
-          { name: "schedules", max: 1 },
+          { name: "job events", max: 1, session: true as const },
+          { name: "leader election", max: 1, session: true as const },
+          { name: "schedules", max: 1, session: true as const },
         ]
       : [
           { name: "pool", max: pool },
           { name: "claims", max: WORKER_CLAIM_POOL_SIZE },
           { name: "queue", max: queue },
           // LISTEN for cancellations, config changes and secret reads.
-          { name: "notifications", max: 1 },
+          { name: "notifications", max: 1, session: true as const },
         ];
   return { role, parts, total: parts.reduce((sum, part) => sum + part.max, 0) };
 }
@@ -103,15 +105,26 @@ export function roomProblem(room: ClusterRoom, needed: number, what: string, who
 }
 
 /**
+ * How many of `budget`'s connections reach PostgreSQL itself: all of them, except behind PgBouncer
+ * in transaction mode, where the pools' connections are the pooler's to share out (its
+ * default_pool_size and max_db_connections) and only the sessions of their own go direct.
+ */
+export function directConnections(databaseUrl: string, budget: ConnectionBudget): number {
+  if (!isTransactionPooled(databaseUrl)) return budget.total;
+  return budget.parts.filter((part) => part.session).reduce((sum, part) => sum + part.max, 0);
+}
+
+/**
  * Logs a warning when the cluster has no room now for `needed` more connections. A database that
  * does not answer is not this check's to report: the process starts and its pools retry.
  */
 export async function warnIfNoRoom(
   databaseUrl: string,
-  needed: number,
+  budget: ConnectionBudget,
   what: string,
   log: (message: string) => void,
 ): Promise<void> {
+  const needed = directConnections(databaseUrl, budget);
   const room = await clusterRoom(databaseUrl).catch(() => null);
   const problem = room && roomProblem(room, needed, what);
   if (problem) log(`warning: ${problem}`);

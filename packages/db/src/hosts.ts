@@ -5,6 +5,7 @@
 // goes to the one that accepts writes. A failover thus needs no DNS switch and no restart: the
 // requests made during it fail as "database unavailable" (503) and the following ones succeed.
 import pg from "pg";
+import { sessionUrl } from "./pgbouncer.ts";
 
 export interface HostPort {
   host: string;
@@ -156,8 +157,12 @@ export function clientClassFor(url: string): typeof pg.Client {
   };
 }
 
-/** A client of its own (LISTEN, advisory locks, one-off checks) for `url`, multi-host or not. */
+/**
+ * A client of its own (LISTEN, advisory locks, one-off checks) for `url`, multi-host or not.
+ * Behind PgBouncer in transaction mode it is a session: DATABASE_URL_DIRECT (pgbouncer.ts).
+ */
 export function createClient(url: string, config: Omit<pg.ClientConfig, "connectionString"> = {}): pg.Client {
-  const Client = clientClassFor(url);
-  return new Client({ ...config, connectionString: url });
+  const target = sessionUrl(url);
+  const Client = clientClassFor(target);
+  return new Client({ ...config, connectionString: target });
 }

@@ -21,9 +21,18 @@ export { JobStatus, WorkspaceRole, PermissionLevel } from "./generated/enums.ts"
 export { isDatabaseUnavailable, isTransientDatabaseError } from "./errors.ts";
 export { clientClassFor, createClient, parseMultiHostUrl } from "./hosts.ts";
 export {
+  assertPoolerSettings,
+  DIRECT_URL_REQUIRED,
+  isTransactionPooled,
+  sessionUrl,
+  useDirectDatabaseUrl,
+  withoutPgbouncerParam,
+} from "./pgbouncer.ts";
+export {
   clusterRoom,
   connectionBudget,
   describeBudget,
+  directConnections,
   POOL_DEFAULTS,
   roomProblem,
   warnIfNoRoom,

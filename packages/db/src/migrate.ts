@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createClient } from "./hosts.ts";
+import { sessionUrl } from "./pgbouncer.ts";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const migrationsDir = path.join(repoRoot, "prisma", "migrations");
@@ -50,7 +51,8 @@ export async function migrateDeploy(databaseUrl: string): Promise<{ applied: str
       env: {
         PATH: process.env.PATH ?? "/usr/bin:/bin",
         HOME: process.env.HOME ?? repoRoot,
-        DATABASE_URL: databaseUrl,
+        // Prisma's migration lock is a session advisory lock: never through transaction pooling.
+        DATABASE_URL: sessionUrl(databaseUrl),
         PRISMA_HIDE_UPDATE_MESSAGE: "1",
         CHECKPOINT_DISABLE: "1",
       },

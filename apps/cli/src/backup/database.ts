@@ -6,7 +6,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { CliError, EXIT } from "../exit-codes.ts";
-import { databaseUrlFromEnv, embeddedPortFromEnv } from "./env.ts";
+import { databaseUrlFromEnv, directDatabaseUrlFromEnv, embeddedPortFromEnv } from "./env.ts";
+import { DIRECT_URL_REQUIRED, isTransactionPooled } from "@millrace/db/pgbouncer";
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..");
 
@@ -53,7 +54,21 @@ async function answers(url: string): Promise<boolean> {
 
 export async function resolveDatabase(log: (line: string) => void): Promise<DatabaseTarget> {
   const fromEnv = databaseUrlFromEnv();
-  if (fromEnv) return { url: fromEnv, label: `DATABASE_URL (${redact(fromEnv)})`, release: async () => {} };
+  if (fromEnv) {
+    // A backup reads in one snapshot and a restore holds the claim pause as a session lock:
+    // behind PgBouncer in transaction mode both go to DATABASE_URL_DIRECT.
+    if (isTransactionPooled(fromEnv)) {
+      const direct = directDatabaseUrlFromEnv();
+      if (!direct)
+        throw new CliError(
+          DIRECT_URL_REQUIRED,
+          EXIT.USAGE,
+          "set DATABASE_URL_DIRECT to a session connection",
+        );
+      return { url: direct, label: `DATABASE_URL_DIRECT (${redact(direct)})`, release: async () => {} };
+    }
+    return { url: fromEnv, label: `DATABASE_URL (${redact(fromEnv)})`, release: async () => {} };
+  }
 
   const dataDir = path.join(repoRoot, ".data", "pg");
   const metaFile = `${dataDir}.json`;

@@ -2,6 +2,11 @@
 // database (DATABASE_URL, else the embedded PostgreSQL in .data/pg on EMBEDDED_PG_PORT).
 const env = process.env;
 
+/** DATABASE_URL_DIRECT: where a backup or restore goes when DATABASE_URL is behind PgBouncer. */
+export function directDatabaseUrlFromEnv(): string | null {
+  return env.DATABASE_URL_DIRECT?.trim() || null;
+}
+
 export function databaseUrlFromEnv(): string | null {
   return env.DATABASE_URL?.trim() || null;
 }

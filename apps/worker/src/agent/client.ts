@@ -1,4 +1,11 @@
-import type { ClaimedJob, JobOutcome, SlotPing } from "@millrace/core";
+import type { ClaimedJob, JobOutcome, SlotPing, WorkerScriptKind, WorkerScriptOutcome } from "@millrace/core";
+
+/** The parts of the group's config an agent acts on itself (its scripts), from each ping's answer. */
+export interface AgentWorkerConfig {
+  init_bash?: string;
+  periodic_script_bash?: string;
+  periodic_script_interval_seconds?: number;
+}
 
 /** A claimed job as the server answers it (see agentClaim in core). */
 export interface AgentJob extends ClaimedJob {
@@ -57,6 +64,7 @@ export class AgentClient {
     canceled: { id: string; reason: string }[];
     /** The zombie monitor's timeout (s); absent from servers older than self-fencing. */
     zombie_job_timeout?: number;
+    worker_config: AgentWorkerConfig | null;
   }> {
     return this.post("ping", {
       ...(body.held ? { held: body.held } : {}),
@@ -114,6 +122,20 @@ export class AgentClient {
       })),
     });
     return recorded;
+  }
+
+  /** Records the start of the group's init or periodic script (the server checks it is the group's). */
+  async workerScriptStart(workerName: string, kind: WorkerScriptKind, content: string): Promise<string> {
+    const { id } = await this.post<{ id: string }>("worker_script/start", {
+      worker_name: workerName,
+      kind,
+      content,
+    });
+    return id;
+  }
+
+  async workerScriptEnd(jobId: string, outcome: WorkerScriptOutcome, pendingLog: string): Promise<void> {
+    await this.post("worker_script/end", { job_id: jobId, outcome, pending_log: pendingLog });
   }
 
   async leave(workerNames: string[], unfinished: { jobId: string; bossJobId: string }[]): Promise<void> {

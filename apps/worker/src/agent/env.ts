@@ -3,7 +3,8 @@ import { parseEnv } from "@millrace/core/config";
 import { workerEnvSchema } from "../env.ts";
 
 // An agent worker's settings: a database worker's, minus the database and the instance key
-// (secrets reach it already resolved, over HTTPS), plus the server and its token. Its group and
+// (secrets reach it already resolved, over HTTPS) and DEDICATED_WORKER (refused), plus the
+// server and its token. Its group and
 // tags are its token's; its worker names are the server's prefix for it (see agentNamePrefix).
 const agentEnvSchema = workerEnvSchema
   .omit({
@@ -13,7 +14,6 @@ const agentEnvSchema = workerEnvSchema
     WORKER_TAGS: true,
     DEDICATED_WORKER: true,
     WORKER_NAME_PREFIX: true,
-    METRICS_ADDR: true,
   })
   .extend({
     BASE_INTERNAL_URL: z.url({ error: "is required: the server's URL as this machine reaches it" }),
@@ -27,6 +27,14 @@ const agentEnvSchema = workerEnvSchema
     DATABASE_URL: z
       .undefined({
         error: "must not be set for MODE=agent: an agent worker reaches the server over HTTP only",
+      })
+      .optional(),
+    // A dedicated worker keeps its script warm between jobs, read from the database (DedicatedRunner):
+    // not on an agent. Refused rather than ignored, so that the operator knows it is not one.
+    DEDICATED_WORKER: z
+      .undefined({
+        error:
+          "is not supported with MODE=agent: run dedicated workers as database workers (MODE=worker); an agent runs every job of its tags in a fresh process",
       })
       .optional(),
   });

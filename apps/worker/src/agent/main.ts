@@ -1,28 +1,22 @@
 // MODE=agent: a worker without database access. It claims, logs, heartbeats and completes over
 // the server's /api/agent_workers routes with its AGENT_TOKEN, and runs each job with the same
-// executor as a database worker (run-job.ts: bubblewrap, limits, dependencies, secret masking).
+// executor as a database worker (run-job.ts: bubblewrap, limits, dependencies, secret masking),
+// set up by the same start-up code (startup.ts). It runs its group's init and periodic scripts
+// (recorded by the server) and serves METRICS_ADDR as a database worker does.
 // Its slots are worker_ping rows the server writes for it: when it dies (kill -9, a lost
 // network), they stop being refreshed and the zombie monitor puts its jobs back in the queue.
 import { randomBytes } from "node:crypto";
-import fs from "node:fs";
 import os from "node:os";
-import type { Completion } from "@millrace/core";
+import { millraceMetrics, type Completion, type WorkerGroupConfig } from "@millrace/core";
 import { assertNodeVersion } from "@millrace/core/config";
-import {
-  detectSandbox,
-  interpreterPaths,
-  jobDirRemoved,
-  ProcessLauncher,
-  WarmSandboxes,
-} from "@millrace/runtime";
-import { installerEnv } from "../env.ts";
+import { jobDirRemoved } from "@millrace/runtime";
 import { Fence } from "../fence.ts";
 import { slotPing, type SlotState } from "../heartbeat.ts";
-import { defaultCacheRoot } from "../job-dependencies.ts";
-import { jobMemoryDefault } from "../job-memory.ts";
+import { PeriodicScript, runWorkerScript, type WorkerScriptDeps } from "../init-scripts.ts";
 import { Occupancy } from "../occupancy.ts";
-import { runClaimedJob, type JobIsolation, type RunJobDeps } from "../run-job.ts";
-import { AgentClient, AgentHttpError, type AgentJob } from "./client.ts";
+import { runClaimedJob, type RunJobDeps } from "../run-job.ts";
+import { startJobRuntime } from "../startup.ts";
+import { AgentClient, AgentHttpError, type AgentJob, type AgentWorkerConfig } from "./client.ts";
 import { loadAgentEnv } from "./env.ts";
 import { agentJobStore } from "./store.ts";
 
@@ -38,25 +32,15 @@ let label = "agent";
 const log = (message: string) => console.log(`[${label}] ${message}`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-fs.mkdirSync(env.JOB_DIR, { recursive: true, mode: 0o700 });
-const sandbox = env.DISABLE_SANDBOX
-  ? ({ kind: "none", reason: "DISABLE_SANDBOX is set" } as const)
-  : detectSandbox();
+const runtime = await startJobRuntime(env, log);
+const { sandbox, sandboxState } = runtime;
 // As on a database worker: without a sandbox no job runs unless the operator opted out on purpose.
-if (sandbox.kind === "none" && !env.DISABLE_SANDBOX) {
+if (runtime.refusesJobs) {
   console.error(
-    `[agent] sandbox unavailable (${sandbox.reason}): install bubblewrap, or set DISABLE_SANDBOX=true (trusted code only)`,
+    `[agent] sandbox unavailable (${sandbox.kind === "none" ? sandbox.reason : ""}): install bubblewrap, or set DISABLE_SANDBOX=true (trusted code only)`,
   );
   process.exit(1);
 }
-const sandboxState = sandbox.kind === "bubblewrap" ? `bubblewrap ${sandbox.version}` : "disabled";
-const isolation: JobIsolation = { sandbox: sandbox.kind !== "none", network: true };
-const launcher = new ProcessLauncher();
-await launcher.start();
-const warmSandboxes =
-  sandbox.kind === "bubblewrap"
-    ? new WarmSandboxes({ workRoot: env.JOB_DIR, bwrap: sandbox.path, launcher, perSpec: 3 })
-    : null;
 
 /** Retries `call` until the server answers (network errors, 5xx, a refused token). */
 async function untilAnswered<T>(what: string, call: () => Promise<T>): Promise<T> {
@@ -101,21 +85,36 @@ const slots: SlotState[] = Array.from({ length: env.NUM_WORKERS }, (_, i) => ({
 const claimed = new Map<string, AgentJob>();
 const deps: RunJobDeps = {
   store: agentJobStore(client, claimed),
-  jobDir: env.JOB_DIR,
+  ...runtime.executor,
   baseUrl: env.BASE_URL,
   // Jobs call the server themselves (their WM_TOKEN) at the address the agent uses.
   baseInternalUrl: env.BASE_INTERNAL_URL,
-  isolation,
-  launcher,
-  warmSandboxes,
-  dependencies: {
-    cacheRoot: env.DEPENDENCY_CACHE_DIR ?? defaultCacheRoot(env.JOB_DIR),
-    installerEnv: installerEnv(env),
-  },
-  diskQuotaBytes: env.JOB_DISK_QUOTA_MB * 1024 * 1024,
-  defaultMemoryLimitMb: jobMemoryDefault(env.JOB_MEMORY_LIMIT_MB, env.NUM_WORKERS),
-  maxResultBytes: env.JOB_MAX_RESULT_MB * 1024 * 1024,
+  isolation: runtime.isolation,
+  launcher: runtime.launcher,
+  warmSandboxes: runtime.warmSandboxes,
 };
+
+// The group's init and periodic scripts, run on this machine as a database worker runs them; the
+// server records each run (a job of the admins workspace) and checks it is the group's script.
+const workerScripts: WorkerScriptDeps = {
+  recorder: {
+    start: (kind, content) =>
+      untilAnswered(`could not record the ${kind}`, () => client.workerScriptStart(prefix, kind, content)),
+    appendLog: (id, chunk) => client.appendLog(id, chunk),
+    end: (id, outcome, pendingLog) =>
+      untilAnswered(`could not record the end of job ${id}`, () =>
+        client.workerScriptEnd(id, outcome, pendingLog),
+      ),
+  },
+  jobDir: env.JOB_DIR,
+  group: identity.worker_group,
+  workerName: prefix,
+  log,
+};
+const periodic = new PeriodicScript(workerScripts);
+let groupConfig: AgentWorkerConfig | null = identity.worker_config;
+let initDone = false;
+const periodicConfig = (config: AgentWorkerConfig | null) => config as WorkerGroupConfig | null;
 
 interface Running {
   job: AgentJob;
@@ -130,7 +129,7 @@ let wake: () => void = () => {};
 // Self-fencing (fence.ts), as a database worker does: the server writes the agent's worker_ping
 // rows before it answers a ping, so an agent without an answered ping for half of the zombie
 // timeout kills its running jobs before the zombie monitor could rerun them elsewhere. Its next
-// answered ping no longer holds them, and the server puts them back in the queue (agentPing).
+// answered ping names them, and the server puts them back in the queue (agentPing).
 const fence = new Fence({
   timeoutSecs: env.ZOMBIE_JOB_TIMEOUT,
   onFence(silentMs) {
@@ -173,6 +172,8 @@ async function ping(): Promise<void> {
     log("the server answers again: claiming resumes (it puts the fenced jobs back in the queue)");
     wake();
   }
+  groupConfig = answer.worker_config;
+  if (initDone) periodic.configure(periodicConfig(groupConfig));
   for (const { id, reason } of answer.canceled) {
     const entry = running.get(id);
     if (!entry || entry.controller.signal.aborted) continue;
@@ -186,7 +187,7 @@ async function ping(): Promise<void> {
  * claimed dispatch of a job still running in this agent's slot completes it), so a report sent
  * twice after a lost answer changes nothing.
  */
-function report(completion: Completion): void {
+function report(completion: Completion, onRecorded: () => void = () => {}): void {
   const send = (c: Completion) =>
     untilAnswered(`could not report job ${c.job.id} yet`, () =>
       client.complete([
@@ -202,7 +203,7 @@ function report(completion: Completion): void {
   const sent = send(completion)
     // Refused for what it holds (too large for the server, say): the job fails saying so, as a
     // database worker records an outcome the database refuses, rather than staying `running`.
-    .catch((error: Error) => send(unrecordable(completion, error)))
+    .then(onRecorded, (error: Error) => send(unrecordable(completion, error)))
     .then(() => undefined)
     .catch((error: Error) => log(`job ${completion.job.id} not recorded: ${error.message}`))
     .finally(() => {
@@ -227,16 +228,33 @@ function run(job: AgentJob, slot: SlotState): void {
   claimed.set(job.id, job);
   slot.currentJobId = job.id;
   slot.occupancy.start();
+  // The same worker metrics as a database worker's (see Dispatcher.run).
+  const metrics = millraceMetrics();
+  metrics.jobsStarted.inc({ tag: job.tag });
+  if (job.scheduledFor) {
+    metrics.jobQueueWait.observe(
+      { tag: job.tag },
+      Math.max(0, (Date.now() - job.scheduledFor.getTime()) / 1000),
+    );
+  }
+  const since = performance.now();
   void runClaimedJob(deps, job, entry.controller.signal, () => entry.cancelReason)
     .then((completion) => {
-      // Null: stopping; the job goes back to the queue with the agent's leave. Or fenced: no
-      // longer held, so the server puts it back at the next answered ping.
-      if (completion) report(completion);
-      else if (entry.controller.signal.reason === "fence") {
-        claimed.delete(job.id);
-        fencedJobs.set(job.id, job.bossJobId);
-        log(`job ${job.id} killed by the fence: its outcome is not reported`);
+      // Null: stopping; the job goes back to the queue with the agent's leave. Or fenced: named
+      // in the next pings until one is answered, and the server puts it back.
+      if (!completion) {
+        if (entry.controller.signal.reason === "fence") {
+          claimed.delete(job.id);
+          fencedJobs.set(job.id, job.bossJobId);
+          log(`job ${job.id} killed by the fence: its outcome is not reported`);
+        }
+        return;
       }
+      const ranMs = performance.now() - since;
+      report(completion, () => {
+        metrics.jobsCompleted.inc({ tag: job.tag, status: completion.outcome.status });
+        metrics.jobDuration.observe({ tag: job.tag, language: job.language }, ranMs / 1000);
+      });
     })
     .catch((error: Error) => {
       // No longer held: the next ping's reconciliation puts it back in the queue.
@@ -287,8 +305,6 @@ async function claimLoop(): Promise<void> {
   }
 }
 
-const paths = interpreterPaths();
-log(`interpreters: bash=${paths.bash} python3=${paths.python3} bun=${paths.bun} deno=${paths.deno}`);
 log(`sandbox: ${sandboxState}; no database: server ${env.BASE_INTERNAL_URL}`);
 await untilAnswered("first ping failed", ping);
 fence.start();
@@ -307,6 +323,11 @@ schedulePing();
 log(
   `group "${identity.worker_group}", ${env.NUM_WORKERS} slot(s), serving tags: ${identity.tags.join(", ")}`,
 );
+// Init script before any job (recorded as a job by the server); a failure is logged and the
+// agent carries on, as a database worker does.
+if (groupConfig?.init_bash) await runWorkerScript(workerScripts, "init_script", groupConfig.init_bash);
+initDone = true;
+periodic.configure(periodicConfig(groupConfig));
 const loop = claimLoop();
 
 async function shutdown(signal: string): Promise<void> {
@@ -321,6 +342,7 @@ async function shutdown(signal: string): Promise<void> {
   for (const entry of running.values()) entry.controller.abort("shutdown");
   while (running.size > 0) await sleep(20);
   while (completing.size > 0) await Promise.all(completing);
+  await periodic.stop();
   if (heartbeat) clearTimeout(heartbeat);
   fence.stop();
   // Unfinished jobs go back to the queue for any worker; the slots leave the workers list.
@@ -330,8 +352,7 @@ async function shutdown(signal: string): Promise<void> {
       abandoned.map((job) => ({ jobId: job.id, bossJobId: job.bossJobId })),
     )
     .catch((error: Error) => log(`could not leave (its jobs become zombies): ${error.message}`));
-  warmSandboxes?.close();
-  await launcher.close();
+  await runtime.close();
   await jobDirRemoved();
   log("stopped");
   process.exit(0);

@@ -15,8 +15,12 @@ export {
   agentComplete,
   agentLeave,
   agentPing,
+  agentWorkerConfig,
+  agentWorkerScriptEnd,
+  agentWorkerScriptStart,
   MAX_AGENT_SLOTS,
   type AgentCompletion,
   type AgentJob,
   type AgentPing,
+  type AgentWorkerConfig,
 } from "./work.ts";

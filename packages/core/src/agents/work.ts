@@ -9,8 +9,16 @@ import { completeJobs, type Completion, type JobOutcome } from "../jobs/complete
 import { requeueAbandonedJobs } from "../maintenance/zombies.ts";
 import { resolveJobArgs } from "../resources/job-args.ts";
 import type { SecretsContext } from "../secrets/context.ts";
+import { SecretMasker } from "../secrets/masker.ts";
 import { pingWorkers, type SlotPing } from "../workers/ping.ts";
 import type { ZombieSettings } from "../maintenance/zombies.ts";
+import { loadWorkerGroupConfig } from "../workers/group-config.ts";
+import {
+  recordWorkerScriptEnd,
+  recordWorkerScriptStart,
+  type WorkerScriptKind,
+  type WorkerScriptOutcome,
+} from "../workers/worker-scripts.ts";
 import type { AgentIdentity } from "./tokens.ts";
 
 const NAME = /^[A-Za-z0-9_.-]{1,120}$/;
@@ -225,21 +233,134 @@ async function prepareForAgent(
   return { ...job, args, lock, maskedValues, sharedFlowRoot, ...(prepareError ? { prepareError } : {}) };
 }
 
-/** Appends output to the agent's running jobs; chunks for any other job are dropped. */
-export async function agentAppendLogs(
+/**
+ * The masks of secrets that jobs read through their own token while running on an agent (see
+ * recordAgentJobSecretRead), by job id; jobs without any are absent. Values are decrypted here,
+ * per request: the plain values are never stored.
+ */
+async function tokenReadSecrets(
+  ctx: SecretsContext,
+  jobIds: readonly string[],
+): Promise<Map<string, { masker: SecretMasker; longest: number }>> {
+  const masks = new Map<string, { masker: SecretMasker; longest: number }>();
+  if (jobIds.length === 0) return masks;
+  const { rows } = await ctx.pool.query<{
+    job_id: string;
+    workspace_id: string;
+    path: string;
+    value: string;
+  }>(
+    "SELECT job_id, workspace_id, path, value FROM agent_job_secret WHERE job_id = ANY($1::uuid[]) ORDER BY id",
+    [jobIds],
+  );
+  for (const row of rows) {
+    let plain = await ctx.secrets.tryDecrypt(ctx.pool, row.workspace_id, row.value);
+    if (plain === null) {
+      // Encrypted under a workspace key replaced since: the value stored now is the same secret.
+      const current = await ctx.pool.query<{ value: string }>(
+        "SELECT value FROM variable WHERE workspace_id = $1 AND path = $2 AND is_secret",
+        [row.workspace_id, row.path],
+      );
+      const stored = current.rows[0]?.value;
+      plain = stored ? await ctx.secrets.tryDecrypt(ctx.pool, row.workspace_id, stored) : null;
+    }
+    if (plain === null) continue;
+    const entry = masks.get(row.job_id) ?? { masker: new SecretMasker(), longest: 0 };
+    entry.masker.add(plain);
+    entry.longest = Math.max(entry.longest, plain.length);
+    masks.set(row.job_id, entry);
+  }
+  return masks;
+}
+
+/**
+ * Appends `chunk` to a job's log with its secrets masked, including one split between the end
+ * of what is stored and the start of the chunk: the stored end that could begin a secret is read
+ * back (locked) and rewritten with the chunk when the mask reaches into it.
+ */
+async function appendMasked(
   pool: Pool,
+  jobId: string,
+  chunk: string,
+  mask: { masker: SecretMasker; longest: number },
+): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const { rows } = await client.query<{ tail: string }>(
+      "SELECT right(logs, $2) AS tail FROM job_log WHERE job_id = $1 FOR UPDATE",
+      [jobId, Math.max(0, mask.longest - 1)],
+    );
+    const tail = rows[0]?.tail ?? "";
+    const text = mask.masker.mask(tail + chunk);
+    if (text.startsWith(tail)) {
+      await appendLogs(client, [{ jobId, chunk: text.slice(tail.length) }]);
+    } else {
+      await client.query("UPDATE job_log SET logs = left(logs, length(logs) - $2) WHERE job_id = $1", [
+        jobId,
+        tail.length,
+      ]);
+      await appendLogs(client, [{ jobId, chunk: text }]);
+    }
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * The last output of a job, masked, for completeJobs to append. Most often that is all; when a
+ * secret begins at the end of what is stored, that end is cut off here and returned masked with
+ * the output.
+ */
+async function maskedEnd(
+  pool: Pool,
+  jobId: string,
+  chunk: string,
+  mask: { masker: SecretMasker; longest: number },
+): Promise<string> {
+  const { rows } = await pool.query<{ tail: string }>(
+    "SELECT right(logs, $2) AS tail FROM job_log WHERE job_id = $1",
+    [jobId, Math.max(0, mask.longest - 1)],
+  );
+  const tail = rows[0]?.tail ?? "";
+  const text = mask.masker.mask(tail + chunk);
+  if (text.startsWith(tail)) return text.slice(tail.length);
+  await pool.query(
+    "UPDATE job_log SET logs = left(logs, length(logs) - $2) WHERE job_id = $1 AND right(logs, $2) = $3",
+    [jobId, tail.length, tail],
+  );
+  return text;
+}
+
+/**
+ * Appends output to the agent's running jobs; chunks for any other job are dropped. Secrets a
+ * job read through its own token are masked here, the agent not knowing them (a database worker
+ * masks them itself).
+ */
+export async function agentAppendLogs(
+  ctx: SecretsContext,
   agent: AgentIdentity,
   entries: { jobId: string; chunk: string }[],
 ): Promise<void> {
   const own = await ownRunningJobs(
-    pool,
+    ctx.pool,
     agent,
     entries.map((entry) => entry.jobId),
   );
+  const kept = entries.filter((entry) => own.has(entry.jobId));
+  const masks = await tokenReadSecrets(ctx, [...new Set(kept.map((entry) => entry.jobId))]);
   await appendLogs(
-    pool,
-    entries.filter((entry) => own.has(entry.jobId)),
+    ctx.pool,
+    kept.filter((entry) => !masks.has(entry.jobId)),
   );
+  for (const entry of kept) {
+    const mask = masks.get(entry.jobId);
+    if (mask && entry.chunk) await appendMasked(ctx.pool, entry.jobId, entry.chunk, mask);
+  }
 }
 
 export interface AgentCompletion {
@@ -258,12 +379,12 @@ export interface AgentCompletion {
  * running in one of the agent's slots are skipped. Answers the ids recorded.
  */
 export async function agentComplete(
-  pool: Pool,
-  boss: Boss,
+  ctx: SecretsContext & { boss: Boss },
   agent: AgentIdentity,
   reported: AgentCompletion[],
 ): Promise<string[]> {
   if (reported.length === 0) return [];
+  const { pool, boss } = ctx;
   const { rows } = await pool.query<{
     id: string;
     boss_job_id: string;
@@ -280,11 +401,19 @@ export async function agentComplete(
     [reported.map((c) => c.jobId), agent.namePrefix],
   );
   const byId = new Map(rows.map((row) => [row.id, row]));
+  const masks = await tokenReadSecrets(ctx, [...byId.keys()]);
   const completions: Completion[] = [];
   for (const c of reported) {
     const row = byId.get(c.jobId);
     // A different dispatch: the job was put back (zombie) and claimed again since.
     if (!row || row.boss_job_id !== c.bossJobId) continue;
+    const mask = masks.get(row.id);
+    // Secrets its token read: masked in the result, and in the last output as in agentAppendLogs.
+    const outcome = mask
+      ? ({ ...c.outcome, result: mask.masker.maskValue(c.outcome.result) } as JobOutcome)
+      : c.outcome;
+    const pendingLog =
+      mask && c.pendingLog ? await maskedEnd(pool, row.id, c.pendingLog, mask) : c.pendingLog;
     completions.push({
       job: {
         id: row.id,
@@ -298,13 +427,18 @@ export async function agentComplete(
         parentJobId: row.parent_job_id,
         callbackToken: c.callbackToken,
       },
-      outcome: c.outcome,
-      pendingLog: c.pendingLog,
+      outcome,
+      pendingLog,
       ...(c.startedAt ? { startedAt: c.startedAt } : {}),
     });
   }
   await completeJobs(pool, boss, completions);
-  return completions.map((c) => c.job.id);
+  const recorded = completions.map((c) => c.job.id);
+  if (masks.size > 0)
+    await pool.query("DELETE FROM agent_job_secret WHERE job_id = ANY($1::uuid[])", [
+      recorded.filter((id) => masks.has(id)),
+    ]);
+  return recorded;
 }
 
 /**
@@ -335,4 +469,71 @@ export async function agentLeave(
     workerNames,
     agent.namePrefix,
   ]);
+}
+
+/** What an agent runs of its group's config itself: the init and periodic scripts. */
+export interface AgentWorkerConfig {
+  init_bash?: string;
+  periodic_script_bash?: string;
+  periodic_script_interval_seconds?: number;
+}
+
+/**
+ * The agent's group's scripts, answered with every ping (the agent has no LISTEN connection to
+ * hear a config change). Null when the group has no config, or an invalid one (a database worker
+ * ignores it too, saying why in its log).
+ */
+export async function agentWorkerConfig(pool: Pool, agent: AgentIdentity): Promise<AgentWorkerConfig | null> {
+  const config = await loadWorkerGroupConfig(pool, agent.workerGroup).catch(() => null);
+  if (!config) return null;
+  return {
+    ...(config.init_bash ? { init_bash: config.init_bash } : {}),
+    ...(config.periodic_script_bash ? { periodic_script_bash: config.periodic_script_bash } : {}),
+    ...(config.periodic_script_interval_seconds !== undefined
+      ? { periodic_script_interval_seconds: config.periodic_script_interval_seconds }
+      : {}),
+  };
+}
+
+/**
+ * Records the start of an agent's run of its group's init or periodic script (a job of the admins
+ * workspace, as a database worker records its own). Only the group's current script is recorded:
+ * an agent token cannot write any other code into the admins workspace's jobs.
+ */
+export async function agentWorkerScriptStart(
+  pool: Pool,
+  agent: AgentIdentity,
+  input: { workerName: string; kind: WorkerScriptKind; content: string },
+): Promise<string> {
+  checkNames(agent, [input.workerName], "worker_name");
+  const config = await loadWorkerGroupConfig(pool, agent.workerGroup).catch(() => null);
+  const current = input.kind === "init_script" ? config?.init_bash : config?.periodic_script_bash;
+  if (!current || current !== input.content) {
+    throw new AppError(
+      "CONFLICT",
+      `content: not the current ${input.kind === "init_script" ? "init_bash" : "periodic_script_bash"} of worker group ${agent.workerGroup}`,
+    );
+  }
+  return recordWorkerScriptStart(pool, {
+    kind: input.kind,
+    group: agent.workerGroup,
+    workerName: input.workerName,
+    content: input.content,
+  });
+}
+
+/** Records the end of the agent's own running init or periodic script; any other job is ignored. */
+export async function agentWorkerScriptEnd(
+  pool: Pool,
+  agent: AgentIdentity,
+  jobId: string,
+  outcome: WorkerScriptOutcome,
+  pendingLog: string,
+): Promise<void> {
+  const { rows } = await pool.query<{ id: string }>(
+    `SELECT id FROM job WHERE id = $1 AND status = 'running' AND kind IN ('init_script', 'periodic_script')
+        AND starts_with(worker_name, $2)`,
+    [jobId, agent.namePrefix],
+  );
+  if (rows[0]) await recordWorkerScriptEnd(pool, jobId, outcome, pendingLog);
 }

@@ -18,6 +18,8 @@ export interface Principal {
    * SUPERADMIN_SECRET); none for a browser session (next-auth).
    */
   tokenKind?: string;
+  /** For a job's token (`tokenKind` "job"): the job it was issued to. */
+  jobId?: string;
   /** The caller's address, when the request came over HTTP (recorded in the audit log). */
   ip?: string;
   /**

@@ -78,6 +78,7 @@ export const SUPERADMIN_SECRET_PRINCIPAL: Principal = {
  */
 export const BEARER_COLUMNS = `t.id AS token_id, t.kind AS token_kind, t.workspace_id AS token_workspace_id,
             t.scope_path AS token_scope_path, t.bounded_by AS token_bounded_by,
+            CASE WHEN t.kind = 'job' AND t.label LIKE 'job %' THEN substr(t.label, 5) END AS token_job_id,
             coalesce(t.expires_at <= localtimestamp, false) AS token_expired,
             coalesce(t.last_used_at < localtimestamp - interval '1 minute', true) AS token_touch,
             u.id AS user_id, u.email, u.username, u.is_super_admin, u.disabled AS user_disabled`;
@@ -90,6 +91,8 @@ export interface BearerRow {
   token_scope_path: string | null;
   /** Usernames whose rights bound a job token's (see Principal.boundedBy). */
   token_bounded_by: string[] | null;
+  /** A job token's job (its label is `job <id>`, see issueJobTokensSql). */
+  token_job_id: string | null;
   token_expired: boolean;
   token_touch: boolean;
   user_id: string;
@@ -124,6 +127,7 @@ export function principalOfBearerRow(ctx: CoreContext, row: BearerRow | undefine
     ...(job && row.is_super_admin ? { adminOfScope: true } : {}),
     ...(row.token_workspace_id ? { workspaceScope: row.token_workspace_id } : {}),
     ...(row.token_scope_path ? { pathScope: row.token_scope_path } : {}),
+    ...(job && row.token_job_id ? { jobId: row.token_job_id } : {}),
     tokenKind: row.token_kind,
   };
 }

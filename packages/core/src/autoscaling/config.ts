@@ -1,5 +1,7 @@
 // A worker group's `autoscaling` config, as Windmill's worker group config holds it:
-// `{ enabled, min_workers, max_workers, cooldown_seconds, integration: { type, … } }`. Validated
+// `{ enabled, min_workers, max_workers, cooldown_seconds, integration: { type, … } }` and Windmill's
+// advanced keys (inc_scale_num_jobs_waiting, full_scale_jobs_waiting, full_scale_cooldown_seconds,
+// inc/dec_scale_occupancy_rate, inc_num_workers, custom_tags), which decide.ts applies. Validated
 // here so that group-config.ts refuses an inconsistent one naming the field (`autoscaling.min_workers`).
 import { z } from "zod";
 import { parsePath } from "../paths.ts";
@@ -92,24 +94,79 @@ const integrationSchema = z.discriminatedUnion(
   },
 );
 
+const seconds = z
+  .number({ error: "must be a number of seconds" })
+  .int("must be a whole number of seconds")
+  .min(0, "must be 0 or more")
+  .max(24 * 3600, "must be at most a day");
+
+const percent = z
+  .number({ error: "must be a percentage (0-100)" })
+  .min(0, "must be 0 or more (a percentage)")
+  .max(100, "must be at most 100 (a percentage)");
+
+/** Every key an `autoscaling` config may hold: Millrace's and Windmill's (see the docs' "Autoscaling"). */
+export const AUTOSCALING_KEYS = [
+  "enabled",
+  "min_workers",
+  "max_workers",
+  "cooldown_seconds",
+  "integration",
+  "inc_scale_num_jobs_waiting",
+  "full_scale_jobs_waiting",
+  "full_scale_cooldown_seconds",
+  "inc_scale_occupancy_rate",
+  "dec_scale_occupancy_rate",
+  "inc_num_workers",
+  "custom_tags",
+] as const;
+
 export const autoscalingConfigSchema = z
   .strictObject(
     {
       enabled: z.boolean({ error: "must be true or false" }),
       min_workers: count,
       max_workers: count.min(1, "must be at least 1"),
-      cooldown_seconds: z
-        .number({ error: "must be a number of seconds" })
-        .int("must be a whole number of seconds")
-        .min(0, "must be 0 or more")
-        .max(24 * 3600, "must be at most a day")
-        .optional(),
+      cooldown_seconds: seconds.optional(),
       integration: integrationSchema,
+      // Windmill's advanced settings (its worker group config's names; rates in percent).
+      // Jobs waiting beyond the idle workers that add workers (default 1: any job waiting).
+      inc_scale_num_jobs_waiting: z
+        .number({ error: "must be a number of jobs" })
+        .int("must be a whole number of jobs")
+        .min(1, "must be at least 1")
+        .max(1_000_000, "must be at most 1000000")
+        .optional(),
+      // Jobs waiting that take the group straight to max_workers (a full scale out; unset: none).
+      full_scale_jobs_waiting: z
+        .number({ error: "must be a number of jobs" })
+        .int("must be a whole number of jobs")
+        .min(1, "must be at least 1")
+        .max(1_000_000, "must be at most 1000000")
+        .optional(),
+      // The cooldown after a full scale out (default 0: none).
+      full_scale_cooldown_seconds: seconds.optional(),
+      // Occupancy (percent) at or above which a worker is added (default 75).
+      inc_scale_occupancy_rate: percent.optional(),
+      // Occupancy (percent) below which the group shrinks (default 25).
+      dec_scale_occupancy_rate: percent.optional(),
+      // Workers added or removed by an occupancy step (default 1).
+      inc_num_workers: count.min(1, "must be at least 1").optional(),
+      // The tags whose waiting jobs the group scales on, instead of its worker_tags.
+      custom_tags: z
+        .array(
+          z
+            .string({ error: "must be a tag" })
+            .regex(/^[A-Za-z0-9_.$/-]{1,128}$/, "is not a tag (1-128 letters, digits, _ . - / or $)"),
+          { error: "must be a list of tags" },
+        )
+        .max(100, "at most 100 tags")
+        .optional(),
     },
     {
       error: (issue) =>
         issue.code === "unrecognized_keys"
-          ? "not an autoscaling setting (supported: enabled, min_workers, max_workers, cooldown_seconds, integration)"
+          ? `not an autoscaling setting (supported: ${AUTOSCALING_KEYS.join(", ")})`
           : issue.code === "invalid_type" && issue.input === undefined
             ? "is required"
             : "must be an object",
@@ -121,6 +178,19 @@ export const autoscalingConfigSchema = z
         code: "custom",
         path: ["min_workers"],
         message: `must not exceed max_workers (${config.min_workers} > ${config.max_workers})`,
+      });
+    }
+    const inc = config.inc_scale_occupancy_rate ?? 75;
+    const dec = config.dec_scale_occupancy_rate ?? 25;
+    if (dec >= inc) {
+      ctx.addIssue({
+        code: "custom",
+        path: [
+          config.dec_scale_occupancy_rate === undefined
+            ? "inc_scale_occupancy_rate"
+            : "dec_scale_occupancy_rate",
+        ],
+        message: `dec_scale_occupancy_rate must be below inc_scale_occupancy_rate (${dec} >= ${inc})`,
       });
     }
   });

@@ -75,6 +75,38 @@ describe("decideScaling", () => {
   });
 });
 
+describe("decideScaling with Windmill's advanced settings", () => {
+  it("inc_scale_occupancy_rate / dec_scale_occupancy_rate move the thresholds; inc_num_workers the step", () => {
+    assert.equal(decideScaling(load({ occupancy15s: 0.75, scaleOutOccupancy: 0.9 })), null);
+    const out = decideScaling(load({ maxWorkers: 10, occupancy15s: 0.9, scaleOutOccupancy: 0.9, step: 3 }));
+    assert.equal(out?.to, 5);
+    assert.match(out!.reason, /at or above 90 %/);
+    assert.equal(decideScaling(load({ occupancy15s: 0.95, step: 5 }))?.to, 3, "never beyond max_workers");
+    const low = { current: 6, maxWorkers: 10, busy: 1, waiting: 0, occupancy15s: 0.35, occupancy5m: 0.35 };
+    assert.equal(decideScaling(load(low)), null, "above the default 25 %");
+    const shrink = decideScaling(load({ ...low, scaleInOccupancy: 0.4, step: 2 }));
+    assert.equal(shrink?.to, 4);
+    assert.match(shrink!.reason, /below 40 % for 5 min/);
+  });
+
+  it("inc_scale_num_jobs_waiting: only that many jobs beyond the idle workers add workers", () => {
+    const waiting = load({ maxWorkers: 10, current: 2, busy: 2, waiting: 3, occupancy15s: 0.5 });
+    assert.equal(decideScaling({ ...waiting, incJobsWaiting: 4 }), null);
+    assert.equal(decideScaling({ ...waiting, incJobsWaiting: 3 })?.to, 5);
+  });
+
+  it("full_scale_jobs_waiting: straight to max_workers, with full_scale_cooldown_seconds as its cooldown", () => {
+    const burst = load({ maxWorkers: 20, current: 2, busy: 2, waiting: 50, secsSinceChange: 10 });
+    assert.equal(decideScaling(burst), null, "within the 60 s cooldown, no full scale out configured");
+    const full = decideScaling({ ...burst, fullScaleJobsWaiting: 50 });
+    assert.deepEqual([full?.to, full?.eventType], [20, "scale_out"]);
+    assert.match(full!.reason, /full scale out/);
+    assert.equal(decideScaling({ ...burst, fullScaleJobsWaiting: 51 }), null);
+    assert.equal(decideScaling({ ...burst, fullScaleJobsWaiting: 50, fullScaleCooldownSecs: 30 }), null);
+    assert.equal(decideScaling({ ...burst, fullScaleJobsWaiting: 50, fullScaleCooldownSecs: 10 })?.to, 20);
+  });
+});
+
 describe("the autoscaling config", () => {
   const config = (autoscaling: unknown) => () => parseWorkerGroupConfig({ autoscaling });
   const refused = (autoscaling: unknown, field: string, message: RegExp) =>
@@ -100,6 +132,26 @@ describe("the autoscaling config", () => {
     })();
   });
 
+  it("accepts Windmill's advanced keys and keeps them as given (round trip)", () => {
+    const windmill = {
+      enabled: true,
+      min_workers: 1,
+      max_workers: 10,
+      cooldown_seconds: 120,
+      inc_scale_num_jobs_waiting: 2,
+      full_scale_cooldown_seconds: 300,
+      full_scale_jobs_waiting: 40,
+      dec_scale_occupancy_rate: 20,
+      inc_scale_occupancy_rate: 80,
+      inc_num_workers: 2,
+      custom_tags: ["gpu", "heavy_py"],
+      integration: { type: "script", path: "f/ops/scale", tag: "ops" },
+    };
+    const parsed = parseWorkerGroupConfig({ autoscaling: windmill });
+    assert.deepEqual(parsed, { autoscaling: windmill });
+    assert.deepEqual(parseWorkerGroupConfig(JSON.parse(JSON.stringify(parsed))), parsed);
+  });
+
   it("refuses an inconsistent config, naming the field", () => {
     const base = { enabled: true, min_workers: 0, max_workers: 3, integration: local };
     refused({ ...base, min_workers: 4 }, "autoscaling.min_workers", /must not exceed max_workers \(4 > 3\)/);
@@ -122,6 +174,41 @@ describe("the autoscaling config", () => {
       /not a Kubernetes namespace/,
     );
     refused({ ...base, burst: true }, "autoscaling.burst", /not an autoscaling setting/);
+    refused(
+      { ...base, inc_scale_occupancy_rate: 120 },
+      "autoscaling.inc_scale_occupancy_rate",
+      /at most 100/,
+    );
+    refused({ ...base, dec_scale_occupancy_rate: -1 }, "autoscaling.dec_scale_occupancy_rate", /0 or more/);
+    refused(
+      { ...base, dec_scale_occupancy_rate: 80 },
+      "autoscaling.dec_scale_occupancy_rate",
+      /must be below inc_scale_occupancy_rate \(80 >= 75\)/,
+    );
+    refused(
+      { ...base, inc_scale_occupancy_rate: 20 },
+      "autoscaling.inc_scale_occupancy_rate",
+      /must be below inc_scale_occupancy_rate \(25 >= 20\)/,
+    );
+    refused(
+      { ...base, inc_scale_num_jobs_waiting: 0 },
+      "autoscaling.inc_scale_num_jobs_waiting",
+      /at least 1/,
+    );
+    refused(
+      { ...base, full_scale_jobs_waiting: "10" },
+      "autoscaling.full_scale_jobs_waiting",
+      /number of jobs/,
+    );
+    refused({ ...base, inc_num_workers: 0 }, "autoscaling.inc_num_workers", /at least 1/);
+    refused({ ...base, custom_tags: "gpu" }, "autoscaling.custom_tags", /list of tags/);
+    refused({ ...base, custom_tags: ["a b"] }, "autoscaling.custom_tags[0]", /not a tag/);
+    // A key of neither Millrace nor Windmill: refused, the supported ones listed.
+    refused(
+      { ...base, num_jobs_waiting: 3 },
+      "autoscaling.num_jobs_waiting",
+      /supported: .*inc_scale_num_jobs_waiting/,
+    );
     refused({ min_workers: 0, max_workers: 3, integration: local }, "autoscaling.enabled", /true or false/);
   });
 });

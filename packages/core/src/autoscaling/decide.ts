@@ -28,6 +28,19 @@ export interface GroupLoad {
   occupancy30m: number | null;
   /** Seconds since the count last changed; null when it never did. */
   secsSinceChange: number | null;
+  // Windmill's advanced settings (see config.ts); each defaults to the rule above.
+  /** Jobs waiting beyond the idle workers that add workers (inc_scale_num_jobs_waiting; 1). */
+  incJobsWaiting?: number;
+  /** Jobs waiting that take the group to max_workers at once (full_scale_jobs_waiting; none). */
+  fullScaleJobsWaiting?: number | null;
+  /** Cooldown after a change before a full scale out (full_scale_cooldown_seconds; 0). */
+  fullScaleCooldownSecs?: number;
+  /** Occupancy (0..1) at or above which a worker is added (inc_scale_occupancy_rate; 0.75). */
+  scaleOutOccupancy?: number;
+  /** Occupancy (0..1) below which the group shrinks (dec_scale_occupancy_rate; 0.25). */
+  scaleInOccupancy?: number;
+  /** Workers added or removed by an occupancy step (inc_num_workers; 1). */
+  step?: number;
 }
 
 export interface ScalingDecision {
@@ -46,6 +59,10 @@ function occupancyText(load: GroupLoad): string {
 /** What the group should change to now, or null to leave it as it is. */
 export function decideScaling(load: GroupLoad): ScalingDecision | null {
   const { current, minWorkers: min, maxWorkers: max } = load;
+  const scaleOut = load.scaleOutOccupancy ?? SCALE_OUT_OCCUPANCY;
+  const scaleIn = load.scaleInOccupancy ?? SCALE_IN_OCCUPANCY;
+  const step = Math.max(1, load.step ?? 1);
+  const incJobs = Math.max(1, load.incJobsWaiting ?? 1);
   const decision = (to: number, eventType: AutoscalingEventType, reason: string): ScalingDecision | null =>
     to === current ? null : { from: current, to, eventType, reason };
 
@@ -62,25 +79,45 @@ export function decideScaling(load: GroupLoad): ScalingDecision | null {
     );
   }
 
+  // Windmill's full scale out: enough jobs wait to take the group to max_workers at once, with a
+  // cooldown of its own (full_scale_cooldown_seconds) rather than cooldown_seconds.
+  const full = load.fullScaleJobsWaiting ?? null;
+  if (
+    full !== null &&
+    current < max &&
+    load.waiting >= full &&
+    (load.secsSinceChange === null || load.secsSinceChange >= (load.fullScaleCooldownSecs ?? 0))
+  ) {
+    return decision(
+      max,
+      "scale_out",
+      `${load.waiting} job(s) waiting, at least full_scale_jobs_waiting (${full}): full scale out`,
+    );
+  }
+
   if (load.secsSinceChange !== null && load.secsSinceChange < load.cooldownSecs) return null;
 
   // Workers still starting are counted as idle: they take the jobs that wait as soon as they are up,
   // so a group that was just scaled out is not scaled out again for the same jobs.
   const idle = Math.max(0, current - load.busy);
-  if (current < max && load.waiting > idle) {
+  if (current < max && load.waiting - idle >= incJobs) {
     return decision(
       Math.min(max, current + (load.waiting - idle)),
       "scale_out",
       `${load.waiting} job(s) waiting for ${idle} idle worker(s); ${occupancyText(load)}`,
     );
   }
-  if (current < max && load.occupancy15s !== null && load.occupancy15s >= SCALE_OUT_OCCUPANCY) {
-    return decision(current + 1, "scale_out", `${occupancyText(load)}: at or above 75 %`);
+  if (current < max && load.occupancy15s !== null && load.occupancy15s >= scaleOut) {
+    return decision(
+      Math.min(max, current + step),
+      "scale_out",
+      `${occupancyText(load)}: at or above ${pct(scaleOut)}`,
+    );
   }
 
   // Idle: nothing waits, nothing runs, and the last 15 s were quiet too (a steady trickle of short
   // jobs can look idle in a single sample between two jobs).
-  const quiet = (load.occupancy15s ?? 0) < SCALE_IN_OCCUPANCY;
+  const quiet = (load.occupancy15s ?? 0) < scaleIn;
   if (current > min && load.waiting === 0 && load.busy === 0 && quiet) {
     return decision(min, "scale_in", `idle: no job waiting or running; ${occupancyText(load)}`);
   }
@@ -90,16 +127,16 @@ export function decideScaling(load: GroupLoad): ScalingDecision | null {
   const underUsed =
     quiet &&
     load.occupancy5m !== null &&
-    load.occupancy5m < SCALE_IN_OCCUPANCY &&
+    load.occupancy5m < scaleIn &&
     (load.secsSinceChange === null || load.secsSinceChange >= SCALE_IN_AFTER_SECS);
   if (current > min && underUsed) {
-    const longIdle = load.occupancy30m !== null && load.occupancy30m < SCALE_IN_OCCUPANCY;
+    const longIdle = load.occupancy30m !== null && load.occupancy30m < scaleIn;
     const to = Math.max(
       min,
-      longIdle ? Math.min(current - 1, Math.ceil(current / 2)) : current - 1,
+      longIdle ? Math.min(current - step, Math.ceil(current / 2)) : current - step,
       load.busy,
     );
-    return decision(to, "scale_in", `${occupancyText(load)}: below 25 % for 5 min`);
+    return decision(to, "scale_in", `${occupancyText(load)}: below ${pct(scaleIn)} for 5 min`);
   }
   return null;
 }

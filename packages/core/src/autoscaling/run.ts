@@ -9,7 +9,7 @@ import type { FleetSample } from "../fleet/sample.ts";
 import type { JobsContext } from "../jobs/run.ts";
 import { effectiveWorkerTags, parseWorkerGroupConfig } from "../workers/group-config.ts";
 import { DEFAULT_COOLDOWN_SECS, type AutoscalingConfig } from "./config.ts";
-import { decideScaling, type ScalingDecision } from "./decide.ts";
+import { decideScaling, SCALE_IN_OCCUPANCY, SCALE_OUT_OCCUPANCY, type ScalingDecision } from "./decide.ts";
 import { applyScaling, type IntegrationEnvironment } from "./integrations.ts";
 import { autoscalingMetrics } from "./metrics.ts";
 
@@ -43,7 +43,10 @@ async function autoscaledGroups(pool: Pool, log: (message: string) => void) {
         groups.push({
           name: row.name,
           autoscaling: config.autoscaling,
-          tags: effectiveWorkerTags(undefined, config),
+          // Windmill's custom_tags: the tags to scale on, instead of the group's own.
+          tags: config.autoscaling.custom_tags?.length
+            ? config.autoscaling.custom_tags
+            : effectiveWorkerTags(undefined, config),
         });
     } catch (error) {
       log(
@@ -104,6 +107,12 @@ export async function runAutoscaler(
       occupancy5m: live?.occupancy5m ?? null,
       occupancy30m: live?.occupancy30m ?? null,
       secsSinceChange: state?.secsSinceChange ?? null,
+      incJobsWaiting: config.inc_scale_num_jobs_waiting ?? 1,
+      fullScaleJobsWaiting: config.full_scale_jobs_waiting ?? null,
+      fullScaleCooldownSecs: config.full_scale_cooldown_seconds ?? 0,
+      scaleOutOccupancy: (config.inc_scale_occupancy_rate ?? SCALE_OUT_OCCUPANCY * 100) / 100,
+      scaleInOccupancy: (config.dec_scale_occupancy_rate ?? SCALE_IN_OCCUPANCY * 100) / 100,
+      step: config.inc_num_workers ?? 1,
     };
     autoscalingMetrics().observe(group.name, load);
     const decision = decideScaling(load);

@@ -1,5 +1,6 @@
 import { parseMetricsAddr } from "../metrics/listener.ts";
 import { z } from "zod";
+import { DIRECT_URL_REQUIRED, isTransactionPooled } from "@millrace/db/pgbouncer";
 import { instanceKeyProblem } from "../secrets/cipher.ts";
 
 /** Formats zod issues so that the message names the bad variable. */
@@ -36,6 +37,27 @@ export const positiveIntVar = (fallback: number) =>
 export const databaseUrlVar = z
   .string({ error: "is required (postgresql://user:password@host:5432/database)" })
   .refine((value) => /^postgres(ql)?:\/\//.test(value), "must start with postgresql://");
+
+/** DATABASE_URL_DIRECT: a session connection beside a transaction-pooled DATABASE_URL (packages/db pgbouncer.ts). */
+export const directDatabaseUrlVar = databaseUrlVar
+  .refine(
+    (value) => !isTransactionPooled(value),
+    "must reach PostgreSQL or a PgBouncer database in session mode (no pgbouncer=true)",
+  )
+  .optional();
+
+/** For a schema's superRefine: a transaction-pooled DATABASE_URL needs DATABASE_URL_DIRECT. */
+export function requireDirectUrlWhenPooled(
+  env: { DATABASE_URL?: string | undefined; DATABASE_URL_DIRECT?: string | undefined },
+  context: z.RefinementCtx,
+): void {
+  if (env.DATABASE_URL && isTransactionPooled(env.DATABASE_URL) && !env.DATABASE_URL_DIRECT)
+    context.addIssue({
+      code: "custom",
+      path: ["DATABASE_URL_DIRECT"],
+      message: DIRECT_URL_REQUIRED.replace(/^DATABASE_URL_DIRECT: /, ""),
+    });
+}
 
 export const tagListVar = z
   .string()

@@ -4,6 +4,8 @@ export {
   booleanVar,
   positiveIntVar,
   databaseUrlVar,
+  directDatabaseUrlVar,
+  requireDirectUrlWhenPooled,
   tagListVar,
   metricsAddrVar,
   secretKeyVar,

@@ -1,4 +1,4 @@
-import { createPool, parseMultiHostUrl, POOL_DEFAULTS } from "@millrace/db";
+import { createPool, isTransactionPooled, parseMultiHostUrl, POOL_DEFAULTS } from "@millrace/db";
 import { PgBoss } from "pg-boss";
 
 export type Boss = PgBoss;
@@ -15,9 +15,13 @@ export async function startBoss(
 ): Promise<PgBoss> {
   const max = options.max ?? POOL_DEFAULTS[role].queue;
   const applicationName = `millrace-${role}-boss`;
-  // pg-boss's own pool reads only single-host URLs: a multi-host one goes through ours, which
-  // follows the primary (packages/db hosts.ts).
-  const pool = parseMultiHostUrl(databaseUrl) ? createPool(databaseUrl, { max, applicationName }) : null;
+  // pg-boss's own pool reads only single-host URLs and prepares nothing it knows of PgBouncer:
+  // a multi-host or transaction-pooled URL goes through ours, which follows the primary
+  // (packages/db hosts.ts) and sends no named statement (pgbouncer.ts).
+  const pool =
+    parseMultiHostUrl(databaseUrl) || isTransactionPooled(databaseUrl)
+      ? createPool(databaseUrl, { max, applicationName })
+      : null;
   const boss = new PgBoss({
     ...(pool
       ? { db: { executeSql: (text: string, values?: unknown[]) => pool.query(text, values) } }

@@ -16,3 +16,4 @@ export {
   revokeTokensOfJob,
 } from "./job-token.ts";
 export type { SecretsContext } from "./context.ts";
+export { MIN_SECRET_CHARS, SECRET_MASK, SecretMasker } from "./masker.ts";

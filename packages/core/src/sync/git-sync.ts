@@ -9,8 +9,10 @@
 // but committed after it) as Millrace, and pushes. Only a successful push moves the watermark,
 // so a failed run loses nothing: the next one starts again from the remote head.
 //
-// One run at a time per workspace, across every server: a session advisory lock, held by the
-// server running it for the run's whole duration (released if the server dies).
+// One run at a time per workspace, across every server: a transaction-level advisory lock in a
+// transaction held open, on a connection of its own, for the run's whole duration (released if
+// the server dies). Not a session lock: behind PgBouncer in transaction mode a session lock would
+// stay on whichever server connection took it, and its unlock could run on another.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -475,18 +477,20 @@ export async function runGitSync(
 ): Promise<GitSyncRunResult> {
   const lockClient = await ctx.pool.connect();
   try {
+    await lockClient.query("BEGIN");
     const { rows: locked } = await lockClient.query<{ ok: boolean }>(
-      "SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok",
+      "SELECT pg_try_advisory_xact_lock($1, hashtext($2)) AS ok",
       [ADVISORY_LOCK_CLASS, ws],
     );
     if (!locked[0]?.ok) return { status: "busy", commits: 0, head: null };
-    try {
-      return await runLocked(ctx, ws, options);
-    } finally {
-      await lockClient.query("SELECT pg_advisory_unlock($1, hashtext($2))", [ADVISORY_LOCK_CLASS, ws]);
-    }
+    return await runLocked(ctx, ws, options);
   } finally {
-    lockClient.release();
+    // Ends the transaction (it wrote nothing), and with it the lock. A connection that cannot
+    // even roll back is dropped, not handed back to the pool.
+    await lockClient.query("ROLLBACK").then(
+      () => lockClient.release(),
+      (error: Error) => lockClient.release(error),
+    );
   }
 }
 

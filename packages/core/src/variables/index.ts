@@ -19,6 +19,7 @@ export {
 export {
   JOB_SECRET_READ_CHANNEL,
   notifyJobSecretRead,
+  recordAgentJobSecretRead,
   parseJobSecretRead,
   type JobSecretRead,
 } from "./secret-reads.ts";

@@ -41,3 +41,25 @@ export async function notifyJobSecretRead(
 ): Promise<void> {
   await pool.query("SELECT pg_notify($1, $2)", [JOB_SECRET_READ_CHANNEL, jobSecretReadPayload(read)]);
 }
+
+/**
+ * A job running on an agent worker read a secret through its own token: kept (as its stored
+ * ciphertext) for the server that answers that agent's logs and completion, which masks it there
+ * (see agentAppendLogs). The agent has no LISTEN connection, and the server answering it may not
+ * be the one that answered the read: a row is seen by every server, committed before the value
+ * goes back to the job. Nothing is written for a job that is not running on an agent.
+ */
+export async function recordAgentJobSecretRead(
+  pool: Pool,
+  jobId: string,
+  read: { path: string; stored: string },
+): Promise<void> {
+  await pool.query(
+    `INSERT INTO agent_job_secret (job_id, workspace_id, path, value)
+     SELECT j.id, j.workspace_id, $2, $3 FROM job j
+       JOIN worker_ping w ON w.name = j.worker_name AND w.agent_token_id IS NOT NULL
+      WHERE j.id = $1::uuid AND j.status = 'running'
+        AND NOT EXISTS (SELECT 1 FROM agent_job_secret s WHERE s.job_id = j.id AND s.value = $3)`,
+    [jobId, read.path, read.stored],
+  );
+}

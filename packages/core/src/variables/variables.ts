@@ -9,7 +9,7 @@ import { isEncrypted } from "../secrets/keyring.ts";
 import type { Membership } from "../workspaces.ts";
 import { VARIABLE_FILE_FIELDS } from "@millrace/sync";
 import { pageWindow, readableCondition } from "./readable.ts";
-import { notifyJobSecretRead } from "./secret-reads.ts";
+import { notifyJobSecretRead, recordAgentJobSecretRead } from "./secret-reads.ts";
 
 export const MAX_VARIABLE_VALUE_CHARS = 1024 * 1024;
 export const MAX_DESCRIPTION_CHARS = 10_000;
@@ -133,6 +133,12 @@ async function revealSecret(
       path: row.path,
       stored: row.value,
     });
+    // On an agent worker, the server answering the agent masks it (no NOTIFY reaches an agent).
+    if (membership.principal.jobId)
+      await recordAgentJobSecretRead(ctx.pool, membership.principal.jobId, {
+        path: row.path,
+        stored: row.value,
+      });
   }
   return plain;
 }

@@ -42,3 +42,11 @@ export {
   type WorkerPingView,
 } from "./workers-list.ts";
 export { pingWorkers, type SlotPing, type WorkerPingInput } from "./ping.ts";
+export {
+  recordWorkerScriptEnd,
+  recordWorkerScriptStart,
+  WORKER_SCRIPT_TIMEOUT_SECS,
+  WORKER_SCRIPTS_WORKSPACE,
+  type WorkerScriptKind,
+  type WorkerScriptOutcome,
+} from "./worker-scripts.ts";

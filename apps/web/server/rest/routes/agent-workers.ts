@@ -1,6 +1,6 @@
 // Agent workers (MODE=agent): the superadmin routes that issue and revoke their tokens (Windmill's
 // agent_workers endpoints), and the only routes an agent token opens: ping, claim, logs,
-// complete, leave. Those authenticate the agent token themselves (`auth: "public"` to the
+// complete, leave, and worker_script/{start,end} (its group's init and periodic scripts). Those authenticate the agent token themselves (`auth: "public"` to the
 // router); no other route accepts it, since it is not an API token (see agentFromToken).
 import {
   agentAppendLogs,
@@ -9,6 +9,9 @@ import {
   agentFromToken,
   agentLeave,
   agentPing,
+  agentWorkerConfig,
+  agentWorkerScriptEnd,
+  agentWorkerScriptStart,
   createAgentToken,
   listAgentTokens,
   MAX_AGENT_SLOTS,
@@ -130,6 +133,14 @@ export const agentWorkerRoutes: Route[] = [
       // The zombie monitor's timeout (s): the agent fences itself (kills its jobs) when it has not
       // had a ping answered for half of it (apps/worker/src/fence.ts).
       zombie_job_timeout: z.number(),
+      // The group's init and periodic scripts, which the agent runs itself.
+      worker_config: z
+        .object({
+          init_bash: z.string().optional(),
+          periodic_script_bash: z.string().optional(),
+          periodic_script_interval_seconds: z.number().optional(),
+        })
+        .nullable(),
     }),
     handler: async (ctx, { body }) => {
       const agent = await agentOf(ctx);
@@ -158,6 +169,7 @@ export const agentWorkerRoutes: Route[] = [
         canceled,
         // As the leader published it; else this server's own setting.
         zombie_job_timeout: zombie?.timeoutSecs ?? serverEnv().ZOMBIE_JOB_TIMEOUT,
+        worker_config: await agentWorkerConfig(ctx.services.pool, agent),
       });
     },
   }),
@@ -188,7 +200,7 @@ export const agentWorkerRoutes: Route[] = [
     handler: async (ctx, { body }) => {
       const agent = await agentOf(ctx);
       await agentAppendLogs(
-        ctx.services.pool,
+        ctx.services,
         agent,
         body.entries.map((entry) => ({ jobId: entry.job_id, chunk: entry.chunk })),
       );
@@ -219,8 +231,7 @@ export const agentWorkerRoutes: Route[] = [
     handler: async (ctx, { body }) => {
       const agent = await agentOf(ctx);
       const recorded = await agentComplete(
-        ctx.services.pool,
-        ctx.services.boss,
+        ctx.services,
         agent,
         body.completions.map((c) => ({
           jobId: c.job_id,
@@ -232,6 +243,56 @@ export const agentWorkerRoutes: Route[] = [
         })),
       );
       return json({ recorded });
+    },
+  }),
+  defineRoute({
+    method: "POST",
+    pattern: "/api/agent_workers/worker_script/start",
+    summary: "agent worker records the start of its group's init or periodic script (Millrace)",
+    tag: "agent_worker",
+    auth: "public",
+    body: z.object({
+      worker_name: workerName,
+      kind: z.enum(["init_script", "periodic_script"]),
+      content: z.string().max(1_000_000),
+    }),
+    response: z.object({ id: z.string() }),
+    handler: async (ctx, { body }) => {
+      const agent = await agentOf(ctx);
+      const id = await agentWorkerScriptStart(ctx.services.pool, agent, {
+        workerName: body.worker_name,
+        kind: body.kind,
+        content: body.content,
+      });
+      return json({ id });
+    },
+  }),
+  defineRoute({
+    method: "POST",
+    pattern: "/api/agent_workers/worker_script/end",
+    summary: "agent worker records the end of its group's init or periodic script (Millrace)",
+    tag: "agent_worker",
+    auth: "public",
+    body: z.object({
+      job_id: jobId,
+      outcome: z.discriminatedUnion("status", [
+        z.object({ status: z.literal("success"), result: z.unknown() }),
+        z.object({ status: z.literal("failure"), error: jobError }),
+        z.object({ status: z.literal("canceled") }),
+      ]),
+      pending_log: z.string(),
+    }),
+    response: okShape,
+    handler: async (ctx, { body }) => {
+      const agent = await agentOf(ctx);
+      await agentWorkerScriptEnd(
+        ctx.services.pool,
+        agent,
+        body.job_id,
+        body.outcome as never,
+        body.pending_log,
+      );
+      return json({ ok: true });
     },
   }),
   defineRoute({

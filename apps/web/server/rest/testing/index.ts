@@ -8,6 +8,8 @@ const script = path.join(path.dirname(fileURLToPath(import.meta.url)), "rest-pro
 
 export interface RestProcess {
   url: string;
+  /** The process's pid (its memory, read by benchmarks from /proc). */
+  pid: number;
   output(): string;
   stop(): Promise<void>;
 }
@@ -30,6 +32,7 @@ export async function startRestProcess(env: Record<string, string>): Promise<Res
   }
   return {
     url: match[1]!,
+    pid: child.pid!,
     output: () => output,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
