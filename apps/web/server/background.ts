@@ -8,6 +8,7 @@ import {
   deleteOldFleetSamples,
   evaluateFleetAlerts,
   handleZombieJobs,
+  publishZombieSettings,
   repairOrphanedJobs,
   runAutoscaler,
   sampleFleet,
@@ -47,10 +48,11 @@ export function startBackgroundTasks(): Promise<void> {
           name: "zombie monitor",
           intervalMs: Math.max(2000, Math.min(15_000, (env.ZOMBIE_JOB_TIMEOUT * 1000) / 4)),
           async run() {
-            const { restarted, failed } = await handleZombieJobs(services.pool, services.boss, {
-              timeoutSecs: env.ZOMBIE_JOB_TIMEOUT,
-              restart: env.RESTART_ZOMBIE_JOBS,
-            });
+            const zombie = { timeoutSecs: env.ZOMBIE_JOB_TIMEOUT, restart: env.RESTART_ZOMBIE_JOBS };
+            // Workers read it with their pings and fence themselves before this monitor could
+            // hand their jobs to another worker (apps/worker/src/fence.ts).
+            await publishZombieSettings(services.pool, zombie);
+            const { restarted, failed } = await handleZombieJobs(services.pool, services.boss, zombie);
             if (restarted.length) log(`restarted zombie jobs: ${restarted.join(", ")}`);
             if (failed.length) log(`failed zombie jobs: ${failed.join(", ")}`);
             const repaired = await repairOrphanedJobs(services.pool, services.boss);

@@ -69,6 +69,12 @@ export class Dispatcher {
   private readonly deps: RunJobDeps & { pool: Pool; boss: Boss; claimPool: Pool };
   private readonly log: (message: string) => void;
   private readonly pause: ClaimPause;
+  /** Fenced (see fence.ts): its jobs were killed and it claims nothing until `unfence`. */
+  private fencedNow = false;
+  /** Jobs killed by the fence: they go back to the queue (as zombies) once the database answers. */
+  private readonly fencedJobs = new Map<string, { id: string; bossJobId: string; workerName: string }>();
+  /** Jobs claimed but never started when the fence came (claimed ahead, handed over). */
+  private readonly fencedUnstarted = new Map<string, ClaimedJob>();
 
   constructor(
     deps: RunJobDeps & { pool: Pool; boss: Boss; claimPool: Pool },
@@ -106,13 +112,18 @@ export class Dispatcher {
    * RECONCILE_GRACE_SECS are left alone: their claim's answer may still be on its way.
    */
   async reconcile(slotNames: readonly string[]): Promise<void> {
-    if (this.stopping) return;
+    if (this.stopping || this.fencedNow) return;
     const { rows } = await this.deps.pool.query<{ id: string; boss_job_id: string; worker_name: string }>(
       `SELECT id, boss_job_id, worker_name FROM job
         WHERE status = 'running' AND worker_name = ANY($1) AND started_at < now() - make_interval(secs => $2)`,
       [slotNames, RECONCILE_GRACE_SECS],
     );
-    const held = new Set([...this.running.keys(), ...this.batcher.heldJobIds()]);
+    const held = new Set([
+      ...this.running.keys(),
+      ...this.batcher.heldJobIds(),
+      ...this.fencedJobs.keys(),
+      ...this.fencedUnstarted.keys(),
+    ]);
     const orphans = rows.filter((row) => !held.has(row.id));
     if (orphans.length === 0 || this.stopping) return;
     await requeueAbandonedJobs(
@@ -122,6 +133,62 @@ export class Dispatcher {
       "does not hold this job (the answer to its claim was lost)",
     );
     this.log(`put ${orphans.length} job(s) this worker never received back in the queue`);
+  }
+
+  get fenced(): boolean {
+    return this.fencedNow;
+  }
+
+  /**
+   * Self-fencing (see fence.ts): the worker has not had a heartbeat committed for long enough that
+   * the zombie monitor may soon hand its jobs to another worker. Kills every running job's
+   * process group now (their outcome and remaining output are never reported), drops the jobs
+   * claimed but not started, and stops claiming. Completions already handed to the batcher stay:
+   * those jobs did finish, and a completion arriving after the job was put back is refused
+   * (`boss_job_id`). Answers how many running jobs were killed.
+   */
+  fence(): number {
+    this.fencedNow = true;
+    let killed = 0;
+    for (const entry of this.ahead.splice(0)) {
+      this.running.delete(entry.job.id);
+      this.fencedUnstarted.set(entry.job.id, entry.job);
+    }
+    for (const entry of this.running.values()) {
+      if (entry.controller.signal.aborted) continue;
+      entry.controller.abort("fence");
+      killed++;
+    }
+    return killed;
+  }
+
+  /**
+   * The database answers again: the fenced jobs go back to the queue (counted as zombie restarts,
+   * unless the zombie monitor already did it: only their claimed dispatch is put back), those
+   * never started are released, and claiming resumes. Throws (and stays fenced) if the database
+   * is away again; called again on the next answered ping.
+   */
+  async unfence(zombie: { restart: boolean }, silentSecs: number): Promise<number> {
+    // Their processes were killed at the fence: wait for their runs to notice.
+    while ([...this.fencedJobs.keys()].some((id) => this.running.has(id)))
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    const fenced = [...this.fencedJobs.values()];
+    if (fenced.length > 0) {
+      await requeueAbandonedJobs(
+        this.deps.pool,
+        this.deps.boss,
+        fenced,
+        `fenced itself (no heartbeat reached the database for ${silentSecs} s) and killed the job`,
+        zombie,
+      );
+    }
+    const unstarted = [...this.fencedUnstarted.values()];
+    if (unstarted.length > 0) await releaseClaimedJobs(this.deps.pool, this.deps.boss, unstarted);
+    this.fencedJobs.clear();
+    this.fencedUnstarted.clear();
+    this.fencedNow = false;
+    this.wake.wakeAll();
+    return fenced.length;
   }
 
   start(): void {
@@ -227,7 +294,8 @@ export class Dispatcher {
         await new Promise<void>((resolve) => setImmediate(resolve));
         const seen = this.wake.current();
         // `millrace backup restore` is replacing the database: claim nothing until it is done.
-        if (await this.pause.isPaused()) {
+        // Nor while fenced (see fence).
+        if (this.fencedNow || (await this.pause.isPaused())) {
           await this.wake.wait(seen, IDLE_RECHECK_MS);
           continue;
         }
@@ -251,6 +319,15 @@ export class Dispatcher {
           this.free.push(...slots.filter((slot) => !used.has(slot.name)));
         }
         const slotByName = new Map(slots.map((slot) => [slot.name, slot]));
+        if (this.fencedNow) {
+          // The fence came while this claim was in flight: these never start here.
+          for (const job of jobs) {
+            this.fencedUnstarted.set(job.id, job);
+            const slot = slotByName.get(job.workerName);
+            if (slot) this.free.push(slot);
+          }
+          jobs = [];
+        }
         for (const job of jobs) {
           const slot = slotByName.get(job.workerName);
           if (slot) this.run(this.track(job), slot);
@@ -306,6 +383,10 @@ export class Dispatcher {
     let handover: Promise<ClaimedJob | null> | null = null;
     void runClaimedJob(this.deps, job, entry.controller.signal, () => entry.cancelReason)
       .then((completion) => {
+        if (!completion && entry.controller.signal.reason === "fence") {
+          this.fencedJobs.set(job.id, { id: job.id, bossJobId: job.bossJobId, workerName: slot.name });
+          this.log(`job ${job.id} killed by the fence: its outcome is not reported`);
+        }
         const ranMs = performance.now() - entry.since;
         if (!entry.controller.signal.aborted) this.durations.record(job, ranMs);
         // The slot is free as soon as the job's process is gone; its completion is committed in
@@ -345,8 +426,9 @@ export class Dispatcher {
 
   /** The slot's next job: the one handed over to it, else one claimed ahead; else it is free. */
   private async nextInSlot(slot: SlotState, handedOver: ClaimedJob | null): Promise<void> {
-    if (handedOver && !this.stopping) return this.run(this.track(handedOver), slot, true);
-    if (handedOver) {
+    if (handedOver && this.fencedNow) this.fencedUnstarted.set(handedOver.id, handedOver);
+    else if (handedOver && !this.stopping) return this.run(this.track(handedOver), slot, true);
+    else if (handedOver) {
       // Stopping: it never started here, and any worker may run it.
       await releaseClaimedJobs(this.deps.pool, this.deps.boss, [handedOver]).catch((error: Error) =>
         this.log(`could not release job ${handedOver.id}: ${error.message}`),

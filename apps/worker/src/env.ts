@@ -33,8 +33,13 @@ export const workerEnvSchema = z.object({
   WORKER_NAME_PREFIX: z.string().optional(),
   // Seconds a stopping worker lets running jobs finish before it puts them back in the queue.
   WORKER_GRACE_PERIOD: positiveIntVar(30),
-  // Seconds between pings; must stay well under the servers' ZOMBIE_JOB_TIMEOUT.
+  // Seconds between pings; must stay well under the servers' ZOMBIE_JOB_TIMEOUT (pings go out
+  // at least 4 times per fence delay whatever this says: see fence.ts).
   WORKER_PING_INTERVAL: positiveIntVar(5),
+  // The servers' ZOMBIE_JOB_TIMEOUT, used only until the leader's published value is read with
+  // the first ping: a worker that has no heartbeat committed for half of it kills its running
+  // jobs (self-fencing, see fence.ts).
+  ZOMBIE_JOB_TIMEOUT: positiveIntVar(60),
   // `<workspace>:<script path>`: serve only that script, from a warm process (dedicated worker).
   DEDICATED_WORKER: z
     .string()

@@ -1,5 +1,5 @@
 import os from "node:os";
-import { pingWorkers as pingWorkerSlots, type SlotPing } from "@millrace/core";
+import { pingWorkers as pingWorkerSlots, type SlotPing, type ZombieSettings } from "@millrace/core";
 import type { Pool } from "@millrace/db";
 import type { Occupancy } from "./occupancy.ts";
 
@@ -22,7 +22,7 @@ export function slotPing(slot: SlotState): SlotPing {
   };
 }
 
-/** The worker_ping rows of this process's slots (see core's pingWorkers). */
+/** The worker_ping rows of this process's slots (see core's pingWorkers), and the zombie settings. */
 export async function pingWorkers(
   pool: Pool,
   group: string,
@@ -30,8 +30,8 @@ export async function pingWorkers(
   slots: readonly SlotState[],
   version: string,
   sandbox: string,
-): Promise<void> {
-  await pingWorkerSlots(pool, {
+): Promise<{ zombie: ZombieSettings | null }> {
+  return pingWorkerSlots(pool, {
     group,
     tags,
     host: os.hostname(),

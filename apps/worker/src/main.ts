@@ -26,6 +26,7 @@ import { Dispatcher } from "./dispatcher.ts";
 import { DedicatedRunner, dedicatedTarget } from "./dedicated.ts";
 import { loadWorkerEnv } from "./env.ts";
 import { dbWorkerScriptRecorder, PeriodicScript, runWorkerScript } from "./init-scripts.ts";
+import { Fence } from "./fence.ts";
 import { pingWorkers, type SlotState } from "./heartbeat.ts";
 import { Notifications } from "./notifications.ts";
 import { secretReadByJob } from "./job-secrets.ts";
@@ -201,13 +202,61 @@ log(
   `group "${env.WORKER_GROUP}", ${env.NUM_WORKERS} slot(s), serving tags: ${refusesJobs ? "none (no sandbox)" : tags.join(", ")}`,
 );
 
-const ping = () =>
-  pingWorkers(pool, env.WORKER_GROUP, tags, slots, VERSION, sandboxState).catch((error: Error) =>
-    log(`ping failed: ${error.message}`),
+// Self-fencing (fence.ts): no ping committed for half of ZOMBIE_JOB_TIMEOUT (as the leader
+// published it) and the running jobs are killed before the zombie monitor could rerun them
+// elsewhere; claiming resumes once a ping is answered again.
+let zombieRestart = true;
+const fence = new Fence({
+  timeoutSecs: env.ZOMBIE_JOB_TIMEOUT,
+  onFence(silentMs) {
+    const killed = dispatcher.fence();
+    log(
+      `FENCED: no heartbeat reached the database for ${(silentMs / 1000).toFixed(1)} s ` +
+        `(ZOMBIE_JOB_TIMEOUT ${fence.zombieTimeoutSecs} s): killed ${killed} running job(s) so that ` +
+        `no job runs here and on another worker at once; their outcomes will not be reported; ` +
+        `claiming stops until the database answers`,
+    );
+  },
+});
+let recovering: Promise<void> | null = null;
+function recover(): void {
+  const silentSecs = Math.round(fence.zombieTimeoutSecs * 0.5);
+  recovering ??= dispatcher
+    .unfence({ restart: zombieRestart }, silentSecs)
+    .then((requeued) =>
+      log(`the database answers again: ${requeued} fenced job(s) back in the queue; claiming resumes`),
+    )
+    .catch((error: Error) => log(`still fenced: ${error.message}`))
+    .finally(() => (recovering = null));
+}
+const ping = () => {
+  const answered = fence.sending();
+  return pingWorkers(pool, env.WORKER_GROUP, tags, slots, VERSION, sandboxState).then(
+    ({ zombie }) => {
+      if (zombie) {
+        fence.setTimeoutSecs(zombie.timeoutSecs);
+        zombieRestart = zombie.restart;
+      }
+      answered();
+      if (dispatcher.fenced && !fence.fenced) recover();
+    },
+    (error: Error) => log(`ping failed: ${error.message}`),
   );
+};
 await ping();
+fence.start();
+let pingTimer: NodeJS.Timeout | null = null;
+const schedulePing = () => {
+  pingTimer = setTimeout(
+    () => {
+      void ping();
+      schedulePing();
+    },
+    fence.pingIntervalMs(env.WORKER_PING_INTERVAL * 1000),
+  );
+};
+schedulePing();
 const heartbeat = setInterval(() => {
-  void ping();
   void dispatcher
     .reconcile(slots.map((slot) => slot.name))
     .catch((error: Error) => log(`could not check the jobs held: ${error.message}`));
@@ -233,6 +282,8 @@ async function shutdown(signal: string): Promise<void> {
   await jobDirRemoved();
   clearInterval(heartbeat);
   clearInterval(cancelPoll);
+  if (pingTimer) clearTimeout(pingTimer);
+  fence.stop();
   // A worker that stops on purpose leaves the list at once: only one that goes silent is
   // "offline" (the instance's worker_offline alert), so scaling down raises nothing.
   await pool

@@ -124,8 +124,8 @@ function capped(deps: RunJobDeps, outcome: ExecuteOutcome): ExecuteOutcome {
 }
 
 /**
- * Runs one claimed job and returns its completion (null when the worker is shutting down and the
- * job must go back to the queue instead). Never throws for user errors.
+ * Runs one claimed job and returns its completion (null when the worker is shutting down or fenced
+ * and the job must go back to the queue instead). Never throws for user errors.
  */
 export async function runClaimedJob(
   deps: RunJobDeps,
@@ -149,6 +149,8 @@ export async function runClaimedJob(
       await secrets.settled();
       const text = unsent + secrets.masker.push(chunk);
       unsent = "";
+      // A fenced run writes nothing more: the job is another worker's to run now.
+      if (signal.reason === "fence") return;
       if (text) await deps.store.appendLog(job.id, text).catch(() => (unsent = text));
     });
   };
@@ -177,6 +179,14 @@ export async function runClaimedJob(
   }
   outcome = capped(deps, outcome);
   if (timer) clearTimeout(timer);
+  // Fenced (see fence.ts): killed because the worker lost the database; its output and outcome
+  // are dropped (a flush stuck on a dead connection is not waited for) and the zombie monitor,
+  // or the worker once the database answers, puts the job back in the queue.
+  // Any outcome but a success that came before the kill: one the kill caused is no outcome.
+  if (outcome.status !== "success" && signal.reason === "fence") {
+    release();
+    return null;
+  }
   await flushing;
   await secrets.settled();
   release();

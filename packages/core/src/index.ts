@@ -58,10 +58,14 @@ export { getInstanceSecret, sessionSigningSecret, SESSION_SALT_SETTING } from ".
 export * from "./jobs/index.ts";
 export {
   handleZombieJobs,
+  parseZombieSettings,
+  publishZombieSettings,
   repairOrphanedJobs,
   requeueAbandonedJobs,
   MAX_ZOMBIE_RESTARTS,
   type ZombieOptions,
+  type ZombieSettings,
+  ZOMBIE_SETTINGS_KEY,
 } from "./maintenance/zombies.ts";
 export { startLeaderLoop, type LeaderTask } from "./maintenance/leader.ts";
 export {

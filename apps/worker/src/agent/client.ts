@@ -51,6 +51,7 @@ export class AgentClient {
 
   ping(body: {
     held?: string[];
+    fenced?: { jobId: string; bossJobId: string }[];
     host: string;
     version: string;
     sandbox: string;
@@ -61,10 +62,15 @@ export class AgentClient {
     tags: string[];
     name_prefix: string;
     canceled: { id: string; reason: string }[];
+    /** The zombie monitor's timeout (s); absent from servers older than self-fencing. */
+    zombie_job_timeout?: number;
     worker_config: AgentWorkerConfig | null;
   }> {
     return this.post("ping", {
       ...(body.held ? { held: body.held } : {}),
+      ...(body.fenced?.length
+        ? { fenced: body.fenced.map((job) => ({ job_id: job.jobId, boss_job_id: job.bossJobId })) }
+        : {}),
       host: body.host,
       version: body.version,
       sandbox: body.sandbox,

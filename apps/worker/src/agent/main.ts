@@ -10,6 +10,7 @@ import os from "node:os";
 import { millraceMetrics, type Completion, type WorkerGroupConfig } from "@millrace/core";
 import { assertNodeVersion } from "@millrace/core/config";
 import { jobDirRemoved } from "@millrace/runtime";
+import { Fence } from "../fence.ts";
 import { slotPing, type SlotState } from "../heartbeat.ts";
 import { PeriodicScript, runWorkerScript, type WorkerScriptDeps } from "../init-scripts.ts";
 import { Occupancy } from "../occupancy.ts";
@@ -125,16 +126,52 @@ const completing = new Set<Promise<void>>();
 let stopping = false;
 let wake: () => void = () => {};
 
+// Self-fencing (fence.ts), as a database worker does: the server writes the agent's worker_ping
+// rows before it answers a ping, so an agent without an answered ping for half of the zombie
+// timeout kills its running jobs before the zombie monitor could rerun them elsewhere. Its next
+// answered ping names them, and the server puts them back in the queue (agentPing).
+const fence = new Fence({
+  timeoutSecs: env.ZOMBIE_JOB_TIMEOUT,
+  onFence(silentMs) {
+    let killed = 0;
+    for (const entry of running.values()) {
+      if (entry.controller.signal.aborted) continue;
+      entry.controller.abort("fence");
+      killed++;
+    }
+    log(
+      `FENCED: no ping answered by the server for ${(silentMs / 1000).toFixed(1)} s ` +
+        `(ZOMBIE_JOB_TIMEOUT ${fence.zombieTimeoutSecs} s): killed ${killed} running job(s) so that ` +
+        `no job runs here and on another worker at once; their outcomes will not be reported; ` +
+        `claiming stops until the server answers`,
+    );
+  },
+});
+
+// Jobs killed by the fence, named in the pings until one is answered (the server puts them back).
+const fencedJobs = new Map<string, string>();
+
 async function ping(): Promise<void> {
+  const wasFenced = fence.fenced;
+  const answered = fence.sending();
+  const fenced = [...fencedJobs].map(([jobId, bossJobId]) => ({ jobId, bossJobId }));
   const answer = await client.ping({
     // Running, and finished but not yet acknowledged (see report): the server puts back the rest.
     held: [...running.keys(), ...claimed.keys()],
+    fenced,
     host: os.hostname(),
     version: VERSION,
     sandbox: sandboxState,
     memoryBytes: process.memoryUsage().rss,
     slots: slots.map(slotPing),
   });
+  if (answer.zombie_job_timeout) fence.setTimeoutSecs(answer.zombie_job_timeout);
+  answered();
+  for (const job of fenced) fencedJobs.delete(job.jobId);
+  if (wasFenced && !fence.fenced) {
+    log("the server answers again: claiming resumes (it puts the fenced jobs back in the queue)");
+    wake();
+  }
   groupConfig = answer.worker_config;
   if (initDone) periodic.configure(periodicConfig(groupConfig));
   for (const { id, reason } of answer.canceled) {
@@ -203,8 +240,16 @@ function run(job: AgentJob, slot: SlotState): void {
   const since = performance.now();
   void runClaimedJob(deps, job, entry.controller.signal, () => entry.cancelReason)
     .then((completion) => {
-      // Null: stopping; the job goes back to the queue with the agent's leave.
-      if (!completion) return;
+      // Null: stopping; the job goes back to the queue with the agent's leave. Or fenced: named
+      // in the next pings until one is answered, and the server puts it back.
+      if (!completion) {
+        if (entry.controller.signal.reason === "fence") {
+          claimed.delete(job.id);
+          fencedJobs.set(job.id, job.bossJobId);
+          log(`job ${job.id} killed by the fence: its outcome is not reported`);
+        }
+        return;
+      }
       const ranMs = performance.now() - since;
       report(completion, () => {
         metrics.jobsCompleted.inc({ tag: job.tag, status: completion.outcome.status });
@@ -227,6 +272,13 @@ function run(job: AgentJob, slot: SlotState): void {
 
 async function claimLoop(): Promise<void> {
   while (!stopping) {
+    if (fence.fenced) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, RETRY_MAX_MS / 5);
+        wake = () => (clearTimeout(timer), resolve());
+      });
+      continue;
+    }
     const free = slots.filter((slot) => slot.currentJobId === null);
     let jobs: AgentJob[] = [];
     if (free.length > 0) {
@@ -255,10 +307,18 @@ async function claimLoop(): Promise<void> {
 
 log(`sandbox: ${sandboxState}; no database: server ${env.BASE_INTERNAL_URL}`);
 await untilAnswered("first ping failed", ping);
-const heartbeat = setInterval(
-  () => void ping().catch((error: Error) => log(`ping failed: ${error.message}`)),
-  env.WORKER_PING_INTERVAL * 1000,
-);
+fence.start();
+let heartbeat: NodeJS.Timeout | null = null;
+const schedulePing = () => {
+  heartbeat = setTimeout(
+    () => {
+      void ping().catch((error: Error) => log(`ping failed: ${error.message}`));
+      schedulePing();
+    },
+    fence.pingIntervalMs(env.WORKER_PING_INTERVAL * 1000),
+  );
+};
+schedulePing();
 // Last of the start lines: whoever waits for "serving tags" (tests) has read them all.
 log(
   `group "${identity.worker_group}", ${env.NUM_WORKERS} slot(s), serving tags: ${identity.tags.join(", ")}`,
@@ -283,7 +343,8 @@ async function shutdown(signal: string): Promise<void> {
   while (running.size > 0) await sleep(20);
   while (completing.size > 0) await Promise.all(completing);
   await periodic.stop();
-  clearInterval(heartbeat);
+  if (heartbeat) clearTimeout(heartbeat);
+  fence.stop();
   // Unfinished jobs go back to the queue for any worker; the slots leave the workers list.
   await client
     .leave(

@@ -11,6 +11,7 @@ import { resolveJobArgs } from "../resources/job-args.ts";
 import type { SecretsContext } from "../secrets/context.ts";
 import { SecretMasker } from "../secrets/masker.ts";
 import { pingWorkers, type SlotPing } from "../workers/ping.ts";
+import type { ZombieSettings } from "../maintenance/zombies.ts";
 import { loadWorkerGroupConfig } from "../workers/group-config.ts";
 import {
   recordWorkerScriptEnd,
@@ -60,6 +61,11 @@ export interface AgentPing {
    * running in its slots that it does not hold go back to the queue (see agentPing).
    */
   held?: string[];
+  /**
+   * Jobs the agent killed when it fenced itself (see apps/worker/src/fence.ts): those still
+   * running in its slots under that dispatch go back to the queue, counted as zombie restarts.
+   */
+  fenced?: { jobId: string; bossJobId: string }[];
   host: string;
   version: string;
   sandbox: string;
@@ -77,14 +83,14 @@ export async function agentPing(
   boss: Boss,
   agent: AgentIdentity,
   ping: AgentPing,
-): Promise<{ canceled: { id: string; reason: string }[] }> {
+): Promise<{ canceled: { id: string; reason: string }[]; zombie: ZombieSettings | null }> {
   checkNames(
     agent,
     ping.slots.map((slot) => slot.name),
     "slots",
   );
-  if (ping.slots.length === 0) return { canceled: [] };
-  await pingWorkers(pool, {
+  if (ping.slots.length === 0) return { canceled: [], zombie: null };
+  const { zombie } = await pingWorkers(pool, {
     group: agent.workerGroup,
     tags: agent.tags,
     host: ping.host,
@@ -94,6 +100,23 @@ export async function agentPing(
     slots: ping.slots,
     agentTokenId: agent.tokenId,
   });
+  if (ping.fenced?.length) {
+    const own = await ownRunningJobs(
+      pool,
+      agent,
+      ping.fenced.map((job) => job.jobId),
+    );
+    const mine = ping.fenced.flatMap((job) => {
+      const found = own.get(job.jobId);
+      return found && found.bossJobId === job.bossJobId
+        ? [{ id: job.jobId, bossJobId: job.bossJobId, workerName: found.workerName }]
+        : [];
+    });
+    if (mine.length > 0)
+      await requeueAbandonedJobs(pool, boss, mine, "fenced itself (lost the server) and killed the job", {
+        restart: zombie?.restart ?? true,
+      });
+  }
   if (ping.held)
     await reconcileAgent(
       pool,
@@ -102,7 +125,7 @@ export async function agentPing(
       ping.held,
     );
   const running = ping.slots.flatMap((slot) => (slot.currentJobId ? [slot.currentJobId] : []));
-  if (running.length === 0) return { canceled: [] };
+  if (running.length === 0) return { canceled: [], zombie };
   const { rows } = await pool.query<{ id: string; canceled_by: string; cancel_reason: string | null }>(
     `SELECT id, canceled_by, cancel_reason FROM job
       WHERE id = ANY($1::uuid[]) AND canceled_by IS NOT NULL AND starts_with(worker_name, $2)`,
@@ -113,6 +136,7 @@ export async function agentPing(
       id: row.id,
       reason: `canceled by ${row.canceled_by}${row.cancel_reason ? `: ${row.cancel_reason}` : ""}`,
     })),
+    zombie,
   };
 }
 

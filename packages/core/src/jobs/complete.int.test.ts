@@ -8,6 +8,7 @@ import { completeJobs, type JobOutcome } from "./complete.ts";
 import { enqueueJobs, markHandOvers, noopJob, offerSlots, type EnqueueInput } from "./enqueue.ts";
 import { JOB_DONE_CHANNEL, type NotifiedOutcome } from "./events.ts";
 import { waitForResult } from "./wait.ts";
+import { requeueAbandonedJobs } from "../maintenance/zombies.ts";
 
 let services: TestServices;
 let member: Membership;
@@ -290,5 +291,46 @@ describe("enqueue and completion", () => {
       { job: claimed!, outcome: { status: "success", result: [1, "two"] }, pendingLog: "" },
     ]);
     assert.deepEqual(await waiting, { status: "success", result: [1, "two"] });
+  });
+
+  it("a stale completion (the job was put back meanwhile) writes neither outcome nor output", async () => {
+    const [id] = await enqueueJobs(services.pool, services.boss, [job("complete-stale")]);
+    const [first] = await claimJobs(services.pool, services.boss, "complete-stale", ["fenced-1"]);
+    assert.equal(first?.id, id);
+    // What the zombie monitor (or a fenced worker once back) does: a new dispatch, counted.
+    await requeueAbandonedJobs(
+      services.pool,
+      services.boss,
+      [{ id: id!, bossJobId: first!.bossJobId, workerName: "fenced-1" }],
+      "fenced itself",
+      { restart: true },
+    );
+    const [rerun] = await claimJobs(services.pool, services.boss, "complete-stale", ["other-1"]);
+    assert.equal(rerun?.id, id);
+    assert.notEqual(rerun!.bossJobId, first!.bossJobId);
+    const logOf = async () =>
+      (await services.pool.query<{ logs: string }>("SELECT logs FROM job_log WHERE job_id = $1", [id]))
+        .rows[0]?.logs ?? "";
+    const before = await logOf();
+    assert.match(before, /zombie restart 1 of 3/);
+    await completeJobs(services.pool, services.boss, [
+      { job: first!, outcome: { status: "success", result: "stale" }, pendingLog: "stale output\n" },
+    ]);
+    const { rows } = await services.pool.query<{ status: string; zombie_restarts: number }>(
+      "SELECT status, zombie_restarts FROM job WHERE id = $1",
+      [id],
+    );
+    assert.deepEqual(rows[0], { status: "running", zombie_restarts: 1 });
+    assert.equal(await logOf(), before);
+    await completeJobs(services.pool, services.boss, [
+      { job: rerun!, outcome: { status: "success", result: "rerun" }, pendingLog: "rerun output\n" },
+    ]);
+    const done = await services.pool.query<{ status: string; result: unknown }>(
+      "SELECT status, result FROM job WHERE id = $1",
+      [id],
+    );
+    assert.deepEqual(done.rows[0], { status: "success", result: "rerun" });
+    assert.match(await logOf(), /rerun output/);
+    assert.doesNotMatch(await logOf(), /stale output/);
   });
 });

@@ -59,7 +59,7 @@ export function retryDelaySecs(policy: RetryPolicy | null, attempt: number): num
 
 /**
  * One statement: the last output of every completion, the final state of those that are over
- * (only the dispatch that was claimed can complete a job: `boss_job_id`), their WM_TOKENs revoked,
+ * (only the dispatch that was claimed can complete a job, or add its last output: `boss_job_id`), their WM_TOKENs revoked,
  * and one NOTIFY per chunk of completed jobs, with their small outcomes (delivered at commit).
  *
  * Each job is looked up by primary key, the completions driving the join. The status every job
@@ -74,8 +74,11 @@ export function retryDelaySecs(policy: RetryPolicy | null, attempt: number): num
  */
 const RECORD_OUTCOMES_CTES = `WITH logs AS (
      INSERT INTO job_log (job_id, logs)
-       SELECT job_id, left(chunk, ${MAX_JOB_LOG_CHARS})
-         FROM unnest($1::uuid[], $2::text[]) AS e(job_id, chunk) WHERE chunk <> ''
+       SELECT e.job_id, left(e.chunk, ${MAX_JOB_LOG_CHARS})
+         FROM unnest($1::uuid[], $2::text[], $11::uuid[]) AS e(job_id, chunk, boss_job_id)
+        WHERE e.chunk <> ''
+          -- A stale completion (its run was fenced or restarted meanwhile) writes no output either.
+          AND EXISTS (SELECT 1 FROM job WHERE job.id = e.job_id AND job.boss_job_id = e.boss_job_id)
      ON CONFLICT (job_id) DO UPDATE SET logs = ${CAPPED_APPEND}
    ), revoked AS (
      DELETE FROM api_token WHERE token_hash = ANY($9::text[]) AND kind = 'job'
@@ -119,6 +122,7 @@ function recordOutcomesValues(completions: Completion[], retries: Completion[]):
     // A retried job's next claim issues a new token.
     completions.flatMap((c) => (c.job.callbackToken ? [hashToken(c.job.callbackToken)] : [])),
     finals.map((c) => JSON.stringify(resultColumnsOf(c.outcome.result))),
+    completions.map((c) => c.job.bossJobId),
   ];
 }
 

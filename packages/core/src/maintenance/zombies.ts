@@ -58,6 +58,38 @@ async function restartStuckJob(
   );
 }
 
+/** Where the leader publishes its zombie monitor's settings for the workers (see publishZombieSettings). */
+export const ZOMBIE_SETTINGS_KEY = "zombie_monitor";
+
+/** What workers read of the zombie monitor's settings (answered with each ping, see pingWorkers). */
+export interface ZombieSettings {
+  timeoutSecs: number;
+  restart: boolean;
+}
+
+/**
+ * Publishes the zombie monitor's settings in `instance_setting`: workers read them with each ping
+ * and fence themselves (kill their running jobs) well before the monitor could hand those jobs to
+ * another worker (see apps/worker/src/fence.ts). Written only when they changed.
+ */
+export async function publishZombieSettings(pool: Pool, options: ZombieOptions): Promise<void> {
+  const value: ZombieSettings = { timeoutSecs: options.timeoutSecs, restart: options.restart };
+  await pool.query(
+    `INSERT INTO instance_setting (key, value, updated_at) VALUES ($1, $2::jsonb, now())
+     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at
+      WHERE instance_setting.value IS DISTINCT FROM EXCLUDED.value`,
+    [ZOMBIE_SETTINGS_KEY, JSON.stringify(value)],
+  );
+}
+
+/** The published settings, if they look right (null: none published, or not understood). */
+export function parseZombieSettings(value: unknown): ZombieSettings | null {
+  if (!value || typeof value !== "object") return null;
+  const { timeoutSecs, restart } = value as Record<string, unknown>;
+  if (typeof timeoutSecs !== "number" || !(timeoutSecs > 0)) return null;
+  return { timeoutSecs, restart: restart !== false };
+}
+
 export interface ZombieOptions {
   /** Seconds without a ping after which a running job's worker is considered dead. */
   timeoutSecs: number;
@@ -145,6 +177,11 @@ export async function requeueAbandonedJobs(
   boss: Boss,
   jobs: { id: string; bossJobId: string; workerName: string }[],
   why = "stopped before the job finished",
+  /**
+   * Counted as a zombie restart (a worker that fenced itself: it lost the database, as a dead
+   * worker would): at most MAX_ZOMBIE_RESTARTS, then (or with `restart` false) the job fails.
+   */
+  zombie: { restart: boolean } | null = null,
 ): Promise<void> {
   for (const abandoned of jobs) {
     await withTransaction(pool, async (client) => {
@@ -165,12 +202,24 @@ export async function requeueAbandonedJobs(
         await advanceFlows(client, boss, [job.id]);
         return;
       }
+      if (zombie && !(zombie.restart && job.zombie_restarts < MAX_ZOMBIE_RESTARTS)) {
+        const giveUp = zombie.restart
+          ? `restarted ${job.zombie_restarts} times already, giving up`
+          : "RESTART_ZOMBIE_JOBS is false";
+        await failStuckJob(client, job, "failure", {
+          name: "ZombieJob",
+          message: `worker ${abandoned.workerName} ${why}; ${giveUp}`,
+        });
+        await advanceFlows(client, boss, [job.id]);
+        return;
+      }
+      const counted = zombie ? ` (zombie restart ${job.zombie_restarts + 1} of ${MAX_ZOMBIE_RESTARTS})` : "";
       await restartStuckJob(
         client,
         boss,
         job,
-        `worker ${abandoned.workerName} ${why}: job put back in the queue`,
-        false,
+        `worker ${abandoned.workerName} ${why}: job put back in the queue${counted}`,
+        zombie !== null,
       );
     });
   }

@@ -20,6 +20,7 @@ import {
 } from "@millrace/core";
 import { z } from "zod";
 import { requestToken } from "../../auth/principal.ts";
+import { serverEnv } from "../../env.ts";
 import { json, text } from "../../http.ts";
 import { defineRoute } from "../define.ts";
 import type { RestContext, Route } from "../router.ts";
@@ -102,6 +103,11 @@ export const agentWorkerRoutes: Route[] = [
         .array(jobId)
         .max(MAX_AGENT_SLOTS * 4)
         .optional(),
+      // Jobs the agent killed when it fenced itself: back in the queue as zombie restarts.
+      fenced: z
+        .array(z.object({ job_id: jobId, boss_job_id: z.uuid() }))
+        .max(MAX_AGENT_SLOTS * 4)
+        .optional(),
       host: z.string().max(255),
       version: z.string().max(100),
       sandbox: z.string().max(200),
@@ -124,6 +130,9 @@ export const agentWorkerRoutes: Route[] = [
       tags: z.array(z.string()),
       name_prefix: z.string(),
       canceled: z.array(z.object({ id: z.string(), reason: z.string() })),
+      // The zombie monitor's timeout (s): the agent fences itself (kills its jobs) when it has not
+      // had a ping answered for half of it (apps/worker/src/fence.ts).
+      zombie_job_timeout: z.number(),
       // The group's init and periodic scripts, which the agent runs itself.
       worker_config: z
         .object({
@@ -135,8 +144,11 @@ export const agentWorkerRoutes: Route[] = [
     }),
     handler: async (ctx, { body }) => {
       const agent = await agentOf(ctx);
-      const { canceled } = await agentPing(ctx.services.pool, ctx.services.boss, agent, {
+      const { canceled, zombie } = await agentPing(ctx.services.pool, ctx.services.boss, agent, {
         ...(body.held ? { held: body.held } : {}),
+        ...(body.fenced
+          ? { fenced: body.fenced.map((job) => ({ jobId: job.job_id, bossJobId: job.boss_job_id })) }
+          : {}),
         host: body.host,
         version: body.version,
         sandbox: body.sandbox,
@@ -155,6 +167,8 @@ export const agentWorkerRoutes: Route[] = [
         tags: agent.tags,
         name_prefix: agent.namePrefix,
         canceled,
+        // As the leader published it; else this server's own setting.
+        zombie_job_timeout: zombie?.timeoutSecs ?? serverEnv().ZOMBIE_JOB_TIMEOUT,
         worker_config: await agentWorkerConfig(ctx.services.pool, agent),
       });
     },
