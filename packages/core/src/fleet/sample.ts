@@ -3,7 +3,7 @@
 // each server's /metrics, the Workers page's charts and the instance's alerts. So the job table is
 // grouped once per interval for the whole instance, however many servers are scraped how often.
 import { prepared, type Pool } from "@millrace/db";
-import { DEFAULT_PING_SINCE_SECS } from "../workers/workers-list.ts";
+import { DEFAULT_PING_SINCE_SECS } from "../workers/ping-window.ts";
 
 /** How long samples are kept: the charts show the last hour, the simulator's "my data" a day. */
 export const FLEET_SAMPLE_RETENTION_SECS = 24 * 3600;
@@ -166,6 +166,25 @@ export async function latestFleetSample(pool: Pool): Promise<FleetSample | null>
   const row = rows[0];
   if (!row?.at) return null;
   return { at: row.at, queues: row.queues ?? [], groups: row.groups ?? [] };
+}
+
+/**
+ * Above this many queued and running jobs, counting them per tag live costs more than a page may
+ * wait (an index-only pass, about 100 ms per 200,000 jobs on 2 cores, and it grows with the
+ * queue): the Workers page and queue_counts then read the leader's latest sample, which counted
+ * the same jobs at most FLEET_SAMPLE_SECS ago. Below it they count live, so that a small
+ * install sees a job it just queued at once.
+ */
+export const LIVE_QUEUE_COUNT_MAX_JOBS = 100_000;
+/** A sample older than this (the leader gone, sampling stopped) is not used: counts are live. */
+const QUEUE_SAMPLE_MAX_AGE_MS = 120_000;
+
+/** The latest sample when it is recent and counted more than LIVE_QUEUE_COUNT_MAX_JOBS jobs. */
+export async function recentLargeQueueSample(pool: Pool): Promise<FleetSample | null> {
+  const sample = await latestFleetSample(pool);
+  if (!sample || Date.now() - sample.at.getTime() > QUEUE_SAMPLE_MAX_AGE_MS) return null;
+  const jobs = sample.queues.reduce((sum, q) => sum + q.queued + q.scheduled + q.running, 0);
+  return jobs > LIVE_QUEUE_COUNT_MAX_JOBS ? sample : null;
 }
 
 /** Drops samples older than the retention (the leader's retention task). */

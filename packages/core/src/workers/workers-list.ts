@@ -2,7 +2,10 @@ import type { Principal } from "../auth/principal.ts";
 import type { CoreContext } from "../context.ts";
 import { invalidInput } from "../errors.ts";
 
-export const DEFAULT_PING_SINCE_SECS = 60;
+import { recentLargeQueueSample } from "../fleet/sample.ts";
+import { DEFAULT_PING_SINCE_SECS } from "./ping-window.ts";
+
+export { DEFAULT_PING_SINCE_SECS };
 const MAX_WORKERS = 1000;
 
 /** Windmill's WorkerPing, from our worker_ping rows. */
@@ -123,6 +126,11 @@ export async function listWorkers(
 
 /** Windmill's queue_counts: queued jobs per tag (scheduled ones included). */
 export async function queueCounts(ctx: CoreContext, _principal: Principal): Promise<Record<string, number>> {
+  const sample = await recentLargeQueueSample(ctx.pool);
+  if (sample)
+    return Object.fromEntries(
+      sample.queues.filter((q) => q.queued + q.scheduled > 0).map((q) => [q.tag, q.queued + q.scheduled]),
+    );
   const { rows } = await ctx.pool.query<{ tag: string; queued: number }>(
     "SELECT tag, count(*)::int AS queued FROM job WHERE status = 'queued' GROUP BY tag ORDER BY tag",
   );
@@ -145,6 +153,21 @@ export interface QueueStat {
 
 /** Per-tag queue depth and wait, for tags with queued or running jobs. */
 export async function queueStats(ctx: CoreContext, _principal: Principal): Promise<QueueStat[]> {
+  const sample = await recentLargeQueueSample(ctx.pool);
+  if (sample) {
+    return sample.queues
+      .filter((q) => q.queued + q.scheduled + q.running > 0)
+      .map((q) => ({
+        tag: q.tag,
+        queued: q.queued + q.scheduled,
+        scheduled: q.scheduled,
+        running: q.running,
+        oldest_queued_at:
+          q.queued > 0 ? new Date(sample.at.getTime() - q.oldestWaitSecs * 1000).toISOString() : null,
+        oldest_wait_secs: q.queued > 0 ? Math.floor(q.oldestWaitSecs) : null,
+        workers: q.workers,
+      }));
+  }
   const { rows } = await ctx.pool.query<{
     tag: string;
     queued: number;

@@ -185,4 +185,38 @@ describe("workers list and queue", () => {
     assert.ok(gpu.oldest_wait_secs! >= 120 && gpu.oldest_wait_secs! < 130, `wait ${gpu.oldest_wait_secs}`);
     assert.ok(Math.abs(Date.parse(gpu.oldest_queued_at!) - (Date.now() - 120_000)) < 10_000);
   });
+
+  it("above 100,000 queued and running jobs, counts come from the leader's latest sample while it is recent", async () => {
+    const live = await queueCounts(services, member);
+    const sample = async (agoSecs: number, queued: number) => {
+      await services.pool.query(
+        `INSERT INTO queue_sample (at, tag, queued, scheduled, running, oldest_wait_secs, workers)
+         VALUES (now() - make_interval(secs => $1), 'huge', $2, 5, 7, 42.5, 2)`,
+        [agoSecs, queued],
+      );
+    };
+    // A small sample: still counted live.
+    await sample(30, 1000);
+    assert.deepEqual(await queueCounts(services, member), live);
+    // A large one, 20 s old: read from it.
+    await sample(20, 150_000);
+    assert.deepEqual(await queueCounts(services, member), { huge: 150_005 });
+    const [huge] = await queueStats(services, member);
+    assert.deepEqual(
+      { ...huge, oldest_queued_at: undefined },
+      {
+        tag: "huge",
+        queued: 150_005,
+        scheduled: 5,
+        running: 7,
+        oldest_queued_at: undefined,
+        oldest_wait_secs: 42,
+        workers: 2,
+      },
+    );
+    assert.ok(Math.abs(Date.parse(huge!.oldest_queued_at!) - (Date.now() - 62_500)) < 5_000);
+    // The sampler stopped: after two minutes the counts are live again.
+    await services.pool.query("UPDATE queue_sample SET at = at - interval '5 minutes' WHERE tag = 'huge'");
+    assert.deepEqual(await queueCounts(services, member), live);
+  });
 });
