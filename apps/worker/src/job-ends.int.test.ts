@@ -2,7 +2,6 @@
 // finished: real worker processes, a real PostgreSQL reached through a TCP proxy the test cuts.
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
-import net from "node:net";
 import { after, before, describe, it } from "node:test";
 import {
   deployScript,
@@ -16,6 +15,7 @@ import {
 } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
 import { startTestWorker, type TestWorker } from "./testing.ts";
+import { tcpProxy } from "./tcp-proxy.ts";
 
 let services: TestServices;
 let membership: Membership;
@@ -34,38 +34,6 @@ async function deploy(input: Omit<NewScriptInput, "language"> & { language?: str
 async function run(path: string, args: Record<string, unknown> = {}): Promise<JobWithLogs> {
   const id = await runScriptByPath(services, membership, path, args);
   return waitForJob(services, membership, id, 30_000);
-}
-
-/** A TCP proxy to PostgreSQL that can be cut (every connection dropped, new ones refused) and restored. */
-async function databaseProxy(target: URL) {
-  const sockets = new Set<net.Socket>();
-  let up = true;
-  const server = net.createServer((client) => {
-    if (!up) return client.destroy();
-    const upstream = net.connect(Number(target.port), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on("close", () => sockets.delete(socket));
-      socket.on("error", () => {});
-    }
-    client.pipe(upstream).pipe(client);
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = new URL(target);
-  url.port = String((server.address() as net.AddressInfo).port);
-  url.searchParams.delete("host");
-  const cut = () => {
-    up = false;
-    for (const socket of sockets) socket.destroy();
-  };
-  return {
-    url: url.toString(),
-    cut,
-    restore: () => (up = true),
-    close: () => new Promise<void>((resolve) => (cut(), server.close(() => resolve()))),
-  };
 }
 
 describe("every job ends", () => {
@@ -123,7 +91,7 @@ describe("every job ends", () => {
   });
 
   it("a job that finishes while the database is unreachable is recorded once it is back", async () => {
-    const proxy = await databaseProxy(new URL(services.database.url));
+    const proxy = await tcpProxy(new URL(services.database.url));
     try {
       await worker({ WORKER_TAGS: "ends-outage", WORKER_NAME_PREFIX: "outage" }, proxy.url);
       await deploy({

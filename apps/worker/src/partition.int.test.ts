@@ -6,7 +6,6 @@
 // overlap, and the fenced run must write nothing once the proxy is back.
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -21,6 +20,7 @@ import {
 } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
 import { startTestAgent, startTestApi, startTestWorker, type TestApi, type TestWorker } from "./testing.ts";
+import { tcpProxy } from "./tcp-proxy.ts";
 
 const ZOMBIE_JOB_TIMEOUT = 6;
 const KEY = "partition-test-instance-key-0123456789abc";
@@ -68,41 +68,6 @@ function zombieMonitor() {
       monitoring = false;
       await loop;
     },
-  };
-}
-
-/**
- * A TCP proxy (to PostgreSQL, or to the server for an agent) that can be cut (every connection
- * dropped, new ones refused) and restored.
- */
-async function tcpProxy(target: URL) {
-  const sockets = new Set<net.Socket>();
-  let up = true;
-  const server = net.createServer((client) => {
-    if (!up) return client.destroy();
-    const upstream = net.connect(Number(target.port), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on("close", () => sockets.delete(socket));
-      socket.on("error", () => {});
-    }
-    client.pipe(upstream).pipe(client);
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = new URL(target);
-  url.port = String((server.address() as net.AddressInfo).port);
-  url.searchParams.delete("host");
-  const cut = () => {
-    up = false;
-    for (const socket of sockets) socket.destroy();
-  };
-  return {
-    url: url.toString(),
-    cut,
-    restore: () => (up = true),
-    close: () => new Promise<void>((resolve) => (cut(), server.close(() => resolve()))),
   };
 }
 
