@@ -113,10 +113,13 @@ async function insertCompleted(pool: Pool, count: number, log: (line: string) =>
 
 async function insertQueued(pool: Pool, count: number): Promise<void> {
   await pool.query(
-    `INSERT INTO job (id, workspace_id, kind, language, content, tag, created_by, permissioned_as, scheduled_for)
+    // A backlog that built up over time: one job a millisecond (a single statement would give
+    // them all one created_at, which no real backlog has).
+    `INSERT INTO job (id, workspace_id, kind, language, content, tag, created_by, permissioned_as, created_at, scheduled_for)
      SELECT gen_random_uuid(), 'ws' || (n % ${WORKSPACES}), 'script', 'bash', 'echo', 'scale-tag-' || (n % ${TAGS}),
-            'bench', 'u/bench', (now() AT TIME ZONE 'UTC') - (n % 600) * interval '1 second'
-       FROM generate_series(1, $1::int) AS n`,
+            'bench', 'u/bench', t, t
+       FROM (SELECT n, (now() AT TIME ZONE 'UTC') - n * interval '1 millisecond' AS t
+               FROM generate_series(1, $1::int) AS n) AS spread`,
     [count],
   );
 }
