@@ -8,6 +8,7 @@ import {
   type ReactNode,
   type TdHTMLAttributes,
 } from "react";
+import { nextSort, sortRows, type SortState } from "@/components/data-table-sort";
 import { ListSearch, matchesQuery } from "@/components/list-search";
 import { Button } from "@/components/ui/button";
 import { useConfirm, type ConfirmOptions } from "@/components/ui/confirm";
@@ -47,8 +48,6 @@ export type DataTableSearch<Row> = {
   /** Show the box even while the list is empty or loading (when other filters sit beside it). */
   always?: boolean;
 };
-
-type SortState = { column: number; descending: boolean } | null;
 
 /**
  * The one list pattern: search, optional sort, row actions (confirmed when destructive), error,
@@ -95,17 +94,7 @@ export function DataTable<Row>({
   const [sort, setSort] = useState<SortState>(null);
   const all = (rows ?? []).filter((row) => !filter || filter(row));
   const matching = search ? all.filter((row) => matchesQuery(query, ...search.fields(row))) : all;
-  const sortBy = sort ? columns[sort.column]?.sortBy : undefined;
-  const shown =
-    sort && sortBy
-      ? [...matching].sort((a, b) => {
-          const x = sortBy(a);
-          const y = sortBy(b);
-          const order =
-            typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
-          return sort.descending ? -order : order;
-        })
-      : matching;
+  const shown = sort ? sortRows(matching, columns[sort.column]?.sortBy, sort.descending) : matching;
   const offered = (row: Row) => actions.filter((action) => !action.available || action.available(row));
   const withActions = shown.some((row) => offered(row).length > 0);
 
@@ -151,15 +140,7 @@ export function DataTable<Row>({
                     key={column.header}
                     column={column}
                     sort={sort?.column === index ? sort : null}
-                    onSort={() =>
-                      setSort((current) =>
-                        current?.column === index
-                          ? current.descending
-                            ? null
-                            : { column: index, descending: true }
-                          : { column: index, descending: false },
-                      )
-                    }
+                    onSort={() => setSort((current) => nextSort(current, index))}
                   />
                 ))}
                 {withActions && (
