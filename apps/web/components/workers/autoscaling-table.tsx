@@ -1,5 +1,6 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
+import { DataTable } from "@/components/data-table";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -29,41 +30,39 @@ export function AutoscalingTable() {
           </span>
         ))}
       </div>
-      {events.length > 0 && (
-        <div className="overflow-x-auto">
-          <table aria-label="Autoscaling decisions">
-            <thead>
-              <tr>
-                <th>When</th>
-                <th>Group</th>
-                <th>Decision</th>
-                <th>Workers</th>
-                <th>Why</th>
-                <th>Integration</th>
-              </tr>
-            </thead>
-            <tbody>
-              {events.map((event) => (
-                <tr key={event.id} data-testid="autoscaling-event">
-                  <td title={event.at}>{new Date(event.at).toLocaleString()}</td>
-                  <td>
-                    <code>{event.group}</code>
-                  </td>
-                  <td>{event.eventType.replace("_", " ")}</td>
-                  <td>
-                    {event.from} → {event.to}
-                  </td>
-                  <td>{event.reason}</td>
-                  <td>
-                    {event.integration}
-                    {event.error && <span className="field-error"> failed: {event.error}</span>}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        query={{ data: events }}
+        label="Autoscaling decisions"
+        rowKey={(event) => event.id}
+        rowProps={() => ({ "data-testid": "autoscaling-event" })}
+        columns={[
+          {
+            header: "When",
+            cellProps: (event) => ({ title: event.at }),
+            cell: (event) => new Date(event.at).toLocaleString(),
+          },
+          { header: "Group", cell: (event) => <code>{event.group}</code> },
+          { header: "Decision", cell: (event) => event.eventType.replace("_", " ") },
+          {
+            header: "Workers",
+            cell: (event) => (
+              <>
+                {event.from} → {event.to}
+              </>
+            ),
+          },
+          { header: "Why", cell: (event) => event.reason },
+          {
+            header: "Integration",
+            cell: (event) => (
+              <>
+                {event.integration}
+                {event.error && <span className="field-error"> failed: {event.error}</span>}
+              </>
+            ),
+          },
+        ]}
+      />
     </div>
   );
 }

@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "@/components/ui/link";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
-import { ListSearch, matchesQuery } from "@/components/list-search";
+import { DataTable } from "@/components/data-table";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -12,8 +12,6 @@ export default function WorkspacesPage() {
   const router = useRouter();
   const queryClient = useQueryClient();
   const workspaces = useQuery(trpc.workspace.list.queryOptions());
-  const [query, setQuery] = useState("");
-  const shown = (workspaces.data ?? []).filter((w) => matchesQuery(query, w.name, w.id, w.role));
   const [id, setId] = useState("");
   const [name, setName] = useState("");
   const create = useMutation(
@@ -34,49 +32,26 @@ export default function WorkspacesPage() {
   return (
     <div className="mx-auto max-w-[760px]">
       <h1>Workspaces</h1>
-      {workspaces.isLoading ? (
-        <p className="muted">Loading…</p>
-      ) : workspaces.data?.length ? (
-        <>
-          <ListSearch
-            label="Search workspaces"
-            placeholder="Search by name, id, role…"
-            value={query}
-            onChange={setQuery}
-            shown={shown.length}
-            total={workspaces.data.length}
-          />
-          {shown.length === 0 && <div className="panel empty">No workspace matches “{query}”.</div>}
-          {shown.length > 0 && (
-            <div className="overflow-x-auto">
-              <table>
-                <thead>
-                  <tr>
-                    <th>Workspace</th>
-                    <th>Id</th>
-                    <th>Your role</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {shown.map((w) => (
-                    <tr key={w.id}>
-                      <td>
-                        <Link href={`/w/${w.id}/scripts`}>{w.name}</Link>
-                      </td>
-                      <td>
-                        <code>{w.id}</code>
-                      </td>
-                      <td>{w.role}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )}
-        </>
-      ) : (
-        <div className="panel empty">You are not in any workspace yet. Create one below.</div>
-      )}
+      <DataTable
+        query={workspaces}
+        rowKey={(w) => w.id}
+        search={{
+          label: "Search workspaces",
+          placeholder: "Search by name, id, role…",
+          fields: (w) => [w.name, w.id, w.role],
+        }}
+        empty="You are not in any workspace yet. Create one below."
+        noMatch={(query) => <>No workspace matches “{query}”.</>}
+        columns={[
+          {
+            header: "Workspace",
+            sortBy: (w) => w.name,
+            cell: (w) => <Link href={`/w/${w.id}/scripts`}>{w.name}</Link>,
+          },
+          { header: "Id", cell: (w) => <code>{w.id}</code> },
+          { header: "Your role", sortBy: (w) => w.role, cell: (w) => w.role },
+        ]}
+      />
       <h2>Create a workspace</h2>
       <form className="panel row" onSubmit={submit}>
         <label>

@@ -1,10 +1,9 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
+import { useState, type FormEvent, type HTMLAttributes } from "react";
 import { toast } from "sonner";
-import { ListSearch, matchesQuery } from "@/components/list-search";
+import { DataTable } from "@/components/data-table";
 import { PlainPage } from "@/components/people/plain-page";
-import { useConfirm } from "@/components/ui/confirm";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -36,11 +35,6 @@ export default function TokensPage() {
         await refresh();
       },
     }),
-  );
-  const confirm = useConfirm();
-  const [query, setQuery] = useState("");
-  const shown = (tokens.data ?? []).filter((t) =>
-    matchesQuery(query, t.label, t.tokenPrefix, t.kind, t.workspaceId ?? "all"),
   );
   const field = errorField(create.error);
 
@@ -119,83 +113,43 @@ export default function TokensPage() {
         />
         Show sign-in sessions too
       </label>
-      {tokens.error && <div className="error">{errorMessage(tokens.error)}</div>}
       {revoke.error && <div className="error">{errorMessage(revoke.error)}</div>}
-      {tokens.data?.length === 0 && <div className="panel empty">No tokens yet.</div>}
-      {tokens.data && tokens.data.length > 0 && (
-        <ListSearch
-          label="Search tokens"
-          placeholder="Search by label, prefix, kind, workspace…"
-          value={query}
-          onChange={setQuery}
-          shown={shown.length}
-          total={tokens.data.length}
-        />
-      )}
-      {tokens.data && tokens.data.length > 0 && shown.length === 0 && (
-        <div className="panel empty">No token matches “{query}”.</div>
-      )}
-      {shown.length > 0 && (
-        <div className="overflow-x-auto">
-          <table>
-            <thead>
-              <tr>
-                <th>Label</th>
-                <th>Prefix</th>
-                <th>Kind</th>
-                <th>Workspace</th>
-                <th>Expires</th>
-                <th>Last used</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {shown.map((t) => (
-                <tr key={t.tokenPrefix} data-token={t.tokenPrefix}>
-                  <td>{t.label}</td>
-                  <td>
-                    <code>{t.tokenPrefix}…</code>
-                  </td>
-                  <td>{t.kind}</td>
-                  <td>{t.workspaceId ?? <span className="muted">all</span>}</td>
-                  <td>
-                    {t.expiresAt ? (
-                      new Date(t.expiresAt).toLocaleString()
-                    ) : (
-                      <span className="muted">never</span>
-                    )}
-                  </td>
-                  <td>
-                    {t.lastUsedAt ? (
-                      new Date(t.lastUsedAt).toLocaleString()
-                    ) : (
-                      <span className="muted">never</span>
-                    )}
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      onClick={async () => {
-                        if (
-                          await confirm({
-                            title: `Revoke token ${t.label ? `“${t.label}” ` : ""}(${t.tokenPrefix}…)?`,
-                            description: "Whatever uses it can no longer sign in with it.",
-                            action: "Revoke token",
-                            destructive: true,
-                          })
-                        )
-                          revoke.mutate({ tokenPrefix: t.tokenPrefix });
-                      }}
-                    >
-                      Revoke
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        query={tokens}
+        rowKey={(t) => t.tokenPrefix}
+        rowProps={(t) => ({ "data-token": t.tokenPrefix }) as HTMLAttributes<HTMLTableRowElement>}
+        search={{
+          label: "Search tokens",
+          placeholder: "Search by label, prefix, kind, workspace…",
+          fields: (t) => [t.label, t.tokenPrefix, t.kind, t.workspaceId ?? "all"],
+        }}
+        empty="No tokens yet."
+        noMatch={(query) => <>No token matches “{query}”.</>}
+        columns={[
+          { header: "Label", sortBy: (t) => t.label ?? "", cell: (t) => t.label },
+          { header: "Prefix", cell: (t) => <code>{t.tokenPrefix}…</code> },
+          { header: "Kind", sortBy: (t) => t.kind, cell: (t) => t.kind },
+          { header: "Workspace", cell: (t) => t.workspaceId ?? <span className="muted">all</span> },
+          { header: "Expires", sortBy: (t) => t.expiresAt ?? "", cell: (t) => dateOrNever(t.expiresAt) },
+          { header: "Last used", sortBy: (t) => t.lastUsedAt ?? "", cell: (t) => dateOrNever(t.lastUsedAt) },
+        ]}
+        actions={[
+          {
+            label: "Revoke",
+            confirm: (t) => ({
+              title: `Revoke token ${t.label ? `“${t.label}” ` : ""}(${t.tokenPrefix}…)?`,
+              description: "Whatever uses it can no longer sign in with it.",
+              action: "Revoke token",
+              destructive: true,
+            }),
+            onSelect: (t) => revoke.mutate({ tokenPrefix: t.tokenPrefix }),
+          },
+        ]}
+      />
     </PlainPage>
   );
+}
+
+function dateOrNever(iso: string | null) {
+  return iso ? new Date(iso).toLocaleString() : <span className="muted">never</span>;
 }

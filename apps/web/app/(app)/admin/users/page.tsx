@@ -1,8 +1,8 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
+import { useState, type FormEvent, type HTMLAttributes } from "react";
 import { toast } from "sonner";
-import { ListSearch, matchesQuery } from "@/components/list-search";
+import { DataTable } from "@/components/data-table";
 import { PlainPage } from "@/components/people/plain-page";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
@@ -30,16 +30,6 @@ export default function UsersPage() {
       },
     }),
   );
-  const [query, setQuery] = useState("");
-  const shown = (users.data ?? []).filter((u) =>
-    matchesQuery(
-      query,
-      u.email,
-      u.username,
-      u.isSuperAdmin && "superadmin",
-      u.disabled ? "disabled" : "active",
-    ),
-  );
   const field = errorField(create.error);
 
   function submit(event: FormEvent) {
@@ -64,54 +54,41 @@ export default function UsersPage() {
 
   return (
     <PlainPage title="Users">
-      {users.error && <div className="error">{errorMessage(users.error)}</div>}
       {update.error && <div className="error">{errorMessage(update.error)}</div>}
-      {users.data && (
-        <ListSearch
-          label="Search users"
-          placeholder="Search by email, username, status…"
-          value={query}
-          onChange={setQuery}
-          shown={shown.length}
-          total={users.data.length}
-        />
-      )}
-      {users.data && shown.length === 0 && query.trim() && (
-        <div className="panel empty">No user matches “{query}”.</div>
-      )}
-      {users.data && shown.length > 0 && (
-        <div className="overflow-x-auto">
-          <table>
-            <thead>
-              <tr>
-                <th>Email</th>
-                <th>Username</th>
-                <th>Superadmin</th>
-                <th>Status</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {shown.map((u) => (
-                <tr key={u.id} data-email={u.email}>
-                  <td>{u.email}</td>
-                  <td>{u.username}</td>
-                  <td>{u.isSuperAdmin ? "yes" : ""}</td>
-                  <td>{u.disabled ? "disabled" : "active"}</td>
-                  <td>
-                    <button
-                      type="button"
-                      onClick={() => update.mutate({ email: u.email, disabled: !u.disabled })}
-                    >
-                      {u.disabled ? "Enable" : "Disable"}
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        query={users}
+        rowKey={(u) => u.id}
+        rowProps={(u) => ({ "data-email": u.email }) as HTMLAttributes<HTMLTableRowElement>}
+        search={{
+          label: "Search users",
+          placeholder: "Search by email, username, status…",
+          fields: (u) => [
+            u.email,
+            u.username,
+            u.isSuperAdmin && "superadmin",
+            u.disabled ? "disabled" : "active",
+          ],
+        }}
+        noMatch={(query) => <>No user matches “{query}”.</>}
+        columns={[
+          { header: "Email", sortBy: (u) => u.email, cell: (u) => u.email },
+          { header: "Username", sortBy: (u) => u.username, cell: (u) => u.username },
+          { header: "Superadmin", cell: (u) => (u.isSuperAdmin ? "yes" : "") },
+          { header: "Status", cell: (u) => (u.disabled ? "disabled" : "active") },
+        ]}
+        actions={[
+          {
+            label: "Disable",
+            available: (u) => !u.disabled,
+            onSelect: (u) => update.mutate({ email: u.email, disabled: true }),
+          },
+          {
+            label: "Enable",
+            available: (u) => u.disabled,
+            onSelect: (u) => update.mutate({ email: u.email, disabled: false }),
+          },
+        ]}
+      />
       {users.data && (
         <>
           <h2>Create a user</h2>

@@ -3,8 +3,8 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "@/components/ui/link";
 import { use, useState } from "react";
 import { toast } from "sonner";
-import { ListSearch, matchesQuery } from "@/components/list-search";
-import { useConfirm } from "@/components/ui/confirm";
+import { DataTable } from "@/components/data-table";
+import { ListPage } from "@/components/list-page";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -38,6 +38,8 @@ export default function ResourceTypesPage({ params }: { params: Promise<{ worksp
       },
     }),
   );
+  const fields = (type: { schema: unknown }) =>
+    (type.schema as { properties?: Record<string, unknown> } | null)?.properties;
   const remove = useMutation(
     trpc.resource.deleteType.mutationOptions({
       onSuccess: async (_data, { name: deleted }) => {
@@ -45,19 +47,6 @@ export default function ResourceTypesPage({ params }: { params: Promise<{ worksp
         await refresh();
       },
     }),
-  );
-  const confirm = useConfirm();
-  const [query, setQuery] = useState("");
-  const shown = (types.data ?? []).filter((type) =>
-    matchesQuery(
-      query,
-      type.name,
-      type.description,
-      type.builtin && "built-in",
-      Object.keys((type.schema as { properties?: Record<string, unknown> } | null)?.properties ?? {}).join(
-        " ",
-      ),
-    ),
   );
   const field = errorField(create.error);
 
@@ -75,76 +64,58 @@ export default function ResourceTypesPage({ params }: { params: Promise<{ worksp
   }
 
   return (
-    <div className="stack">
-      <div className="toolbar">
-        <h1>Resource types</h1>
-        <Link href={`/w/${workspace}/resources`}>Back to resources</Link>
-      </div>
-      {types.error && <div className="error">{errorMessage(types.error)}</div>}
-      {types.data && (
-        <ListSearch
-          label="Search resource types"
-          placeholder="Search by name, field, description…"
-          value={query}
-          onChange={setQuery}
-          shown={shown.length}
-          total={types.data.length}
-        />
-      )}
-      {types.data && shown.length === 0 && query.trim() && (
-        <div className="panel empty">No resource type matches “{query}”.</div>
-      )}
-      {types.data && shown.length > 0 && (
-        <div className="overflow-x-auto">
-          <table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Fields</th>
-                <th>Description</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {shown.map((type) => {
-                const properties = (type.schema as { properties?: Record<string, unknown> } | null)
-                  ?.properties;
-                return (
-                  <tr key={type.name}>
-                    <td>
-                      <code>{type.name}</code> {type.builtin && <span className="muted">built-in</span>}
-                    </td>
-                    <td>
-                      {properties ? Object.keys(properties).join(", ") : <span className="muted">any</span>}
-                    </td>
-                    <td>{type.description}</td>
-                    <td>
-                      {!type.builtin && (
-                        <button
-                          type="button"
-                          onClick={async () => {
-                            if (
-                              await confirm({
-                                title: `Delete resource type ${type.name}?`,
-                                description: "Resources of this type keep their values.",
-                                action: "Delete resource type",
-                                destructive: true,
-                              })
-                            )
-                              remove.mutate({ workspace, name: type.name });
-                          }}
-                        >
-                          Delete
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
-      )}
+    <ListPage
+      title="Resource types"
+      className="stack"
+      actions={<Link href={`/w/${workspace}/resources`}>Back to resources</Link>}
+    >
+      <DataTable
+        query={types}
+        rowKey={(type) => type.name}
+        search={{
+          label: "Search resource types",
+          placeholder: "Search by name, field, description…",
+          fields: (type) => [
+            type.name,
+            type.description,
+            type.builtin && "built-in",
+            Object.keys(fields(type) ?? {}).join(" "),
+          ],
+        }}
+        noMatch={(query) => <>No resource type matches “{query}”.</>}
+        columns={[
+          {
+            header: "Name",
+            sortBy: (type) => type.name,
+            cell: (type) => (
+              <>
+                <code>{type.name}</code> {type.builtin && <span className="muted">built-in</span>}
+              </>
+            ),
+          },
+          {
+            header: "Fields",
+            cell: (type) => {
+              const properties = fields(type);
+              return properties ? Object.keys(properties).join(", ") : <span className="muted">any</span>;
+            },
+          },
+          { header: "Description", cell: (type) => type.description },
+        ]}
+        actions={[
+          {
+            label: "Delete",
+            available: (type) => !type.builtin,
+            confirm: (type) => ({
+              title: `Delete resource type ${type.name}?`,
+              description: "Resources of this type keep their values.",
+              action: "Delete resource type",
+              destructive: true,
+            }),
+            onSelect: (type) => remove.mutate({ workspace, name: type.name }),
+          },
+        ]}
+      />
       {remove.error && <div className="error">{errorMessage(remove.error)}</div>}
       <form className="panel stack" style={{ maxWidth: 760 }} onSubmit={submit}>
         <h2 style={{ margin: 0 }}>New resource type</h2>
@@ -184,6 +155,6 @@ export default function ResourceTypesPage({ params }: { params: Promise<{ worksp
           </button>
         </div>
       </form>
-    </div>
+    </ListPage>
   );
 }
