@@ -1,10 +1,12 @@
 // `npm run bench`: performance figures of a real standalone instance, each beside the raw
 // pg-boss figure measured in the same run on the same database. Prints; asserts nothing.
 import os from "node:os";
+import { createPool } from "@millrace/db";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { dedicatedBench } from "./bench/dedicated.ts";
 import { flowsBench, printFlowsBench } from "./bench/flows.ts";
+import { jobCpuBench, printJobCpuBench } from "./bench/job-cpu.ts";
 import { drillBench, printDrillBench } from "./bench/drill.ts";
 import { startBenchInstance } from "./bench/instance.ts";
 import { rawPgBossLatency } from "./bench/pgboss-raw.ts";
@@ -24,7 +26,8 @@ const WARMUP = 20;
 // browser UI figures (section 7), `-- flows` only the flow figures (section 8), `-- metrics` only
 // the cost of watching the fleet with a million queued jobs (section 9), `-- keda` only KEDA's
 // query of a group's waiting jobs with a million queued (section 10), `-- scale` only the job table
-// at a million queued and ten million completed jobs (section 11, scripts/bench/scale.ts).
+// at a million queued and ten million completed jobs (section 11, scripts/bench/scale.ts), `-- cpu`
+// only the CPU per plain job beside a bare sandbox's (section 12, scripts/bench/job-cpu.ts).
 const only = process.argv[2];
 if (only === "scale") {
   console.log(`\nMillrace benchmark (scale only) — ${os.cpus().length} cores, Node ${process.versions.node}`);
@@ -62,6 +65,14 @@ try {
       `\nMillrace benchmark (flows only) — ${os.cpus().length} cores, Node ${process.versions.node}`,
     );
     printFlowsBench(await flowsBench(instance), "8");
+  } else if (only === "cpu") {
+    console.log(`\nMillrace benchmark (cpu only) — ${os.cpus().length} cores, Node ${process.versions.node}`);
+    const pool = createPool(instance.databaseUrl, { max: 2, applicationName: "bench-cpu" });
+    try {
+      printJobCpuBench(await jobCpuBench(instance, pool), "12");
+    } finally {
+      await pool.end();
+    }
   } else if (only === "metrics") {
     console.log(
       `\nMillrace benchmark (metrics only) — ${os.cpus().length} cores, Node ${process.versions.node}`,
@@ -233,7 +244,13 @@ async function allBenches(): Promise<void> {
   }
   printDrillBench(await drillBench(root, instance), "6");
   printPagesBench(await pagesBench(instance), "7");
-  printFlowsBench(await flowsBench(instance), "8");
+  const flows = await flowsBench(instance);
+  printFlowsBench(flows, "8");
+  // Section 8's plain jobs and bare runs are section 12's figures.
+  printJobCpuBench(
+    { plain: flows.plainJobs, bareSandboxes: flows.bareSandboxes, bareProcesses: flows.bareProcesses },
+    "12",
+  );
   printMetricsBench(await metricsBench(instance, "bench"), "9");
   printKedaBench(await kedaBench(instance.databaseUrl, "bench"), "10");
 }

@@ -1,5 +1,8 @@
 // Runs the unit (`*.test.ts`) or integration (`*.int.test.ts`) tests of every package with
-// node:test. Integration files run one at a time against one PostgreSQL (see global-setup.ts).
+// node:test. Integration files run two at a time (MILLRACE_TEST_CONCURRENCY) against one
+// PostgreSQL, each file in a database of its own cloned from a migrated template (see
+// global-setup.ts): most of their time is spent waiting on processes, so two overlap well on two
+// cores. None restarts or fills the shared server (the drills that do start their own).
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -43,7 +46,7 @@ if (selected.length === 0) {
 }
 const args = ["--test", "--test-reporter=spec"];
 if (kind === "int") {
-  args.push("--test-concurrency=1", "--test-global-setup=packages/db/src/testing/global-setup.ts");
+  args.push(`--test-concurrency=${process.env.MILLRACE_TEST_CONCURRENCY ?? 2}`, "--test-global-setup=packages/db/src/testing/global-setup.ts");
 }
 const result = spawnSync(process.execPath, [...args, ...selected], { cwd: root, stdio: "inherit" });
 process.exit(result.status ?? 1);

@@ -6,22 +6,20 @@
 import { createPool } from "@millrace/db";
 import { startTestWorker } from "../../apps/worker/src/testing.ts";
 import type { BenchInstance } from "./instance.ts";
-import { spawn } from "node:child_process";
-import { chownSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
-import path from "node:path";
-import { bwrapArgs, detectSandbox, jobUser } from "../../packages/runtime/src/exec/sandbox.ts";
+import { bareLoop, JOBS, medianRun, plainJobs, SLEEP_MS, SLOTS, type CpuRun } from "./job-cpu.ts";
 import { pipelineRun } from "./pipeline.ts";
-import { machineBusyMs, ms, summary, withCpuPerRequest } from "./stats.ts";
+import { ms, summary, withCpuPerRequest } from "./stats.ts";
 
 const RUNS = 100;
 const WARMUP = 10;
 // "Ready worker": each request after the instance went idle (the sandboxes the previous one used
 // replaced, their teardown done), as the main bench's lone script figure (IDLE_GAP_MS there).
 const IDLE_GAP_MS = 150;
-const LOOP_ITERATIONS = 100;
-const LOOP_SLOTS = 8;
-const LOOP_SLEEP_MS = 100;
+// The loop's iterations are the plain jobs of section 12 (scripts/bench/job-cpu.ts).
+const LOOP_ITERATIONS = JOBS;
+const LOOP_SLOTS = SLOTS;
+const LOOP_SLEEP_MS = SLEEP_MS;
 // The loop and its baselines vary by ±5 points from one run to the next on these VMs: each is
 // run this many times and judged on its median run.
 const LOOP_REPEATS = 5;
@@ -50,88 +48,16 @@ export interface FlowsBench {
    */
   loop: { seconds: number; rate: number; theoretical: number; cpuPerIteration: number; shares: number[] };
   /** The same 100 sleeps as plain jobs (no flow) on the same worker: what the machine allows. */
-  plainJobs: { seconds: number; rate: number; cpuPerJob: number };
+  plainJobs: CpuRun;
   /**
    * The same sleeps as plain jobs queued beforehand and due at one moment (section 3's pipeline,
    * on a worker of as many slots): Millrace's own rate for them, with no submission in the way.
    */
   queuedJobs: { seconds: number; rate: number };
   /** The same sleeps in bare bubblewrap sandboxes (as a job's), 8 at a time, no Millrace (null: no bwrap). */
-  bareSandboxes: BareRun | null;
+  bareSandboxes: CpuRun | null;
   /** The same sleeps as bare processes (`bash -c 'sleep …'`, no sandbox), 8 at a time, no Millrace. */
-  bareProcesses: BareRun;
-}
-
-interface BareRun {
-  seconds: number;
-  rate: number;
-  cpuPerJob: number;
-}
-
-/**
- * The machine's own ceilings for a step: `LOOP_ITERATIONS` times `bash -c 'sleep …'`, `LOOP_SLOTS`
- * at a time, started straight from here (no worker, database or warm sandbox), each in a bare
- * bubblewrap sandbox as a job's (null: no bwrap here) or as a bare process. Whatever Millrace does
- * per step comes on top of the first; nothing that starts a process per step beats the second.
- */
-async function bareLoop(sandboxed: true): Promise<BareRun | null>;
-async function bareLoop(sandboxed: false): Promise<BareRun>;
-async function bareLoop(sandboxed: boolean): Promise<BareRun | null> {
-  const runs: BareRun[] = [];
-  for (let i = 0; i < BASELINE_REPEATS; i++) {
-    const run = await bareRun(sandboxed);
-    if (!run) return null;
-    runs.push(run);
-  }
-  return medianRun(runs);
-}
-
-/** The run of median duration. */
-function medianRun<T extends { seconds: number }>(runs: T[]): T {
-  return [...runs].sort((a, b) => a.seconds - b.seconds)[Math.floor(runs.length / 2)]!;
-}
-
-async function bareRun(sandboxed: boolean): Promise<BareRun | null> {
-  const sandbox = detectSandbox();
-  if (sandboxed && sandbox.kind !== "bubblewrap") return null;
-  const dir = mkdtempSync(path.join(os.tmpdir(), "millrace-bench-bare-"));
-  // As the worker starts a job: as the job user (nobody when the worker is root) in its folder.
-  const user = jobUser();
-  if (user) chownSync(dir, user.uid, user.gid);
-  try {
-    const command = ["/bin/bash", "-c", `sleep ${LOOP_SLEEP_MS / 1000}`];
-    const [file, ...args] =
-      sandbox.kind === "bubblewrap" && sandboxed
-        ? [
-            sandbox.path,
-            ...bwrapArgs({ jobDir: dir, network: true, executables: [], readOnlyPaths: [] }),
-            ...command,
-          ]
-        : command;
-    const one = () =>
-      new Promise<void>((resolve, reject) => {
-        const child = spawn(file!, args, { stdio: "ignore", env: {}, cwd: dir, ...(user ?? {}) });
-        child.on("error", reject);
-        child.on("exit", (code) =>
-          code === 0 ? resolve() : reject(new Error(`${file} exited with ${code}`)),
-        );
-      });
-    let left = LOOP_ITERATIONS;
-    const lane = async () => {
-      while (left-- > 0) await one();
-    };
-    const cpuBefore = machineBusyMs();
-    const started = performance.now();
-    await Promise.all(Array.from({ length: LOOP_SLOTS }, lane));
-    const seconds = (performance.now() - started) / 1000;
-    return {
-      seconds,
-      rate: LOOP_ITERATIONS / seconds,
-      cpuPerJob: (machineBusyMs() - cpuBefore) / LOOP_ITERATIONS,
-    };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  bareProcesses: CpuRun;
 }
 
 function bash(id: string, content: string, inputs: Record<string, string> = {}, tag?: string) {
@@ -275,31 +201,10 @@ export async function flowsBench(instance: BenchInstance): Promise<FlowsBench> {
         content: `sleep ${LOOP_SLEEP_MS / 1000}\n`,
         tag: "benchflowloop",
       });
-      const plainRun = async () => {
-        await new Promise((resolve) => setTimeout(resolve, IDLE_GAP_MS));
-        const cpuBefore = machineBusyMs();
-        const started = performance.now();
-        const ids: string[] = [];
-        for (let i = 0; i < LOOP_ITERATIONS; i++) {
-          ids.push(await (await api("/w/benchflows/jobs/run/p/u/bench/sleep", {})).text());
-        }
-        for (;;) {
-          const { rows: left } = await pool.query<{ n: number }>(
-            "SELECT count(*)::int AS n FROM job WHERE id = ANY($1::uuid[]) AND status IN ('queued', 'running')",
-            [ids],
-          );
-          if (left[0]!.n === 0) break;
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
-        const seconds = (performance.now() - started) / 1000;
-        return {
-          seconds,
-          rate: LOOP_ITERATIONS / seconds,
-          cpuPerJob: (machineBusyMs() - cpuBefore) / LOOP_ITERATIONS,
-        };
-      };
-      const plainRuns = [];
-      for (let i = 0; i < BASELINE_REPEATS; i++) plainRuns.push(await plainRun());
+      const plainRuns = await plainJobs(
+        async () => (await api("/w/benchflows/jobs/run/p/u/bench/sleep", {})).text(),
+        pool,
+      );
       const queuedRuns = [];
       for (let i = 0; i < BASELINE_REPEATS; i++) {
         queuedRuns.push(
@@ -322,7 +227,7 @@ export async function flowsBench(instance: BenchInstance): Promise<FlowsBench> {
           cpuPerIteration: loop.cpuPerIteration,
           shares: loopRuns.map((run) => LOOP_ITERATIONS / run.seconds / theoretical),
         },
-        plainJobs: medianRun(plainRuns),
+        plainJobs: plainRuns,
         queuedJobs: medianRun(queuedRuns),
         bareSandboxes: await bareLoop(true),
         bareProcesses: await bareLoop(false),

@@ -85,6 +85,8 @@ async function launch(
       SUPERADMIN_SECRET: secret,
       SUPERADMIN_EMAIL: "bench@example.com",
       SUPERADMIN_PASSWORD: "bench-password-1",
+      // For profiling: `BENCH_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=…" npm run bench -- cpu`.
+      ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
     },
   });
   launcher.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));

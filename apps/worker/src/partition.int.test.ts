@@ -77,6 +77,26 @@ interface Tick {
   run: string;
 }
 
+/**
+ * Deploys and runs the ticker `u/t/<name>` on `tag`: a run of its own id appends a tick to `file`
+ * every 100 ms, 300 times the first time and `rerunTicks` times when it runs again.
+ */
+async function runTicker(name: string, tag: string, file: string, rerunTicks: number): Promise<string> {
+  await deployScript(services, membership, {
+    path: `u/t/${name}`,
+    language: "bash",
+    tag,
+    content: [
+      'f="$1"',
+      "run=$RANDOM$RANDOM$RANDOM",
+      `n=300; [ -e "$f" ] && n=${rerunTicks}`,
+      'for i in $(seq 1 $n); do echo "$(date +%s%3N) $run" >> "$f"; sleep 0.1; done',
+      'echo "finished by $run"',
+    ].join("\n"),
+  });
+  return runScriptByPath(services, membership, `u/t/${name}`, { f: file });
+}
+
 function ticks(file: string): Tick[] {
   if (!fs.existsSync(file)) return [];
   return fs
@@ -126,20 +146,8 @@ describe("a worker cut off from the database (or an agent from its server) fence
     const monitor = zombieMonitor();
     try {
       const file = path.join(dir, "ticks", options.name);
-      await deployScript(services, membership, {
-        path: `u/t/${options.name}`,
-        language: "bash",
-        tag: options.tag,
-        // A run of its own id ticks every 100 ms: 30 s the first time, 2 s when it runs again.
-        content: [
-          'f="$1"',
-          "run=$RANDOM$RANDOM$RANDOM",
-          'n=300; [ -e "$f" ] && n=20',
-          'for i in $(seq 1 $n); do echo "$(date +%s%3N) $run" >> "$f"; sleep 0.1; done',
-          'echo "finished by $run"',
-        ].join("\n"),
-      });
-      const id = await runScriptByPath(services, membership, `u/t/${options.name}`, { f: file });
+      // 30 s the first time, 2 s when it runs again.
+      const id = await runTicker(options.name, options.tag, file, 20);
       const deadline = Date.now() + 15_000;
       while (ticks(file).length < 3) {
         if (Date.now() > deadline) {
@@ -253,19 +261,7 @@ describe("a worker cut off from the database (or an agent from its server) fence
   }): Promise<void> {
     const { proxy, fenced } = options;
     const file = path.join(dir, "ticks", options.name);
-    await deployScript(services, membership, {
-      path: `u/t/${options.name}`,
-      language: "bash",
-      tag: options.tag,
-      content: [
-        'f="$1"',
-        "run=$RANDOM$RANDOM$RANDOM",
-        'n=300; [ -e "$f" ] && n=5',
-        'for i in $(seq 1 $n); do echo "$(date +%s%3N) $run" >> "$f"; sleep 0.1; done',
-        'echo "finished by $run"',
-      ].join("\n"),
-    });
-    const id = await runScriptByPath(services, membership, `u/t/${options.name}`, { f: file });
+    const id = await runTicker(options.name, options.tag, file, 5);
     const deadline = Date.now() + 15_000;
     while (ticks(file).length < 3) {
       assert.ok(Date.now() < deadline, `the job started:\n${fenced.output()}`);

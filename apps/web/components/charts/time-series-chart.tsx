@@ -184,7 +184,9 @@ export function TimeSeriesChart({
       ) : rows.length === 0 ? (
         <div className="muted flex h-48 items-center justify-center">{emptyText}</div>
       ) : (
-        <div className="h-48 w-full" aria-hidden>
+        // The chart keeps its old pixel width until its resize observer fires: clip it, so that a
+        // narrowing window never scrolls the whole page sideways meanwhile.
+        <div className="h-48 w-full overflow-hidden" aria-hidden>
           <ResponsiveContainer width="100%" height="100%">
             {kind === "bar" ? (
               <BarChart {...chartProps}>

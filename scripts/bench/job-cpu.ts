@@ -1,0 +1,194 @@
+// CPU per plain job (issue 38 item 6): what the machine spends on a sandboxed `sleep 0.1` job
+// submitted over HTTP, beside the same sleep in a bare bubblewrap sandbox started straight from
+// here, measured in the same run. Millrace's own share (web, worker, PostgreSQL, launcher) is the
+// difference. `npm run bench -- cpu` runs this section alone; section 8 (flows) uses the same runs.
+import { spawn } from "node:child_process";
+import { chownSync, mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type pg from "pg";
+import { startTestWorker } from "../../apps/worker/src/testing.ts";
+import { bwrapArgs, detectSandbox, jobUser } from "../../packages/runtime/src/exec/sandbox.ts";
+import type { BenchInstance } from "./instance.ts";
+import { machineBusyMs, ms, treeCpuMs } from "./stats.ts";
+
+export const SLEEP_MS = 100;
+export const JOBS = 100;
+export const SLOTS = 8;
+// Each figure varies by a few points from one run to the next on these VMs: each run is repeated
+// and judged on its median.
+const REPEATS = 3;
+// Issue 38's target: the machine's CPU per plain job at most this many times the bare sandbox's.
+const TARGET_RATIO = 1.5;
+const IDLE_GAP_MS = 150;
+
+export interface CpuRun {
+  seconds: number;
+  rate: number;
+  /** The machine's busy CPU per job (ms), every process. */
+  cpuPerJob: number;
+  /** The CPU per job of this bench's own process tree (ms): what else runs on the machine is left out. */
+  treeCpuPerJob: number;
+}
+
+/** The run of median duration. */
+export function medianRun<T extends { seconds: number }>(runs: T[]): T {
+  return [...runs].sort((a, b) => a.seconds - b.seconds)[Math.floor(runs.length / 2)]!;
+}
+
+async function measured(jobs: number, run: () => Promise<void>): Promise<CpuRun> {
+  const machineBefore = machineBusyMs();
+  const treeBefore = treeCpuMs();
+  const started = performance.now();
+  await run();
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    seconds,
+    rate: jobs / seconds,
+    cpuPerJob: (machineBusyMs() - machineBefore) / jobs,
+    treeCpuPerJob: (treeCpuMs() - treeBefore) / jobs,
+  };
+}
+
+/**
+ * The machine's own ceilings for a job: `JOBS` times `bash -c 'sleep …'`, `SLOTS` at a time,
+ * started straight from here (no worker, database or warm sandbox), each in a bare bubblewrap
+ * sandbox as a job's (null: no bwrap here) or as a bare process. Whatever Millrace does per job
+ * comes on top of the first; nothing that starts a process per job beats the second.
+ */
+export async function bareLoop(sandboxed: true): Promise<CpuRun | null>;
+export async function bareLoop(sandboxed: false): Promise<CpuRun>;
+export async function bareLoop(sandboxed: boolean): Promise<CpuRun | null> {
+  const runs: CpuRun[] = [];
+  for (let i = 0; i < REPEATS; i++) {
+    const run = await bareRun(sandboxed);
+    if (!run) return null;
+    runs.push(run);
+  }
+  return medianRun(runs);
+}
+
+async function bareRun(sandboxed: boolean): Promise<CpuRun | null> {
+  const sandbox = detectSandbox();
+  if (sandboxed && sandbox.kind !== "bubblewrap") return null;
+  const dir = mkdtempSync(path.join(os.tmpdir(), "millrace-bench-bare-"));
+  // As the worker starts a job: as the job user (nobody when the worker is root) in its folder.
+  const user = jobUser();
+  if (user) chownSync(dir, user.uid, user.gid);
+  try {
+    const command = ["/bin/bash", "-c", `sleep ${SLEEP_MS / 1000}`];
+    const [file, ...args] =
+      sandbox.kind === "bubblewrap" && sandboxed
+        ? [
+            sandbox.path,
+            ...bwrapArgs({ jobDir: dir, network: true, executables: [], readOnlyPaths: [] }),
+            ...command,
+          ]
+        : command;
+    const one = () =>
+      new Promise<void>((resolve, reject) => {
+        const child = spawn(file!, args, { stdio: "ignore", env: {}, cwd: dir, ...(user ?? {}) });
+        child.on("error", reject);
+        child.on("exit", (code) =>
+          code === 0 ? resolve() : reject(new Error(`${file} exited with ${code}`)),
+        );
+      });
+    let left = JOBS;
+    const lane = async () => {
+      while (left-- > 0) await one();
+    };
+    await new Promise((resolve) => setTimeout(resolve, IDLE_GAP_MS));
+    return await measured(JOBS, async () => {
+      await Promise.all(Array.from({ length: SLOTS }, lane));
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `JOBS` plain jobs of `scriptPath` (a `sleep 0.1` bash script whose tag a worker of `SLOTS`
+ * slots serves), each submitted over HTTP as soon as the previous submit answered, measured until
+ * the last one is recorded; the median of REPEATS runs.
+ */
+export async function plainJobs(submit: () => Promise<string>, pool: pg.Pool): Promise<CpuRun> {
+  const runs: CpuRun[] = [];
+  for (let i = 0; i < REPEATS; i++) {
+    await new Promise((resolve) => setTimeout(resolve, IDLE_GAP_MS));
+    runs.push(
+      await measured(JOBS, async () => {
+        const ids: string[] = [];
+        for (let j = 0; j < JOBS; j++) ids.push(await submit());
+        for (;;) {
+          const { rows: left } = await pool.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM job WHERE id = ANY($1::uuid[]) AND status IN ('queued', 'running')",
+            [ids],
+          );
+          if (left[0]!.n === 0) break;
+          // Polls cost the database CPU that counts as the job's: a few per job at most.
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      }),
+    );
+  }
+  return medianRun(runs);
+}
+
+export interface JobCpuBench {
+  plain: CpuRun;
+  bareSandboxes: CpuRun | null;
+  bareProcesses: CpuRun;
+}
+
+/** Plain jobs on a worker of its own (`SLOTS` slots, sandboxed as configured), then the bare runs. */
+export async function jobCpuBench(instance: BenchInstance, pool: pg.Pool): Promise<JobCpuBench> {
+  const headers = { Authorization: `Bearer ${instance.userToken}`, "content-type": "application/json" };
+  const api = (p: string, body: unknown) =>
+    fetch(`${instance.baseUrl}/api${p}`, { method: "POST", headers, body: JSON.stringify(body) });
+  await api("/workspaces/create", { id: "benchcpu", name: "Bench CPU" });
+  const created = await api("/w/benchcpu/scripts/create", {
+    path: "u/bench/sleep",
+    language: "bash",
+    summary: "sleep",
+    content: `sleep ${SLEEP_MS / 1000}\n`,
+    tag: "benchcpu",
+  });
+  if (!created.ok) throw new Error(`script: ${created.status} ${await created.text()}`);
+  const worker = await startTestWorker(instance.databaseUrl, {
+    WORKER_TAGS: "benchcpu",
+    NUM_WORKERS: String(SLOTS),
+    ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+  });
+  try {
+    const submit = async () => (await api("/w/benchcpu/jobs/run/p/u/bench/sleep", {})).text();
+    // A first round warms the server's routes and the worker's sandboxes.
+    for (let i = 0; i < SLOTS * 2; i++) await submit();
+    const plain = await plainJobs(submit, pool);
+    return { plain, bareSandboxes: await bareLoop(true), bareProcesses: await bareLoop(false) };
+  } finally {
+    await worker.stop();
+  }
+}
+
+export function printJobCpuBench(result: JobCpuBench, section: string): void {
+  const { plain, bareSandboxes, bareProcesses } = result;
+  console.log(
+    `\n${section}. CPU per plain job (\`sleep ${SLEEP_MS / 1000}\` in bash, ${JOBS} jobs on ${SLOTS} slots)`,
+  );
+  const row = (name: string, run: CpuRun) =>
+    console.log(
+      `   ${name.padEnd(44)} machine ${ms(run.cpuPerJob).padStart(9)}   own processes ${ms(run.treeCpuPerJob).padStart(9)}   ` +
+        `${run.rate.toFixed(1)} jobs/s`,
+    );
+  row("Millrace job (submitted over HTTP, sandboxed)", plain);
+  if (bareSandboxes) row("bare bubblewrap sandbox (no Millrace)", bareSandboxes);
+  row("bare process (no sandbox, no Millrace)", bareProcesses);
+  const base = bareSandboxes ?? bareProcesses;
+  const ratio = plain.cpuPerJob / base.cpuPerJob;
+  const treeRatio = plain.treeCpuPerJob / base.treeCpuPerJob;
+  console.log(
+    `   Millrace / bare ${bareSandboxes ? "sandbox" : "process (no bwrap here)"}: ${ratio.toFixed(2)}× machine CPU, ` +
+      `${treeRatio.toFixed(2)}× own processes' CPU (target ≤ ${TARGET_RATIO}×: ${ratio <= TARGET_RATIO ? "met" : "NOT met"}); ` +
+      `Millrace's own share ${ms(plain.cpuPerJob - base.cpuPerJob)} per job`,
+  );
+}
