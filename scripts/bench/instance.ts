@@ -31,7 +31,7 @@ export async function startBenchInstance(
   let adminUrl = options.adminUrl ?? process.env.DATABASE_URL;
   if (!adminUrl) {
     server = await startEmbeddedPostgres(path.join(root, ".data/bench-pg"), {
-      port: 5491,
+      port: Number(process.env.BENCH_PG_PORT ?? 5491),
       database: "postgres",
     });
     adminUrl = server.url;

@@ -10,7 +10,7 @@ import type pg from "pg";
 import { startTestWorker } from "../../apps/worker/src/testing.ts";
 import { bwrapArgs, detectSandbox, jobUser } from "../../packages/runtime/src/exec/sandbox.ts";
 import type { BenchInstance } from "./instance.ts";
-import { machineBusyMs, ms, treeCpuMs } from "./stats.ts";
+import { machineBusyMs, ms, treeCpuByProcess } from "./stats.ts";
 
 export const SLEEP_MS = 100;
 export const JOBS = 100;
@@ -29,6 +29,8 @@ export interface CpuRun {
   cpuPerJob: number;
   /** The CPU per job of this bench's own process tree (ms): what else runs on the machine is left out. */
   treeCpuPerJob: number;
+  /** treeCpuPerJob by process (see treeCpuByProcess), largest first. */
+  byProcess: [string, number][];
 }
 
 /** The run of median duration. */
@@ -38,15 +40,23 @@ export function medianRun<T extends { seconds: number }>(runs: T[]): T {
 
 async function measured(jobs: number, run: () => Promise<void>): Promise<CpuRun> {
   const machineBefore = machineBusyMs();
-  const treeBefore = treeCpuMs();
+  const treeBefore = treeCpuByProcess();
   const started = performance.now();
   await run();
   const seconds = (performance.now() - started) / 1000;
+  const cpuPerJob = (machineBusyMs() - machineBefore) / jobs;
+  const byProcess = new Map<string, number>();
+  for (const [label, ms] of treeCpuByProcess()) {
+    const delta = (ms - (treeBefore.get(label) ?? 0)) / jobs;
+    if (delta > 0) byProcess.set(label, delta);
+  }
+  const treeCpuPerJob = [...byProcess.values()].reduce((a, b) => a + b, 0);
   return {
     seconds,
     rate: jobs / seconds,
-    cpuPerJob: (machineBusyMs() - machineBefore) / jobs,
-    treeCpuPerJob: (treeCpuMs() - treeBefore) / jobs,
+    cpuPerJob,
+    treeCpuPerJob,
+    byProcess: [...byProcess].sort((a, b) => b[1] - a[1]),
   };
 }
 
@@ -136,6 +146,8 @@ export async function plainJobs(submit: () => Promise<string>, pool: pg.Pool): P
 
 export interface JobCpuBench {
   plain: CpuRun;
+  /** With pg_stat_statements preloaded: the statements per plain job, by total time (else []). */
+  statements?: StatementCost[];
   bareSandboxes: CpuRun | null;
   bareProcesses: CpuRun;
 }
@@ -163,11 +175,52 @@ export async function jobCpuBench(instance: BenchInstance, pool: pg.Pool): Promi
     const submit = async () => (await api("/w/benchcpu/jobs/run/p/u/bench/sleep", {})).text();
     // A first round warms the server's routes and the worker's sandboxes.
     for (let i = 0; i < SLOTS * 2; i++) await submit();
+    const statements = await statementStats(pool);
     const plain = await plainJobs(submit, pool);
-    return { plain, bareSandboxes: await bareLoop(true), bareProcesses: await bareLoop(false) };
+    return {
+      plain,
+      statements: await statements.perJob(JOBS * REPEATS),
+      bareSandboxes: await bareLoop(true),
+      bareProcesses: await bareLoop(false),
+    };
   } finally {
     await worker.stop();
   }
+}
+
+export interface StatementCost {
+  query: string;
+  callsPerJob: number;
+  msPerJob: number;
+}
+
+/**
+ * pg_stat_statements over the plain jobs, when the server preloads it (a profiling aid: `ALTER
+ * SYSTEM SET shared_preload_libraries = 'pg_stat_statements'` on the bench's PostgreSQL).
+ */
+async function statementStats(pool: pg.Pool): Promise<{ perJob(jobs: number): Promise<StatementCost[]> }> {
+  try {
+    await pool.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+    await pool.query("SELECT pg_stat_statements_reset()");
+  } catch {
+    return { perJob: async () => [] };
+  }
+  return {
+    perJob: async (jobs) => {
+      const { rows } = await pool.query<{ query: string; calls: string; ms: number }>(
+        `SELECT query, calls, total_exec_time + total_plan_time AS ms FROM pg_stat_statements
+          WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+          ORDER BY calls DESC`,
+      );
+      return rows
+        .filter((row) => !row.query.includes("pg_stat_statements") && !row.query.includes("FROM job WHERE id = ANY"))
+        .map((row) => ({
+          query: row.query.replace(/\s+/g, " ").slice(0, 110),
+          callsPerJob: Number(row.calls) / jobs,
+          msPerJob: row.ms / jobs,
+        }));
+    },
+  };
 }
 
 export function printJobCpuBench(result: JobCpuBench, section: string): void {
@@ -181,6 +234,19 @@ export function printJobCpuBench(result: JobCpuBench, section: string): void {
         `${run.rate.toFixed(1)} jobs/s`,
     );
   row("Millrace job (submitted over HTTP, sandboxed)", plain);
+  for (const [label, perJob] of plain.byProcess.slice(0, 8)) {
+    console.log(`     ${label.padEnd(60)} ${ms(perJob).padStart(9)}`);
+  }
+  if (result.statements?.length) {
+    const calls = result.statements.reduce((sum, s) => sum + s.callsPerJob, 0);
+    const time = result.statements.reduce((sum, s) => sum + s.msPerJob, 0);
+    console.log(`     statements per job (pg_stat_statements): ${calls.toFixed(1)} taking ${ms(time)}; the most frequent:`);
+    for (const statement of result.statements.slice(0, 40)) {
+      console.log(
+        `       ${statement.callsPerJob.toFixed(2).padStart(6)} × ${ms(statement.msPerJob).padStart(8)}  ${statement.query}`,
+      );
+    }
+  }
   if (bareSandboxes) row("bare bubblewrap sandbox (no Millrace)", bareSandboxes);
   row("bare process (no sandbox, no Millrace)", bareProcesses);
   const base = bareSandboxes ?? bareProcesses;

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import os from "node:os";
+import path from "node:path";
 
 export function percentile(samples: number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -51,6 +52,17 @@ const MS_PER_TICK = 10;
  * process (namespace teardown, writeback) is not counted either.
  */
 export function treeCpuMs(): number {
+  let total = 0;
+  for (const ms of treeCpuByProcess().values()) total += ms;
+  return total;
+}
+
+/**
+ * treeCpuMs by process: each descendant's own time under its command (`postgres: <role> <db>`,
+ * `node <script>`), what it reaped under `<command> ⟶ reaped children`, and this process's
+ * reaped children under `(reaped by the bench)`.
+ */
+export function treeCpuByProcess(): Map<string, number> {
   const parents = new Map<number, number>();
   const times = new Map<number, { own: number; reaped: number }>();
   for (const entry of fs.readdirSync("/proc")) {
@@ -76,7 +88,31 @@ export function treeCpuMs(): number {
     }
     return false;
   };
-  let ticks = times.get(process.pid)?.reaped ?? 0;
-  for (const [pid, time] of times) if (inTree(pid)) ticks += time.own + time.reaped;
-  return ticks * MS_PER_TICK;
+  const out = new Map<string, number>();
+  const add = (label: string, ticks: number) => out.set(label, (out.get(label) ?? 0) + ticks * MS_PER_TICK);
+  add("(reaped by the bench)", times.get(process.pid)?.reaped ?? 0);
+  for (const [pid, time] of times) {
+    if (!inTree(pid)) continue;
+    const label = processLabel(pid);
+    add(label, time.own);
+    add(`${label} ⟶ reaped children`, time.reaped);
+  }
+  return out;
+}
+
+function processLabel(pid: number): string {
+  let argv: string[];
+  try {
+    argv = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+  } catch {
+    return "(gone)";
+  }
+  const command = path.basename(argv[0] ?? "?");
+  // PostgreSQL backends name themselves "postgres: user db client state": keep the role.
+  if (command.startsWith("postgres:")) return argv[0]!.split(" ").slice(0, 2).join(" ");
+  if (command === "node" || command.startsWith("node")) {
+    const script = argv.slice(1).find((arg) => !arg.startsWith("-"));
+    return `node ${script ? script.split("/").slice(-3).join("/") : "?"}`;
+  }
+  return command;
 }
