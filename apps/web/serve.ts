@@ -8,7 +8,7 @@ import { Readable } from "node:stream";
 import next from "next";
 import { requestToken } from "./server/auth/principal.ts";
 import { serverEnv } from "./server/env.ts";
-import { logInternalError } from "./server/http.ts";
+import { logInternalError, wholeBody } from "./server/http.ts";
 import { metricsResponse, startServerMetrics } from "./server/metrics.ts";
 import { handleRest } from "./server/rest/handler.ts";
 
@@ -36,6 +36,8 @@ function headersOf(req: http.IncomingMessage): Headers {
 async function sendResponse(response: Response, res: http.ServerResponse): Promise<void> {
   res.statusCode = response.status;
   for (const [name, value] of response.headers) res.appendHeader(name, value);
+  const whole = wholeBody(response);
+  if (whole !== undefined) return void res.end(whole);
   if (!response.body) return void res.end();
   // Streams (SSE log updates) are written as they come, with backpressure.
   for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {

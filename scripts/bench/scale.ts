@@ -411,7 +411,7 @@ export async function scaleBench(root: string, log: (line: string) => void = con
     );
     log(
       `\n   retention: ${deleted.toLocaleString("en")} expired jobs deleted in ${retentionSecs.toFixed(0)} s ` +
-        `(${(deleted / retentionSecs).toFixed(0)} jobs/s, batches of 1,000 with 50 ms between)`,
+        `(${(deleted / retentionSecs).toFixed(0)} jobs/s, batches of at most 1,000 sized to take 20 ms, a pause at least as long after each)`,
     );
     log(
       `   claims meanwhile: p50 ${ms(during.p50)}, p95 ${ms(during.p95)}, max ${ms(duringMax)} ` +

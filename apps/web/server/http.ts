@@ -137,15 +137,27 @@ export function errorResponse(error: unknown, site: ErrorSite): Response {
   });
 }
 
+// The bodies of the responses made by `text` and `json`, for serve.ts to write in one go instead
+// of reading them back through the Response's stream (several promise turns per request). A
+// response made any other way (a stream, a copy with other headers) is not here and is streamed.
+const wholeBodies = new WeakMap<Response, string>();
+
+/** The whole body of a response made by `text` or `json` (undefined: stream it). */
+export function wholeBody(response: Response): string | undefined {
+  return wholeBodies.get(response);
+}
+
 export function text(body: string, status = 200): Response {
-  return new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
+  const response = new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
+  wholeBodies.set(response, body);
+  return response;
 }
 
 export function json(body: unknown, status = 200): Response {
-  return new Response(JSON.stringify(body ?? null), {
-    status,
-    headers: { "content-type": "application/json" },
-  });
+  const serialized = JSON.stringify(body ?? null);
+  const response = new Response(serialized, { status, headers: { "content-type": "application/json" } });
+  wholeBodies.set(response, serialized);
+  return response;
 }
 
 /** An input error answered with 413: the body is refused before it is parsed. */

@@ -78,12 +78,13 @@ function membershipOfRow(
   workspaceId: string,
   row: MembershipRow | undefined,
 ): Membership {
-  const missing = notFound(`workspace ${workspaceId}`);
-  if (principal.workspaceScope && principal.workspaceScope !== workspaceId) throw missing;
-  if (!row?.workspace_id) throw missing;
+  // Made only when thrown: an error's stack costs more than the rest of this check.
+  const missing = () => notFound(`workspace ${workspaceId}`);
+  if (principal.workspaceScope && principal.workspaceScope !== workspaceId) throw missing();
+  if (!row?.workspace_id) throw missing();
   // A superadmin's job token is admin of its own workspace (it passed the scope check above).
   const superAdmin = principal.isSuperAdmin || !!principal.adminOfScope;
-  if (workspaceId === ADMINS_WORKSPACE && !superAdmin) throw missing;
+  if (workspaceId === ADMINS_WORKSPACE && !superAdmin) throw missing();
   const workspace: MemberWorkspace = {
     id: row.workspace_id,
     name: row.workspace_name,
@@ -94,7 +95,7 @@ function membershipOfRow(
     color: row.workspace_color,
   };
   if (superAdmin) return { workspace, role: "admin", principal };
-  if (!row.role) throw missing;
+  if (!row.role) throw missing();
   return { workspace, role: row.role, principal };
 }
 

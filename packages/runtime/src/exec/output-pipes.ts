@@ -9,16 +9,28 @@
 // The folder is removed when the process exits, and named after it (see owned-folders.ts) so that
 // the next process to make one removes those of processes killed before they could.
 import { execFile, execFileSync, spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
-import { closeSync, constants, mkdtempSync, openSync, rmSync, unlinkSync } from "node:fs";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  statfsSync,
+  unlinkSync,
+} from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { ownerTag, removeStaleFolders } from "./owned-folders.ts";
 
-const BATCH = 128;
+// A job takes up to four FIFOs, and a worker of 8 slots starts a few dozen jobs a second: the stock
+// is refilled well ahead, since running dry means a mkfifo that blocks the event loop.
+const BATCH = 256;
 const PIPES_PREFIX = "millrace-pipes-";
-const LOW_WATER = 32;
+const LOW_WATER = 128;
+const TMPFS_MAGIC = 0x01021994;
 // Read and write for everyone: a job running as another user must be able to open its own
 // stdout again (/dev/stdout is /proc/self/fd/1). Only the fds lead to them: the folder is 0700 and
 // each FIFO is unlinked as soon as it is opened.
@@ -102,8 +114,9 @@ class FifoStock {
 
   private nextNames(): string[] {
     if (!this.dir) {
-      removeStaleFolders(os.tmpdir(), PIPES_PREFIX);
-      const dir = mkdtempSync(path.join(os.tmpdir(), `${PIPES_PREFIX}${ownerTag()}-`));
+      const base = fifoBase();
+      removeStaleFolders(base, PIPES_PREFIX);
+      const dir = mkdtempSync(path.join(base, `${PIPES_PREFIX}${ownerTag()}-`));
       process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
       this.dir = dir;
     }
@@ -119,6 +132,26 @@ class FifoStock {
       if (!error) this.names.unshift(...names);
     });
   }
+}
+
+/**
+ * Where the FIFOs' folder goes: /dev/shm when it is a tmpfs this process may write to and TMPDIR
+ * names no other place, else the temporary folder. A FIFO holds no data, but on a disk filesystem
+ * making and unlinking one journals an inode (~0.2 ms of kernel time on ext4 here, four per job);
+ * on a tmpfs it costs a twentieth of that.
+ */
+function fifoBase(): string {
+  if (!process.env.TMPDIR) {
+    try {
+      if (statfsSync("/dev/shm").type === TMPFS_MAGIC) {
+        accessSync("/dev/shm", constants.W_OK | constants.X_OK);
+        return "/dev/shm";
+      }
+    } catch {
+      // no /dev/shm here, or not ours to write
+    }
+  }
+  return os.tmpdir();
 }
 
 function unlinkQuietly(name: string): void {
