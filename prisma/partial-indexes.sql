@@ -12,6 +12,10 @@
 CREATE INDEX "job_status_tag_priority_scheduled_for_idx" ON "job"("status", "tag", "priority" DESC, "scheduled_for")
   WHERE "status" IN ('queued', 'running');
 
+-- Lists of finished jobs (success=true or false), newest first, without reading past the queue.
+CREATE INDEX "job_finished_workspace_id_created_at_id_idx" ON "job"("workspace_id", "created_at" DESC, "id" DESC)
+  WHERE "status" IN ('success', 'failure', 'canceled');
+
 -- Retention deletes finished jobs by age.
 CREATE INDEX "job_completed_at_idx" ON "job"("completed_at") WHERE "completed_at" IS NOT NULL;
 

@@ -279,13 +279,24 @@ export async function scaleBench(root: string, log: (line: string) => void = con
     // deletes in batches for a window while a free slot claims one job at a time, as workers do.
     log(`\nretention: deleting the expired half of the completed jobs for ${RETENTION_WINDOW_MS / 1000} s`);
     const sizeBefore = await relationMb(pool);
-    for (let i = 0; i < 20_000; i += 1000)
+    for (let i = 0; i < 40_000; i += 1000)
       await enqueueJobs(
         pool,
         boss,
         Array.from({ length: 1000 }, () => noopJob("ws2", CLAIM_TAG, {}, username)),
       );
     const quietClaims = await timed(100, () => claimJobs(pool, boss, CLAIM_TAG, ["wk-bench-claimer"]));
+    // As long a window without retention, claimed the same way: the longest claim of a machine
+    // that does other work beside (the bench itself, other processes), to read the one below by.
+    const quietSamples: number[] = [];
+    const quietUntil = performance.now() + RETENTION_WINDOW_MS;
+    while (performance.now() < quietUntil) {
+      const started = performance.now();
+      await claimJobs(pool, boss, CLAIM_TAG, ["wk-bench-claimer"]);
+      quietSamples.push(performance.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const quietMax = Math.max(...quietSamples);
     const abort = new AbortController();
     const retentionPool = createPool(database.url, { max: 1, applicationName: "millrace-bench-retention" });
     const retentionStarted = performance.now();
@@ -415,7 +426,7 @@ export async function scaleBench(root: string, log: (line: string) => void = con
     );
     log(
       `   claims meanwhile: p50 ${ms(during.p50)}, p95 ${ms(during.p95)}, max ${ms(duringMax)} ` +
-        `(without retention: p50 ${ms(quietClaims.p50)}, p95 ${ms(quietClaims.p95)}); ` +
+        `(without retention: p50 ${ms(quietClaims.p50)}, p95 ${ms(quietClaims.p95)}, max ${ms(quietMax)} over as long a window); ` +
         `longest pause over the quiet p50: ${ms(duringMax - quietClaims.p50)} — ` +
         `target <= 50 ms: ${verdict(duringMax - quietClaims.p50 <= 50)}`,
     );
