@@ -204,6 +204,7 @@ export async function flowsBench(instance: BenchInstance): Promise<FlowsBench> {
       const plainRuns = await plainJobs(
         async () => (await api("/w/benchflows/jobs/run/p/u/bench/sleep", {})).text(),
         pool,
+        5,
       );
       const queuedRuns = [];
       for (let i = 0; i < BASELINE_REPEATS; i++) {
