@@ -46,7 +46,10 @@ if (selected.length === 0) {
 }
 const args = ["--test", "--test-reporter=spec"];
 if (kind === "int") {
-  args.push(`--test-concurrency=${process.env.MILLRACE_TEST_CONCURRENCY ?? 2}`, "--test-global-setup=packages/db/src/testing/global-setup.ts");
+  args.push(
+    `--test-concurrency=${process.env.MILLRACE_TEST_CONCURRENCY ?? 2}`,
+    "--test-global-setup=packages/db/src/testing/global-setup.ts",
+  );
 }
 const result = spawnSync(process.execPath, [...args, ...selected], { cwd: root, stdio: "inherit" });
 process.exit(result.status ?? 1);

@@ -141,7 +141,8 @@ class FifoStock {
  * on a tmpfs it costs a twentieth of that.
  */
 function fifoBase(): string {
-  if (!process.env.TMPDIR) {
+  // os.tmpdir() is /tmp unless TMPDIR (or TMP, TEMP) names another folder.
+  if (os.tmpdir() === "/tmp") {
     try {
       if (statfsSync("/dev/shm").type === TMPFS_MAGIC) {
         accessSync("/dev/shm", constants.W_OK | constants.X_OK);
