@@ -17,10 +17,12 @@ import { errorMessage } from "@/lib/errors";
 export type DataTableColumn<Row> = {
   /** The header's text: also the sort button's accessible name. */
   header: string;
+  /** What the header shows instead of its text (a select-all box); the text names the column. */
+  title?: ReactNode;
   cell: (row: Row) => ReactNode;
   /** Makes the header a sort button; rows keep the server's order until it is clicked. */
   sortBy?: (row: Row) => string | number;
-  cellProps?: (row: Row) => TdHTMLAttributes<HTMLTableCellElement>;
+  cellProps?: (row: Row) => TdHTMLAttributes<HTMLTableCellElement> & { "data-testid"?: string };
 };
 
 export type DataTableAction<Row> = {
@@ -134,6 +136,7 @@ export function DataTable<Row>({
   actions = [],
   label,
   testId,
+  quietHeaders,
   ...list
 }: DataListProps<Row> & {
   columns: DataTableColumn<Row>[];
@@ -143,6 +146,8 @@ export function DataTable<Row>({
   /** The table's accessible name. */
   label?: string;
   testId?: string;
+  /** Headers for screen readers only: a compact list whose columns speak for themselves. */
+  quietHeaders?: boolean;
 }) {
   const [sort, setSort] = useState<SortState>(null);
   const offered = (row: Row) => actions.filter((action) => !action.available || action.available(row));
@@ -156,7 +161,7 @@ export function DataTable<Row>({
           // scrolling wrapper instead of widening the page.
           <div className="relative overflow-x-auto" data-testid={testId}>
             <table aria-label={label}>
-              <thead>
+              <thead className={quietHeaders ? "sr-only" : undefined}>
                 <tr>
                   {columns.map((column, index) => (
                     <SortableHeader
@@ -208,7 +213,7 @@ function SortableHeader<Row>({
   sort: { descending: boolean } | null;
   onSort: () => void;
 }) {
-  if (!column.sortBy) return <th>{column.header}</th>;
+  if (!column.sortBy) return <th>{column.title ?? column.header}</th>;
   const Icon = !sort ? ArrowUpDown : sort.descending ? ArrowDown : ArrowUp;
   return (
     <th aria-sort={!sort ? undefined : sort.descending ? "descending" : "ascending"}>
