@@ -2,135 +2,28 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Webhook } from "lucide-react";
 import Link from "@/components/ui/link";
-import { useRouter } from "next/navigation";
 import { useEffect, useState } from "react";
-import { toast } from "sonner";
-import { ArgsForm } from "@/components/args-form";
-import { StatusBadge } from "@/components/status-badge";
+import type { ArgSchema } from "@millrace/runtime";
+import {
+  ItemHeader,
+  ItemLoadError,
+  ItemSection,
+  RecentRuns,
+  recentRunsInput,
+  RunForm,
+  useOpenStartedRun,
+} from "@/components/item-page";
 import { Badge } from "@/components/ui/badge";
-import { Button } from "@/components/ui/button";
-import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 import { ScriptActions } from "./script-actions";
 import { ScriptVersions } from "./versions";
 
-const RECENT_RUNS = "10";
-const REFRESH_MS = 5000;
-
-type Args = Record<string, unknown>;
-
-function duration(startedAt: string | null, completedAt: string | null): string {
-  if (!startedAt) return "—";
-  const ms = (completedAt ? new Date(completedAt).getTime() : Date.now()) - new Date(startedAt).getTime();
-  if (ms < 1000) return `${Math.max(ms, 0)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const minutes = Math.floor(ms / 60_000);
-  return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
-}
-
-function Section({ id, title, children }: { id: string; title: string; children: React.ReactNode }) {
-  return (
-    <section className="panel stack min-w-0" aria-labelledby={`${id}-title`} data-testid={id}>
-      <h2 id={`${id}-title`} className="m-0">
-        {title}
-      </h2>
-      {children}
-    </section>
-  );
-}
-
-function RunForm({ workspace, path, schema }: { workspace: string; path: string; schema: unknown }) {
+function ScriptRunForm({ workspace, path, schema }: { workspace: string; path: string; schema: ArgSchema }) {
   const trpc = useTRPC();
-  const router = useRouter();
-  const [values, setValues] = useState<Args>({});
   const run = useMutation(
-    trpc.job.runScript.mutationOptions({
-      onSuccess: ({ id }) => {
-        toast.success(`Started a run of ${path}`);
-        router.push(`/w/${workspace}/runs/${id}`);
-      },
-    }),
+    trpc.job.runScript.mutationOptions({ onSuccess: useOpenStartedRun(workspace, path) }),
   );
-  const field = errorField(run.error);
-  return (
-    <form
-      className="stack"
-      aria-label={`Run ${path}`}
-      onSubmit={(event) => {
-        event.preventDefault();
-        run.mutate({ workspace, path, args: values });
-      }}
-    >
-      <ArgsForm
-        workspace={workspace}
-        schema={schema as Parameters<typeof ArgsForm>[0]["schema"]}
-        values={values}
-        onChange={setValues}
-        errorField={field}
-        errorText={errorMessage(run.error)}
-      />
-      {run.error && !field?.startsWith("args.") && (
-        <p className="error" role="alert">
-          {errorMessage(run.error)}
-        </p>
-      )}
-      <div className="row">
-        <Button type="submit" variant="primary" disabled={run.isPending}>
-          {run.isPending ? "Starting…" : "Run"}
-        </Button>
-      </div>
-    </form>
-  );
-}
-
-function RecentRuns({ workspace, path }: { workspace: string; path: string }) {
-  const trpc = useTRPC();
-  const runs = useQuery({
-    ...trpc.job.list.queryOptions({ workspace, script_path_exact: path, per_page: RECENT_RUNS }),
-    refetchInterval: REFRESH_MS,
-    // Fresh until the next refresh: the page asked for it with the script (no second fetch on mount).
-    staleTime: REFRESH_MS,
-  });
-  if (runs.error) return <p className="error">{errorMessage(runs.error)}</p>;
-  if (!runs.data) return <p className="muted">Loading…</p>;
-  if (runs.data.length === 0) return <p className="muted m-0">No runs yet.</p>;
-  return (
-    <>
-      <div className="overflow-x-auto">
-        <table data-testid="script-runs">
-          <thead>
-            <tr>
-              <th>Status</th>
-              <th>Started</th>
-              <th>Duration</th>
-              <th>By</th>
-              <th>Run</th>
-            </tr>
-          </thead>
-          <tbody>
-            {runs.data.map((job) => (
-              <tr key={job.id}>
-                <td>
-                  <StatusBadge status={job.status} />
-                </td>
-                <td>{new Date(job.startedAt ?? job.createdAt).toLocaleString()}</td>
-                <td>{duration(job.startedAt, job.completedAt)}</td>
-                <td>{job.schedulePath ? `schedule ${job.schedulePath}` : job.createdBy}</td>
-                <td>
-                  <Link href={`/w/${workspace}/runs/${job.id}`}>
-                    <code>{job.id.slice(0, 8)}</code>
-                  </Link>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      <Link href={`/w/${workspace}/runs?script_path_exact=${encodeURIComponent(path)}`}>
-        All runs of this script
-      </Link>
-    </>
-  );
+  return <RunForm workspace={workspace} path={path} schema={schema} run={run} />;
 }
 
 /**
@@ -145,9 +38,7 @@ export function ScriptPage({ workspace, path }: { workspace: string; path: strin
   // render, in the browser) instead of once it has arrived, so the page takes one round trip.
   useState(() => {
     if (typeof window === "undefined") return;
-    void queryClient.prefetchQuery(
-      trpc.job.list.queryOptions({ workspace, script_path_exact: path, per_page: RECENT_RUNS }),
-    );
+    void queryClient.prefetchQuery(trpc.job.list.queryOptions(recentRunsInput(workspace, path)));
     void queryClient.prefetchQuery(trpc.script.versions.queryOptions({ workspace, path }));
   });
   const [origin, setOrigin] = useState("");
@@ -155,13 +46,11 @@ export function ScriptPage({ workspace, path }: { workspace: string; path: strin
 
   if (script.error) {
     return (
-      <div className="stack">
-        <h1>{path}</h1>
-        <p className="error" role="alert">
-          {errorMessage(script.error)}
-        </p>
-        <Link href={`/w/${workspace}/scripts`}>Back to scripts</Link>
-      </div>
+      <ItemLoadError
+        path={path}
+        error={script.error}
+        back={{ href: `/w/${workspace}/scripts`, label: "Back to scripts" }}
+      />
     );
   }
   const data = script.data;
@@ -169,21 +58,19 @@ export function ScriptPage({ workspace, path }: { workspace: string; path: strin
 
   return (
     <div className="stack min-w-0">
-      <div className="toolbar flex-wrap gap-2">
-        <div className="min-w-0">
-          <p className="m-0 text-sm">
-            <Link href={`/w/${workspace}/scripts`}>Scripts</Link>
-          </p>
-          <h1 className="m-0 break-all">{data.path}</h1>
-        </div>
-        <ScriptActions
-          workspace={workspace}
-          path={data.path}
-          archived={data.archived}
-          canWrite={data.canWrite}
-          canCreate={data.canCreate}
-        />
-      </div>
+      <ItemHeader
+        path={data.path}
+        back={{ href: `/w/${workspace}/scripts`, label: "Scripts" }}
+        actions={
+          <ScriptActions
+            workspace={workspace}
+            path={data.path}
+            archived={data.archived}
+            canWrite={data.canWrite}
+            canCreate={data.canCreate}
+          />
+        }
+      />
 
       <section className="panel stack" aria-label="About this script" data-testid="script-summary">
         <div className="row flex-wrap items-center">
@@ -220,17 +107,17 @@ export function ScriptPage({ workspace, path }: { workspace: string; path: strin
 
       <div className="grid min-w-0 gap-4 lg:grid-cols-2">
         {!data.archived && data.canRun && (
-          <Section id="script-run" title="Run">
-            <RunForm key={data.hash} workspace={workspace} path={data.path} schema={data.schema} />
-          </Section>
+          <ItemSection id="script-run" title="Run">
+            <ScriptRunForm key={data.hash} workspace={workspace} path={data.path} schema={data.schema} />
+          </ItemSection>
         )}
-        <Section id="script-recent-runs" title="Recent runs">
-          <RecentRuns workspace={workspace} path={data.path} />
-        </Section>
+        <ItemSection id="script-recent-runs" title="Recent runs">
+          <RecentRuns workspace={workspace} path={data.path} noun="script" testId="script-runs" />
+        </ItemSection>
       </div>
 
       <div className="grid min-w-0 gap-4 lg:grid-cols-2">
-        <Section id="script-webhooks" title="Webhooks">
+        <ItemSection id="script-webhooks" title="Webhooks">
           <p className="muted m-0">POST to these URLs with a token to run the latest version.</p>
           <dl className="m-0 grid gap-1">
             <dt className="font-semibold">Async (answers with the run id)</dt>
@@ -248,8 +135,8 @@ export function ScriptPage({ workspace, path }: { workspace: string; path: strin
           >
             <Webhook aria-hidden className="size-4" /> Webhook tokens and examples
           </Link>
-        </Section>
-        <Section id="script-schedules" title="Schedules">
+        </ItemSection>
+        <ItemSection id="script-schedules" title="Schedules">
           {data.schedules.length === 0 ? (
             <p className="muted m-0">No schedule runs this script.</p>
           ) : (
@@ -264,7 +151,7 @@ export function ScriptPage({ workspace, path }: { workspace: string; path: strin
               ))}
             </ul>
           )}
-        </Section>
+        </ItemSection>
       </div>
 
       <ScriptVersions workspace={workspace} path={data.path} language={data.language} />
