@@ -1,6 +1,6 @@
 "use client";
-// What the script page and the flow page share: their header and actions, sections, run form,
-// recent runs and the page shown when the item cannot be read.
+// What the script page and the flow page share: their frame, header and actions, summary,
+// sections, run form and recent runs.
 import { useQuery } from "@tanstack/react-query";
 import type { ArgSchema } from "@millrace/runtime";
 import { Archive, ArchiveRestore, Pencil, Trash2 } from "lucide-react";
@@ -10,6 +10,7 @@ import { toast } from "sonner";
 import { ArgsForm } from "@/components/args-form";
 import { DataTable } from "@/components/data-table";
 import { StatusBadge } from "@/components/status-badge";
+import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { useConfirm } from "@/components/ui/confirm";
 import Link from "@/components/ui/link";
@@ -19,47 +20,98 @@ import { useTRPC } from "@/lib/trpc";
 const RECENT_RUNS = "10";
 const REFRESH_MS = 5000;
 
-/** The Scripts or Flows link above the item's path, and its actions on the right. */
-export function ItemHeader({
+/**
+ * The page of a script or a flow: while it loads, or why it cannot be read (with the way back),
+ * then the Scripts or Flows link above its path, its actions on the right, and its content.
+ */
+export function ItemPage<Data extends { path: string }>({
   path,
+  query,
   back,
   actions,
+  children,
 }: {
   path: string;
+  query: { data?: Data; error: unknown };
+  /** The list the item belongs to: "Scripts" or "Flows". */
   back: { href: string; label: string };
-  actions: ReactNode;
+  actions: (data: Data) => ReactNode;
+  children: (data: Data) => ReactNode;
 }) {
-  return (
-    <div className="toolbar flex-wrap gap-2">
-      <div className="min-w-0">
-        <p className="m-0 text-sm">
-          <Link href={back.href}>{back.label}</Link>
+  if (query.error) {
+    return (
+      <div className="stack">
+        <h1 className="break-all">{path}</h1>
+        <p className="error" role="alert">
+          {errorMessage(query.error)}
         </p>
-        <h1 className="m-0 break-all">{path}</h1>
+        <Link href={back.href}>Back to {back.label.toLowerCase()}</Link>
       </div>
-      {actions}
+    );
+  }
+  const data = query.data;
+  if (!data) return <p className="muted">Loading…</p>;
+  return (
+    <div className="stack min-w-0">
+      <div className="toolbar flex-wrap gap-2">
+        <div className="min-w-0">
+          <p className="m-0 text-sm">
+            <Link href={back.href}>{back.label}</Link>
+          </p>
+          <h1 className="m-0 break-all">{data.path}</h1>
+        </div>
+        {actions(data)}
+      </div>
+      {children(data)}
     </div>
   );
 }
 
-/** The page of an item that could not be read: its path, why, and the way back. */
-export function ItemLoadError({
-  path,
-  error,
-  back,
+/** "About this script/flow": its badges, summary, description, deployed version, archived state. */
+export function ItemSummary({
+  noun,
+  badges,
+  summary,
+  description,
+  deployed,
+  archived,
+  children,
 }: {
-  path: string;
-  error: unknown;
-  back: { href: string; label: string };
+  noun: "script" | "flow";
+  badges: ReactNode;
+  summary: string | null | undefined;
+  description: string | null | undefined;
+  /** Which version, by whom, when. */
+  deployed: ReactNode;
+  archived: boolean;
+  children?: ReactNode;
 }) {
   return (
-    <div className="stack">
-      <h1 className="break-all">{path}</h1>
-      <p className="error" role="alert">
-        {errorMessage(error)}
+    <section className="panel stack" aria-label={`About this ${noun}`} data-testid={`${noun}-summary`}>
+      <div className="row flex-wrap items-center">
+        {badges}
+        {archived && (
+          <Badge tone="warn" data-testid="archived-badge">
+            archived
+          </Badge>
+        )}
+      </div>
+      {summary ? <p className="m-0 text-base font-semibold">{summary}</p> : null}
+      {description ? (
+        <p className="m-0 whitespace-pre-wrap">{description}</p>
+      ) : (
+        !summary && <p className="muted m-0">No summary or description.</p>
+      )}
+      <p className="muted m-0" data-testid={`${noun}-deployed`}>
+        {deployed}
       </p>
-      <Link href={back.href}>{back.label}</Link>
-    </div>
+      {archived && (
+        <p className="m-0" role="status">
+          This {noun} is archived: it cannot run until it is unarchived.
+        </p>
+      )}
+      {children}
+    </section>
   );
 }
 

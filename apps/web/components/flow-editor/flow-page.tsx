@@ -5,9 +5,9 @@ import { useRouter } from "next/navigation";
 import { toast } from "sonner";
 import {
   ItemActions,
-  ItemHeader,
-  ItemLoadError,
+  ItemPage,
   ItemSection,
+  ItemSummary,
   RecentRuns,
   RunForm,
   useOpenStartedRun,
@@ -103,70 +103,66 @@ function FlowActions({ workspace, path, archived }: { workspace: string; path: s
 export function FlowPage({ workspace, path }: { workspace: string; path: string }) {
   const trpc = useTRPC();
   const flow = useQuery({ ...trpc.flow.get.queryOptions({ workspace, path }), retry: false });
-  if (flow.error) {
-    return (
-      <ItemLoadError
-        path={path}
-        error={flow.error}
-        back={{ href: `/w/${workspace}/flows`, label: "Back to flows" }}
-      />
-    );
-  }
-  const data = flow.data;
-  if (!data) return <p className="muted">Loading…</p>;
   return (
-    <div className="stack min-w-0">
-      <ItemHeader
-        path={data.path}
-        back={{ href: `/w/${workspace}/flows`, label: "Flows" }}
-        actions={
-          data.canWrite && <FlowActions workspace={workspace} path={data.path} archived={data.archived} />
-        }
-      />
+    <ItemPage
+      path={path}
+      query={flow}
+      back={{ href: `/w/${workspace}/flows`, label: "Flows" }}
+      actions={(data) =>
+        data.canWrite && <FlowActions workspace={workspace} path={data.path} archived={data.archived} />
+      }
+    >
+      {(data) => (
+        <>
+          <ItemSummary
+            noun="flow"
+            badges={
+              <>
+                <Badge>flow</Badge>
+                <Badge tone="neutral">
+                  {data.value.modules.length} step{data.value.modules.length === 1 ? "" : "s"}
+                </Badge>
+              </>
+            }
+            summary={data.summary}
+            description={data.description}
+            deployed={
+              <>
+                Version {data.versionId}, deployed by {data.editedBy} on{" "}
+                {new Date(data.editedAt).toLocaleString()}.
+              </>
+            }
+            archived={data.archived}
+          />
 
-      <section className="panel stack" aria-label="About this flow" data-testid="flow-summary">
-        <div className="row flex-wrap items-center">
-          <Badge>flow</Badge>
-          <Badge tone="neutral">
-            {data.value.modules.length} step{data.value.modules.length === 1 ? "" : "s"}
-          </Badge>
-          {data.archived && (
-            <Badge tone="warn" data-testid="archived-badge">
-              archived
-            </Badge>
-          )}
-        </div>
-        {data.summary ? <p className="m-0 text-base font-semibold">{data.summary}</p> : null}
-        {data.description ? (
-          <p className="m-0 whitespace-pre-wrap">{data.description}</p>
-        ) : (
-          !data.summary && <p className="muted m-0">No summary or description.</p>
-        )}
-        <p className="muted m-0" data-testid="flow-deployed">
-          Version {data.versionId}, deployed by {data.editedBy} on {new Date(data.editedAt).toLocaleString()}.
-        </p>
-        {data.archived && (
-          <p className="m-0" role="status">
-            This flow is archived: it cannot run until it is unarchived.
-          </p>
-        )}
-      </section>
+          <FlowGraph value={data.value as FlowValue} height={420} label={`Steps of ${data.path}`} />
 
-      <FlowGraph value={data.value as FlowValue} height={420} label={`Steps of ${data.path}`} />
-
-      <div className="grid min-w-0 gap-4 lg:grid-cols-2">
-        {!data.archived && data.canRun && (
-          <ItemSection id="flow-run" title="Run">
-            <FlowRunForm key={data.versionId} workspace={workspace} path={data.path} schema={data.schema} />
+          <div className="grid min-w-0 gap-4 lg:grid-cols-2">
+            {!data.archived && data.canRun && (
+              <ItemSection id="flow-run" title="Run">
+                <FlowRunForm
+                  key={data.versionId}
+                  workspace={workspace}
+                  path={data.path}
+                  schema={data.schema}
+                />
+              </ItemSection>
+            )}
+            <ItemSection id="flow-recent-runs" title="Recent runs">
+              <RecentRuns
+                workspace={workspace}
+                path={data.path}
+                noun="flow"
+                jobKinds="flow"
+                testId="flow-runs"
+              />
+            </ItemSection>
+          </div>
+          <ItemSection id="flow-versions-section" title="Versions">
+            <Versions workspace={workspace} path={data.path} />
           </ItemSection>
-        )}
-        <ItemSection id="flow-recent-runs" title="Recent runs">
-          <RecentRuns workspace={workspace} path={data.path} noun="flow" jobKinds="flow" testId="flow-runs" />
-        </ItemSection>
-      </div>
-      <ItemSection id="flow-versions-section" title="Versions">
-        <Versions workspace={workspace} path={data.path} />
-      </ItemSection>
-    </div>
+        </>
+      )}
+    </ItemPage>
   );
 }

@@ -4,6 +4,7 @@ import { useState, type HTMLAttributes } from "react";
 import { toast } from "sonner";
 import { NamedPanel } from "@/components/people/named-panel";
 import { errorField, errorMessage } from "@/lib/errors";
+import { toastAndRefresh } from "@/lib/toast-and-refresh";
 import { useTRPC } from "@/lib/trpc";
 
 const LEVELS = ["owner", "writer", "viewer"] as const;
@@ -63,26 +64,17 @@ export function FoldersPanel({ workspace, canCreate }: { workspace: string; canC
   const refresh = () => queryClient.invalidateQueries(trpc.people.folders.queryFilter({ workspace }));
   const create = useMutation(
     trpc.people.createFolder.mutationOptions({
-      onSuccess: async (_data, { name: created }) => {
-        toast.success(`Created folder f/${created}/`);
-        await refresh();
-      },
+      onSuccess: toastAndRefresh(({ name }) => `Created folder f/${name}/`, refresh),
     }),
   );
   const revoke = useMutation(
     trpc.people.setFolderPermission.mutationOptions({
-      onSuccess: async (_data, { name: folder, principal }) => {
-        toast.success(`Revoked ${principal} on f/${folder}/`);
-        await refresh();
-      },
+      onSuccess: toastAndRefresh(({ name, principal }) => `Revoked ${principal} on f/${name}/`, refresh),
     }),
   );
   const remove = useMutation(
     trpc.people.deleteFolder.mutationOptions({
-      onSuccess: async (_data, { name: deleted }) => {
-        toast.success(`Deleted folder f/${deleted}/`);
-        await refresh();
-      },
+      onSuccess: toastAndRefresh(({ name }) => `Deleted folder f/${name}/`, refresh),
     }),
   );
 

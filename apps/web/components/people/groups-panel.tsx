@@ -4,6 +4,7 @@ import { useState, type HTMLAttributes } from "react";
 import { toast } from "sonner";
 import { NamedPanel } from "@/components/people/named-panel";
 import { errorMessage } from "@/lib/errors";
+import { toastAndRefresh } from "@/lib/toast-and-refresh";
 import { useTRPC } from "@/lib/trpc";
 
 function AddToGroup({ workspace, group, onDone }: { workspace: string; group: string; onDone: () => void }) {
@@ -49,26 +50,17 @@ export function GroupsPanel({ workspace, canManage }: { workspace: string; canMa
   const refresh = () => queryClient.invalidateQueries(trpc.people.groups.queryFilter({ workspace }));
   const create = useMutation(
     trpc.people.createGroup.mutationOptions({
-      onSuccess: async (_data, { name: created }) => {
-        toast.success(`Created group ${created}`);
-        await refresh();
-      },
+      onSuccess: toastAndRefresh(({ name }) => `Created group ${name}`, refresh),
     }),
   );
   const remove = useMutation(
     trpc.people.deleteGroup.mutationOptions({
-      onSuccess: async (_data, { name: deleted }) => {
-        toast.success(`Deleted group ${deleted}`);
-        await refresh();
-      },
+      onSuccess: toastAndRefresh(({ name }) => `Deleted group ${name}`, refresh),
     }),
   );
   const removeMember = useMutation(
     trpc.people.removeGroupMember.mutationOptions({
-      onSuccess: async (_data, { name: group, username }) => {
-        toast.success(`Removed ${username} from ${group}`);
-        await refresh();
-      },
+      onSuccess: toastAndRefresh(({ name, username }) => `Removed ${username} from ${name}`, refresh),
     }),
   );
 

@@ -5,9 +5,9 @@ import Link from "@/components/ui/link";
 import { useEffect, useState } from "react";
 import type { ArgSchema } from "@millrace/runtime";
 import {
-  ItemHeader,
-  ItemLoadError,
+  ItemPage,
   ItemSection,
+  ItemSummary,
   RecentRuns,
   recentRunsInput,
   RunForm,
@@ -44,117 +44,105 @@ export function ScriptPage({ workspace, path }: { workspace: string; path: strin
   const [origin, setOrigin] = useState("");
   useEffect(() => setOrigin(window.location.origin), []);
 
-  if (script.error) {
-    return (
-      <ItemLoadError
-        path={path}
-        error={script.error}
-        back={{ href: `/w/${workspace}/scripts`, label: "Back to scripts" }}
-      />
-    );
-  }
-  const data = script.data;
-  if (!data) return <p className="muted">Loading…</p>;
-
   return (
-    <div className="stack min-w-0">
-      <ItemHeader
-        path={data.path}
-        back={{ href: `/w/${workspace}/scripts`, label: "Scripts" }}
-        actions={
-          <ScriptActions
-            workspace={workspace}
-            path={data.path}
+    <ItemPage
+      path={path}
+      query={script}
+      back={{ href: `/w/${workspace}/scripts`, label: "Scripts" }}
+      actions={(data) => (
+        <ScriptActions
+          workspace={workspace}
+          path={data.path}
+          archived={data.archived}
+          canWrite={data.canWrite}
+          canCreate={data.canCreate}
+        />
+      )}
+    >
+      {(data) => (
+        <>
+          <ItemSummary
+            noun="script"
+            badges={
+              <>
+                <Badge data-testid="script-language">{data.language}</Badge>
+                {data.tag && <Badge tone="accent">tag: {data.tag}</Badge>}
+              </>
+            }
+            summary={data.summary}
+            description={data.description}
+            deployed={
+              <>
+                Version <code>{data.hash}</code>, deployed by {data.createdBy} on{" "}
+                {new Date(data.createdAt).toLocaleString()}.
+              </>
+            }
             archived={data.archived}
-            canWrite={data.canWrite}
-            canCreate={data.canCreate}
-          />
-        }
-      />
-
-      <section className="panel stack" aria-label="About this script" data-testid="script-summary">
-        <div className="row flex-wrap items-center">
-          <Badge data-testid="script-language">{data.language}</Badge>
-          {data.tag && <Badge tone="accent">tag: {data.tag}</Badge>}
-          {data.archived && (
-            <Badge tone="warn" data-testid="archived-badge">
-              archived
-            </Badge>
-          )}
-        </div>
-        {data.summary ? <p className="m-0 text-base font-semibold">{data.summary}</p> : null}
-        {data.description ? (
-          <p className="m-0 whitespace-pre-wrap">{data.description}</p>
-        ) : (
-          !data.summary && <p className="muted m-0">No summary or description.</p>
-        )}
-        <p className="muted m-0" data-testid="script-deployed">
-          Version <code>{data.hash}</code>, deployed by {data.createdBy} on{" "}
-          {new Date(data.createdAt).toLocaleString()}.
-        </p>
-        {data.archived && (
-          <p className="m-0" role="status">
-            This script is archived: it cannot run until it is unarchived.
-          </p>
-        )}
-        <details>
-          <summary className="cursor-pointer">Code</summary>
-          <pre className="mt-2 max-h-96 overflow-auto" data-testid="script-code">
-            <code>{data.content}</code>
-          </pre>
-        </details>
-      </section>
-
-      <div className="grid min-w-0 gap-4 lg:grid-cols-2">
-        {!data.archived && data.canRun && (
-          <ItemSection id="script-run" title="Run">
-            <ScriptRunForm key={data.hash} workspace={workspace} path={data.path} schema={data.schema} />
-          </ItemSection>
-        )}
-        <ItemSection id="script-recent-runs" title="Recent runs">
-          <RecentRuns workspace={workspace} path={data.path} noun="script" testId="script-runs" />
-        </ItemSection>
-      </div>
-
-      <div className="grid min-w-0 gap-4 lg:grid-cols-2">
-        <ItemSection id="script-webhooks" title="Webhooks">
-          <p className="muted m-0">POST to these URLs with a token to run the latest version.</p>
-          <dl className="m-0 grid gap-1">
-            <dt className="font-semibold">Async (answers with the run id)</dt>
-            <dd className="m-0 break-all">
-              <code data-testid="script-webhook-async">{`${origin}/api/w/${workspace}/jobs/run/p/${data.path}`}</code>
-            </dd>
-            <dt className="font-semibold">Sync (waits for the result)</dt>
-            <dd className="m-0 break-all">
-              <code>{`${origin}/api/w/${workspace}/jobs/run_wait_result/p/${data.path}`}</code>
-            </dd>
-          </dl>
-          <Link
-            href={`/w/${workspace}/scripts/webhooks/${data.path}`}
-            className="inline-flex items-center gap-1"
           >
-            <Webhook aria-hidden className="size-4" /> Webhook tokens and examples
-          </Link>
-        </ItemSection>
-        <ItemSection id="script-schedules" title="Schedules">
-          {data.schedules.length === 0 ? (
-            <p className="muted m-0">No schedule runs this script.</p>
-          ) : (
-            <ul className="m-0 stack list-none p-0">
-              {data.schedules.map((schedule) => (
-                <li key={schedule.path} className="row flex-wrap items-center">
-                  <Link href={`/w/${workspace}/schedules/edit/${schedule.path}`}>{schedule.path}</Link>
-                  <code>{schedule.schedule}</code>
-                  <span className="muted">{schedule.timezone}</span>
-                  {schedule.enabled ? <Badge tone="ok">enabled</Badge> : <Badge tone="neutral">paused</Badge>}
-                </li>
-              ))}
-            </ul>
-          )}
-        </ItemSection>
-      </div>
+            <details>
+              <summary className="cursor-pointer">Code</summary>
+              <pre className="mt-2 max-h-96 overflow-auto" data-testid="script-code">
+                <code>{data.content}</code>
+              </pre>
+            </details>
+          </ItemSummary>
 
-      <ScriptVersions workspace={workspace} path={data.path} language={data.language} />
-    </div>
+          <div className="grid min-w-0 gap-4 lg:grid-cols-2">
+            {!data.archived && data.canRun && (
+              <ItemSection id="script-run" title="Run">
+                <ScriptRunForm key={data.hash} workspace={workspace} path={data.path} schema={data.schema} />
+              </ItemSection>
+            )}
+            <ItemSection id="script-recent-runs" title="Recent runs">
+              <RecentRuns workspace={workspace} path={data.path} noun="script" testId="script-runs" />
+            </ItemSection>
+          </div>
+
+          <div className="grid min-w-0 gap-4 lg:grid-cols-2">
+            <ItemSection id="script-webhooks" title="Webhooks">
+              <p className="muted m-0">POST to these URLs with a token to run the latest version.</p>
+              <dl className="m-0 grid gap-1">
+                <dt className="font-semibold">Async (answers with the run id)</dt>
+                <dd className="m-0 break-all">
+                  <code data-testid="script-webhook-async">{`${origin}/api/w/${workspace}/jobs/run/p/${data.path}`}</code>
+                </dd>
+                <dt className="font-semibold">Sync (waits for the result)</dt>
+                <dd className="m-0 break-all">
+                  <code>{`${origin}/api/w/${workspace}/jobs/run_wait_result/p/${data.path}`}</code>
+                </dd>
+              </dl>
+              <Link
+                href={`/w/${workspace}/scripts/webhooks/${data.path}`}
+                className="inline-flex items-center gap-1"
+              >
+                <Webhook aria-hidden className="size-4" /> Webhook tokens and examples
+              </Link>
+            </ItemSection>
+            <ItemSection id="script-schedules" title="Schedules">
+              {data.schedules.length === 0 ? (
+                <p className="muted m-0">No schedule runs this script.</p>
+              ) : (
+                <ul className="m-0 stack list-none p-0">
+                  {data.schedules.map((schedule) => (
+                    <li key={schedule.path} className="row flex-wrap items-center">
+                      <Link href={`/w/${workspace}/schedules/edit/${schedule.path}`}>{schedule.path}</Link>
+                      <code>{schedule.schedule}</code>
+                      <span className="muted">{schedule.timezone}</span>
+                      {schedule.enabled ? (
+                        <Badge tone="ok">enabled</Badge>
+                      ) : (
+                        <Badge tone="neutral">paused</Badge>
+                      )}
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </ItemSection>
+          </div>
+
+          <ScriptVersions workspace={workspace} path={data.path} language={data.language} />
+        </>
+      )}
+    </ItemPage>
   );
 }
