@@ -12,7 +12,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 /** Starts PostgreSQL and a standalone Millrace; returns the teardown that stops both. */
 export default async function globalSetup(): Promise<() => Promise<void>> {
   const server = await startEmbeddedPostgres(path.join(root, ".data/e2e-pg"), {
-    port: 5490,
+    port: Number(process.env.MILLRACE_E2E_PG_PORT ?? 5490),
     database: "postgres",
   });
   const admin = new pg.Client({ connectionString: server.url });

@@ -17,10 +17,12 @@ import { errorMessage } from "@/lib/errors";
 export type DataTableColumn<Row> = {
   /** The header's text: also the sort button's accessible name. */
   header: string;
+  /** What the header shows instead of its text (a select-all box); the text names the column. */
+  title?: ReactNode;
   cell: (row: Row) => ReactNode;
   /** Makes the header a sort button; rows keep the server's order until it is clicked. */
   sortBy?: (row: Row) => string | number;
-  cellProps?: (row: Row) => TdHTMLAttributes<HTMLTableCellElement>;
+  cellProps?: (row: Row) => TdHTMLAttributes<HTMLTableCellElement> & { "data-testid"?: string };
 };
 
 export type DataTableAction<Row> = {
@@ -49,32 +51,10 @@ export type DataTableSearch<Row> = {
   always?: boolean;
 };
 
-/**
- * The one list pattern: search, optional sort, row actions (confirmed when destructive), error,
- * loading, empty and no-match states, and arrow-key moves between rows. A list fully loaded in
- * the browser: filtering and sorting happen here, never on the server.
- */
-export function DataTable<Row>({
-  query: list,
-  columns,
-  rowKey,
-  rowProps,
-  actions = [],
-  search,
-  filter,
-  filters,
-  empty,
-  emptyTestId,
-  noMatch,
-  label,
-  testId,
-}: {
+/** What a list shows around its rows: search, filters, error, loading, empty and no-match. */
+export type DataListProps<Row> = {
   /** The list's query (a React Query result, or `{ data }`): `data` is undefined while loading. */
   query: { data?: Row[] | undefined; error?: unknown };
-  columns: DataTableColumn<Row>[];
-  rowKey: (row: Row) => string;
-  rowProps?: (row: Row) => HTMLAttributes<HTMLTableRowElement> & { "data-testid"?: string };
-  actions?: DataTableAction<Row>[];
   search?: DataTableSearch<Row>;
   /** A filter of the page's own (a select, a checkbox) applied before the search. */
   filter?: (row: Row) => boolean;
@@ -85,18 +65,29 @@ export function DataTable<Row>({
   emptyTestId?: string;
   /** Said when rows exist but none passes the search and filters. */
   noMatch?: (query: string) => ReactNode;
-  /** The table's accessible name. */
-  label?: string;
-  testId?: string;
-}) {
+  /** Hides the "Loading…" line (a page that says it in its own way). */
+  quietLoading?: boolean;
+};
+
+/**
+ * The one list pattern, whatever its rows look like (a table, cards): search, error, loading,
+ * empty and no-match states; `children` renders the rows that pass, only when there are some.
+ */
+export function DataList<Row>({
+  query: list,
+  search,
+  filter,
+  filters,
+  empty,
+  emptyTestId,
+  noMatch,
+  quietLoading,
+  children,
+}: DataListProps<Row> & { children: (shown: Row[]) => ReactNode }) {
   const { data: rows, error } = list;
   const [query, setQuery] = useState("");
-  const [sort, setSort] = useState<SortState>(null);
   const all = (rows ?? []).filter((row) => !filter || filter(row));
-  const matching = search ? all.filter((row) => matchesQuery(query, ...search.fields(row))) : all;
-  const shown = sort ? sortRows(matching, columns[sort.column]?.sortBy, sort.descending) : matching;
-  const offered = (row: Row) => actions.filter((action) => !action.available || action.available(row));
-  const withActions = shown.some((row) => offered(row).length > 0);
+  const shown = search ? all.filter((row) => matchesQuery(query, ...search.fields(row))) : all;
 
   const searchBox = search && (search.always || all.length > 0) && (
     <ListSearch
@@ -119,7 +110,7 @@ export function DataTable<Row>({
         (filters ?? searchBox)
       )}
       {error ? <div className="error">{errorMessage(error)}</div> : null}
-      {rows === undefined && !error && <p className="muted">Loading…</p>}
+      {rows === undefined && !error && !quietLoading && <p className="muted">Loading…</p>}
       {rows && rows.length === 0 && empty && (
         <div className="panel empty" data-testid={emptyTestId}>
           {empty}
@@ -128,50 +119,88 @@ export function DataTable<Row>({
       {rows && rows.length > 0 && shown.length === 0 && noMatch && (
         <div className="panel empty">{noMatch(query)}</div>
       )}
-      {shown.length > 0 && (
-        // relative: a header's screen-reader-only label (absolutely positioned) stays inside the
-        // scrolling wrapper instead of widening the page.
-        <div className="relative overflow-x-auto" data-testid={testId}>
-          <table aria-label={label}>
-            <thead>
-              <tr>
-                {columns.map((column, index) => (
-                  <SortableHeader
-                    key={column.header}
-                    column={column}
-                    sort={sort?.column === index ? sort : null}
-                    onSort={() => setSort((current) => nextSort(current, index))}
-                  />
-                ))}
-                {withActions && (
-                  <th>
-                    <span className="sr-only">Actions</span>
-                  </th>
-                )}
-              </tr>
-            </thead>
-            <tbody onKeyDown={moveBetweenRows}>
-              {shown.map((row) => (
-                <tr key={rowKey(row)} {...rowProps?.(row)}>
-                  {columns.map((column) => (
-                    <td key={column.header} {...column.cellProps?.(row)}>
-                      {column.cell(row)}
-                    </td>
+      {shown.length > 0 && children(shown)}
+    </>
+  );
+}
+
+/**
+ * The one list pattern as a table: a DataList with optional sort, row actions (confirmed when
+ * destructive) and arrow-key moves between rows. Without `search` the rows show as given, for a
+ * list the server filters. Filtering and sorting happen here, never on the server.
+ */
+export function DataTable<Row>({
+  columns,
+  rowKey,
+  rowProps,
+  actions = [],
+  label,
+  testId,
+  quietHeaders,
+  ...list
+}: DataListProps<Row> & {
+  columns: DataTableColumn<Row>[];
+  rowKey: (row: Row) => string;
+  rowProps?: (row: Row) => HTMLAttributes<HTMLTableRowElement> & { "data-testid"?: string };
+  actions?: DataTableAction<Row>[];
+  /** The table's accessible name. */
+  label?: string;
+  testId?: string;
+  /** Headers for screen readers only: a compact list whose columns speak for themselves. */
+  quietHeaders?: boolean;
+}) {
+  const [sort, setSort] = useState<SortState>(null);
+  const offered = (row: Row) => actions.filter((action) => !action.available || action.available(row));
+  return (
+    <DataList {...list}>
+      {(matching) => {
+        const shown = sort ? sortRows(matching, columns[sort.column]?.sortBy, sort.descending) : matching;
+        const withActions = shown.some((row) => offered(row).length > 0);
+        return (
+          // relative: a header's screen-reader-only label (absolutely positioned) stays inside the
+          // scrolling wrapper instead of widening the page.
+          <div className="relative overflow-x-auto" data-testid={testId}>
+            <table aria-label={label}>
+              <thead className={quietHeaders ? "sr-only" : undefined}>
+                <tr>
+                  {columns.map((column, index) => (
+                    <SortableHeader
+                      key={column.header}
+                      column={column}
+                      sort={sort?.column === index ? sort : null}
+                      onSort={() => setSort((current) => nextSort(current, index))}
+                    />
                   ))}
                   {withActions && (
-                    <td>
-                      {offered(row).map((action) => (
-                        <RowAction key={action.label} action={action} row={row} />
-                      ))}
-                    </td>
+                    <th>
+                      <span className="sr-only">Actions</span>
+                    </th>
                   )}
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-    </>
+              </thead>
+              <tbody onKeyDown={moveBetweenRows}>
+                {shown.map((row) => (
+                  <tr key={rowKey(row)} {...rowProps?.(row)}>
+                    {columns.map((column) => (
+                      <td key={column.header} {...column.cellProps?.(row)}>
+                        {column.cell(row)}
+                      </td>
+                    ))}
+                    {withActions && (
+                      <td>
+                        {offered(row).map((action) => (
+                          <RowAction key={action.label} action={action} row={row} />
+                        ))}
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        );
+      }}
+    </DataList>
   );
 }
 
@@ -184,7 +213,7 @@ function SortableHeader<Row>({
   sort: { descending: boolean } | null;
   onSort: () => void;
 }) {
-  if (!column.sortBy) return <th>{column.header}</th>;
+  if (!column.sortBy) return <th>{column.title ?? column.header}</th>;
   const Icon = !sort ? ArrowUpDown : sort.descending ? ArrowDown : ArrowUp;
   return (
     <th aria-sort={!sort ? undefined : sort.descending ? "descending" : "ascending"}>
@@ -200,7 +229,7 @@ function SortableHeader<Row>({
   );
 }
 
-function RowAction<Row>({ action, row }: { action: DataTableAction<Row>; row: Row }) {
+export function RowAction<Row>({ action, row }: { action: DataTableAction<Row>; row: Row }) {
   const confirm = useConfirm();
   const content = (
     <>

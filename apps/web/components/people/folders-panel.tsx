@@ -1,10 +1,10 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
+import { useState, type HTMLAttributes } from "react";
 import { toast } from "sonner";
-import { ListSearch, matchesQuery } from "@/components/list-search";
-import { useConfirm } from "@/components/ui/confirm";
+import { NamedPanel } from "@/components/people/named-panel";
 import { errorField, errorMessage } from "@/lib/errors";
+import { toastAndRefresh } from "@/lib/toast-and-refresh";
 import { useTRPC } from "@/lib/trpc";
 
 const LEVELS = ["owner", "writer", "viewer"] as const;
@@ -64,188 +64,126 @@ export function FoldersPanel({ workspace, canCreate }: { workspace: string; canC
   const refresh = () => queryClient.invalidateQueries(trpc.people.folders.queryFilter({ workspace }));
   const create = useMutation(
     trpc.people.createFolder.mutationOptions({
-      onSuccess: async (_data, { name: created }) => {
-        toast.success(`Created folder f/${created}/`);
-        setName("");
-        setSummary("");
-        await refresh();
-      },
+      onSuccess: toastAndRefresh(({ name }) => `Created folder f/${name}/`, refresh),
     }),
   );
   const revoke = useMutation(
     trpc.people.setFolderPermission.mutationOptions({
-      onSuccess: async (_data, { name: folder, principal }) => {
-        toast.success(`Revoked ${principal} on f/${folder}/`);
-        await refresh();
-      },
+      onSuccess: toastAndRefresh(({ name, principal }) => `Revoked ${principal} on f/${name}/`, refresh),
     }),
   );
   const remove = useMutation(
     trpc.people.deleteFolder.mutationOptions({
-      onSuccess: async (_data, { name: deleted }) => {
-        toast.success(`Deleted folder f/${deleted}/`);
-        await refresh();
-      },
+      onSuccess: toastAndRefresh(({ name }) => `Deleted folder f/${name}/`, refresh),
     }),
   );
-  const confirm = useConfirm();
-  const [query, setQuery] = useState("");
-  const shown = (folders.data ?? []).filter((f) =>
-    matchesQuery(
-      query,
-      `f/${f.name}/`,
-      f.summary,
-      f.myLevel,
-      f.permissions.map((p) => p.principal).join(" "),
-    ),
-  );
-  const [name, setName] = useState("");
-  const [summary, setSummary] = useState("");
-  const field = errorField(create.error);
-
-  function submit(event: FormEvent) {
-    event.preventDefault();
-    create.mutate({ workspace, name, summary: summary || null });
-  }
 
   return (
-    <section>
-      <h2>Folders</h2>
-      <p className="muted">
-        Items under <code>f/&lt;folder&gt;/</code> are visible only to those the folder is shared with: owners
-        and writers change them, viewers read and run them. Items under <code>u/&lt;user&gt;/</code> belong to
-        that user. Admins see everything.
-      </p>
-      {folders.error && <div className="error">{errorMessage(folders.error)}</div>}
-      {(revoke.error ?? remove.error) && (
-        <div className="error">{errorMessage(revoke.error ?? remove.error)}</div>
+    <NamedPanel
+      noun="folder"
+      title="Folders"
+      intro={
+        <>
+          Items under <code>f/&lt;folder&gt;/</code> are visible only to those the folder is shared with:
+          owners and writers change them, viewers read and run them. Items under <code>u/&lt;user&gt;/</code>{" "}
+          belong to that user. Admins see everything.
+        </>
+      }
+      workspace={workspace}
+      query={folders}
+      errors={[revoke.error, remove.error]}
+      search={{
+        label: "Search folders",
+        placeholder: "Search by name, summary, who it is shared with…",
+        fields: (f) => [
+          `f/${f.name}/`,
+          f.summary,
+          f.myLevel,
+          f.permissions.map((p) => p.principal).join(" "),
+        ],
+      }}
+      empty="No folders you can see yet."
+      noMatch={(query) => <>No folder matches “{query}”.</>}
+      itemProps={(f) => ({ "data-folder": f.name }) as HTMLAttributes<HTMLDivElement>}
+      heading={(f) => (
+        <>
+          <strong>f/{f.name}/</strong>
+          <span className="muted">
+            {f.summary} · your access: {f.myLevel}
+          </span>
+        </>
       )}
-      {folders.data?.length === 0 && <div className="panel empty">No folders you can see yet.</div>}
-      {!!folders.data?.length && (
-        <ListSearch
-          label="Search folders"
-          placeholder="Search by name, summary, who it is shared with…"
-          value={query}
-          onChange={setQuery}
-          shown={shown.length}
-          total={folders.data.length}
-        />
-      )}
-      {!!folders.data?.length && shown.length === 0 && (
-        <div className="panel empty">No folder matches “{query}”.</div>
-      )}
-      <div className="stack">
-        {shown.map((f) => {
-          const owner = f.myLevel === "owner";
-          return (
-            <div className="panel" key={f.name} data-folder={f.name}>
-              <div className="toolbar">
-                <strong>f/{f.name}/</strong>
-                <span className="muted">
-                  {f.summary} · your access: {f.myLevel}
-                </span>
-                {owner && (
-                  <button
-                    type="button"
-                    onClick={async () => {
-                      if (
-                        await confirm({
-                          title: `Delete folder f/${f.name}/?`,
-                          description: "Its sharing is forgotten.",
-                          action: "Delete folder",
-                          destructive: true,
-                        })
-                      )
-                        remove.mutate({ workspace, name: f.name });
-                    }}
-                  >
-                    Delete folder
-                  </button>
-                )}
-              </div>
-              <div className="overflow-x-auto">
-                <table>
-                  <tbody>
-                    {f.permissions.length === 0 && (
-                      <tr>
-                        <td className="muted">Shared with nobody (admins only).</td>
-                      </tr>
-                    )}
-                    {f.permissions.map((p) => (
-                      <tr key={p.principal}>
-                        <td>
-                          {p.principal}
-                          {/* Kept from an imported repository (core's GrantStatus): a pending
-                              grant applies when that member or group exists here; an inert key
-                              never grants anything. */}
-                          {p.status === "pending" && (
-                            <span
-                              className="muted"
-                              title="Not in this workspace yet: applies when a member with exactly this name joins (or the group is created)"
-                            >
-                              {" "}
-                              (pending)
-                            </span>
-                          )}
-                          {p.status === "inert" && (
-                            <span className="muted" title="Neither u/<user> nor g/<group>: grants nothing">
-                              {" "}
-                              (grants nothing)
-                            </span>
-                          )}
-                        </td>
-                        <td>{p.level}</td>
-                        <td>
-                          {owner && (
-                            <button
-                              type="button"
-                              aria-label={`Revoke ${p.principal} on ${f.name}`}
-                              onClick={() =>
-                                revoke.mutate({
-                                  workspace,
-                                  name: f.name,
-                                  principal: p.principal,
-                                  level: null,
-                                })
-                              }
-                            >
-                              Revoke
-                            </button>
-                          )}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-              {owner && <GrantForm workspace={workspace} folder={f.name} onDone={() => void refresh()} />}
+      remove={{
+        label: "Delete folder",
+        available: (f) => f.myLevel === "owner",
+        confirm: (f) => ({
+          title: `Delete folder f/${f.name}/?`,
+          description: "Its sharing is forgotten.",
+          action: "Delete folder",
+          destructive: true,
+        }),
+        onSelect: (f) => remove.mutate({ workspace, name: f.name }),
+      }}
+      create={canCreate ? create : null}
+    >
+      {(f) => {
+        const owner = f.myLevel === "owner";
+        return (
+          <>
+            <div className="overflow-x-auto">
+              <table>
+                <tbody>
+                  {f.permissions.length === 0 && (
+                    <tr>
+                      <td className="muted">Shared with nobody (admins only).</td>
+                    </tr>
+                  )}
+                  {f.permissions.map((p) => (
+                    <tr key={p.principal}>
+                      <td>
+                        {p.principal}
+                        {/* Kept from an imported repository (core's GrantStatus): a pending
+                            grant applies when that member or group exists here; an inert key
+                            never grants anything. */}
+                        {p.status === "pending" && (
+                          <span
+                            className="muted"
+                            title="Not in this workspace yet: applies when a member with exactly this name joins (or the group is created)"
+                          >
+                            {" "}
+                            (pending)
+                          </span>
+                        )}
+                        {p.status === "inert" && (
+                          <span className="muted" title="Neither u/<user> nor g/<group>: grants nothing">
+                            {" "}
+                            (grants nothing)
+                          </span>
+                        )}
+                      </td>
+                      <td>{p.level}</td>
+                      <td>
+                        {owner && (
+                          <button
+                            type="button"
+                            aria-label={`Revoke ${p.principal} on ${f.name}`}
+                            onClick={() =>
+                              revoke.mutate({ workspace, name: f.name, principal: p.principal, level: null })
+                            }
+                          >
+                            Revoke
+                          </button>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
             </div>
-          );
-        })}
-      </div>
-      {canCreate && (
-        <form className="panel row" onSubmit={submit} style={{ marginTop: "0.75rem" }}>
-          <label>
-            New folder
-            <input
-              name="folder_name"
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-              aria-invalid={field === "name"}
-              required
-            />
-            {field === "name" && <span className="field-error">{errorMessage(create.error)}</span>}
-          </label>
-          <label>
-            Summary
-            <input name="folder_summary" value={summary} onChange={(e) => setSummary(e.target.value)} />
-          </label>
-          <button className="primary" type="submit" disabled={create.isPending}>
-            Create folder
-          </button>
-          {create.error && !field && <div className="error">{errorMessage(create.error)}</div>}
-        </form>
-      )}
-    </section>
+            {owner && <GrantForm workspace={workspace} folder={f.name} onDone={() => void refresh()} />}
+          </>
+        );
+      }}
+    </NamedPanel>
   );
 }

@@ -1,4 +1,6 @@
 "use client";
+import type { HTMLAttributes } from "react";
+import { DataTable } from "@/components/data-table";
 import Link from "@/components/ui/link";
 
 export interface GovernanceView {
@@ -34,87 +36,75 @@ export function GovernanceReport({ report, apiPath }: { report: GovernanceView; 
         days · scripts unchanged for {report.staleScriptDays}+ days are stale · as JSON:{" "}
         <code>GET {apiPath}</code>
       </p>
-      {report.workspaces.length === 0 && <div className="panel empty">No workspaces yet.</div>}
-      {report.workspaces.length > 0 && (
-        <div className="overflow-x-auto">
-          <table>
-            <thead>
-              <tr>
-                <th>Workspace</th>
-                <th>Members</th>
-                <th>Admins</th>
-                <th>Scripts</th>
-                <th>Flows</th>
-                <th>Schedules</th>
-                <th>Runs ({report.runsWindowDays} d)</th>
-                <th>Tags</th>
-                <th>Warnings</th>
-              </tr>
-            </thead>
-            <tbody>
-              {report.workspaces.map((w) => (
-                <tr key={w.id} data-workspace={w.id}>
-                  <td>
-                    <Link href={`/w/${w.id}/members`}>{w.name}</Link> <code className="muted">{w.id}</code>
-                  </td>
-                  <td>{w.members}</td>
-                  <td title={w.admins.map((a) => a.email).join(", ")}>{w.admins.length}</td>
-                  <td>{w.scripts}</td>
-                  <td>{w.flows}</td>
-                  <td>{w.schedules}</td>
-                  <td>{w.runsLast30Days}</td>
-                  <td>{w.tags.join(", ")}</td>
-                  <td>
-                    {w.warnings.map((warning) => (
-                      <div key={warning} className="status status-failure">
-                        {WARNING_TEXT[warning] ?? warning}
-                      </div>
-                    ))}
-                    {w.staleScripts.length > 0 && (
-                      <details>
-                        <summary>{w.staleScripts.length} stale script(s)</summary>
-                        <ul>
-                          {w.staleScripts.map((s) => (
-                            <li key={s.path}>
-                              <code>{s.path}</code>{" "}
-                              <span className="muted">{new Date(s.lastDeployedAt).toLocaleDateString()}</span>
-                            </li>
-                          ))}
-                        </ul>
-                      </details>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        query={{ data: report.workspaces }}
+        rowKey={(w) => w.id}
+        rowProps={(w) => ({ "data-workspace": w.id }) as HTMLAttributes<HTMLTableRowElement>}
+        empty="No workspaces yet."
+        columns={[
+          {
+            header: "Workspace",
+            sortBy: (w) => w.name,
+            cell: (w) => (
+              <>
+                <Link href={`/w/${w.id}/members`}>{w.name}</Link> <code className="muted">{w.id}</code>
+              </>
+            ),
+          },
+          { header: "Members", sortBy: (w) => w.members, cell: (w) => w.members },
+          {
+            header: "Admins",
+            sortBy: (w) => w.admins.length,
+            cellProps: (w) => ({ title: w.admins.map((a) => a.email).join(", ") }),
+            cell: (w) => w.admins.length,
+          },
+          { header: "Scripts", sortBy: (w) => w.scripts, cell: (w) => w.scripts },
+          { header: "Flows", sortBy: (w) => w.flows, cell: (w) => w.flows },
+          { header: "Schedules", sortBy: (w) => w.schedules, cell: (w) => w.schedules },
+          {
+            header: `Runs (${report.runsWindowDays} d)`,
+            sortBy: (w) => w.runsLast30Days,
+            cell: (w) => w.runsLast30Days,
+          },
+          { header: "Tags", cell: (w) => w.tags.join(", ") },
+          { header: "Warnings", sortBy: (w) => w.warnings.length, cell: (w) => <Warnings workspace={w} /> },
+        ]}
+      />
       <h2>Tags</h2>
-      {Object.keys(report.tags).length === 0 ? (
-        <div className="panel empty">No tag in use.</div>
-      ) : (
-        <div className="overflow-x-auto">
-          <table>
-            <thead>
-              <tr>
-                <th>Tag</th>
-                <th>Used by</th>
-              </tr>
-            </thead>
-            <tbody>
-              {Object.entries(report.tags).map(([tag, workspaces]) => (
-                <tr key={tag}>
-                  <td>
-                    <code>{tag}</code>
-                  </td>
-                  <td>{workspaces.join(", ")}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        query={{ data: Object.entries(report.tags) }}
+        rowKey={([tag]) => tag}
+        empty="No tag in use."
+        columns={[
+          { header: "Tag", sortBy: ([tag]) => tag, cell: ([tag]) => <code>{tag}</code> },
+          { header: "Used by", cell: ([, workspaces]) => workspaces.join(", ") },
+        ]}
+      />
     </div>
+  );
+}
+
+function Warnings({ workspace }: { workspace: GovernanceView["workspaces"][number] }) {
+  return (
+    <>
+      {workspace.warnings.map((warning) => (
+        <div key={warning} className="status status-failure">
+          {WARNING_TEXT[warning] ?? warning}
+        </div>
+      ))}
+      {workspace.staleScripts.length > 0 && (
+        <details>
+          <summary>{workspace.staleScripts.length} stale script(s)</summary>
+          <ul>
+            {workspace.staleScripts.map((s) => (
+              <li key={s.path}>
+                <code>{s.path}</code>{" "}
+                <span className="muted">{new Date(s.lastDeployedAt).toLocaleDateString()}</span>
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
+    </>
   );
 }

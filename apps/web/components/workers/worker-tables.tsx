@@ -1,6 +1,7 @@
 "use client";
 import Link from "@/components/ui/link";
 import type { ReactNode } from "react";
+import { DataTable } from "@/components/data-table";
 import type { inferRouterOutputs } from "@trpc/server";
 import type { AppRouter } from "@/server/trpc/app-router";
 
@@ -97,60 +98,65 @@ export function WorkerGroupPanel({
           <Tags tags={tags} />
         </div>
       )}
-      {workers.length === 0 ? (
-        <div className="muted">No live worker in this group.</div>
-      ) : (
-        <div className="overflow-x-auto">
-          <table aria-label={`Workers of group ${group}`}>
-            <thead>
-              <tr>
-                <th>Worker</th>
-                <th>Host</th>
-                <th>Current job</th>
-                <th>Jobs done</th>
-                <th>Occupancy 15s / 5m / 30m</th>
-                <th>Memory</th>
-                <th>Version</th>
-                <th>Sandbox</th>
-                <th>Last ping</th>
-              </tr>
-            </thead>
-            <tbody>
-              {workers.map((worker) => (
-                <tr key={worker.worker} data-testid="worker-row">
-                  <td>
-                    <code>{worker.worker}</code>
-                    {worker.agent && (
-                      <span
-                        className="muted"
-                        title="Agent worker: no database access, reaches the server over HTTP"
-                      >
-                        {" "}
-                        (agent)
-                      </span>
-                    )}
-                  </td>
-                  <td>{worker.host}</td>
-                  <td>
-                    <CurrentJob worker={worker} workspace={workspace} visible={showJobs} />
-                  </td>
-                  <td>{worker.jobs_executed}</td>
-                  <td>
-                    {percent(worker.occupancy_rate_15s)} / {percent(worker.occupancy_rate_5m)} /{" "}
-                    {percent(worker.occupancy_rate_30m)}
-                  </td>
-                  <td>{memory(worker.memory_usage)}</td>
-                  <td>{worker.wm_version || <span className="muted">–</span>}</td>
-                  <td>
-                    <Sandbox state={worker.sandbox} />
-                  </td>
-                  <td>{duration(worker.last_ping)} ago</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        query={{ data: workers }}
+        rowKey={(worker) => worker.worker}
+        rowProps={() => ({ "data-testid": "worker-row" })}
+        label={`Workers of group ${group}`}
+        empty="No live worker in this group."
+        columns={[
+          {
+            header: "Worker",
+            sortBy: (worker) => worker.worker,
+            cell: (worker) => (
+              <>
+                <code>{worker.worker}</code>
+                {worker.agent && (
+                  <span
+                    className="muted"
+                    title="Agent worker: no database access, reaches the server over HTTP"
+                  >
+                    {" "}
+                    (agent)
+                  </span>
+                )}
+              </>
+            ),
+          },
+          { header: "Host", sortBy: (worker) => worker.host, cell: (worker) => worker.host },
+          {
+            header: "Current job",
+            cell: (worker) => <CurrentJob worker={worker} workspace={workspace} visible={showJobs} />,
+          },
+          {
+            header: "Jobs done",
+            sortBy: (worker) => worker.jobs_executed,
+            cell: (worker) => worker.jobs_executed,
+          },
+          {
+            header: "Occupancy 15s / 5m / 30m",
+            sortBy: (worker) => worker.occupancy_rate_15s ?? -1,
+            cell: (worker) => (
+              <>
+                {percent(worker.occupancy_rate_15s)} / {percent(worker.occupancy_rate_5m)} /{" "}
+                {percent(worker.occupancy_rate_30m)}
+              </>
+            ),
+          },
+          {
+            header: "Memory",
+            sortBy: (worker) => worker.memory_usage ?? -1,
+            cell: (worker) => memory(worker.memory_usage),
+          },
+          { header: "Version", cell: (worker) => worker.wm_version || <span className="muted">–</span> },
+          { header: "Sandbox", cell: (worker) => <Sandbox state={worker.sandbox} /> },
+          {
+            header: "Last ping",
+            sortBy: (worker) => worker.last_ping,
+            cell: (worker) => <>{duration(worker.last_ping)} ago</>,
+          },
+        ]}
+      />
       {config}
     </section>
   );
@@ -158,46 +164,41 @@ export function WorkerGroupPanel({
 
 /** Queue depth and the longest wait per tag; a tag no live worker serves is flagged. */
 export function QueueTable({ stats }: { stats: QueueRow[] }) {
-  if (stats.length === 0) return <div className="panel empty">No job is waiting or running.</div>;
   return (
-    <div className="overflow-x-auto">
-      <table aria-label="Queue">
-        <thead>
-          <tr>
-            <th>Tag</th>
-            <th>Queued</th>
-            <th>Scheduled later</th>
-            <th>Running</th>
-            <th>Oldest waiting</th>
-            <th>Live workers</th>
-          </tr>
-        </thead>
-        <tbody>
-          {stats.map((row) => (
-            <tr key={row.tag} data-testid={`queue-${row.tag}`}>
-              <td>
-                <code>{row.tag}</code>
-              </td>
-              <td>{row.queued}</td>
-              <td>{row.scheduled}</td>
-              <td>{row.running}</td>
-              <td>
-                {row.oldest_wait_secs === null ? (
-                  <span className="muted">–</span>
-                ) : (
-                  <span title={row.oldest_queued_at ?? ""}>{duration(row.oldest_wait_secs)}</span>
-                )}
-              </td>
-              <td>
-                {row.workers}
-                {row.workers === 0 && row.queued > row.scheduled && (
-                  <span className="field-error"> no live worker serves this tag</span>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      query={{ data: stats }}
+      rowKey={(row) => row.tag}
+      rowProps={(row) => ({ "data-testid": `queue-${row.tag}` })}
+      label="Queue"
+      empty="No job is waiting or running."
+      columns={[
+        { header: "Tag", sortBy: (row) => row.tag, cell: (row) => <code>{row.tag}</code> },
+        { header: "Queued", sortBy: (row) => row.queued, cell: (row) => row.queued },
+        { header: "Scheduled later", sortBy: (row) => row.scheduled, cell: (row) => row.scheduled },
+        { header: "Running", sortBy: (row) => row.running, cell: (row) => row.running },
+        {
+          header: "Oldest waiting",
+          sortBy: (row) => row.oldest_wait_secs ?? -1,
+          cell: (row) =>
+            row.oldest_wait_secs === null ? (
+              <span className="muted">–</span>
+            ) : (
+              <span title={row.oldest_queued_at ?? ""}>{duration(row.oldest_wait_secs)}</span>
+            ),
+        },
+        {
+          header: "Live workers",
+          sortBy: (row) => row.workers,
+          cell: (row) => (
+            <>
+              {row.workers}
+              {row.workers === 0 && row.queued > row.scheduled && (
+                <span className="field-error"> no live worker serves this tag</span>
+              )}
+            </>
+          ),
+        },
+      ]}
+    />
   );
 }

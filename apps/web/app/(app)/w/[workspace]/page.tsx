@@ -3,8 +3,9 @@
 // moving, and the usual ways on. Everything here is read with the caller's own rights.
 import { useQuery } from "@tanstack/react-query";
 import Link from "@/components/ui/link";
-import { use } from "react";
+import { use, type HTMLAttributes } from "react";
 import { Activity, CalendarPlus, FileCode2, Plus, Workflow } from "lucide-react";
+import { DataTable } from "@/components/data-table";
 import { StatusBadge } from "@/components/status-badge";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
@@ -106,25 +107,26 @@ function RunList({
   query: { data?: RunRow[]; error: unknown };
   empty: string;
 }) {
-  if (query.error) return <div className="error">{errorMessage(query.error)}</div>;
-  if (!query.data) return null;
-  if (query.data.length === 0) return <p className="muted">{empty}</p>;
   return (
-    <table>
-      <tbody>
-        {query.data.map((job) => (
-          <tr key={job.id}>
-            <td>
-              <StatusBadge status={job.status} />
-            </td>
-            <td className="w-full [overflow-wrap:anywhere]">
-              <Link href={`/w/${workspace}/runs/${job.id}`}>{job.scriptPath ?? job.kind}</Link>
-            </td>
-            <td className="muted whitespace-nowrap">{when(job.completedAt ?? job.createdAt)}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable
+      query={query}
+      rowKey={(job) => job.id}
+      quietHeaders
+      empty={empty}
+      columns={[
+        { header: "Status", cell: (job) => <StatusBadge status={job.status} /> },
+        {
+          header: "Run",
+          cellProps: () => ({ className: "w-full [overflow-wrap:anywhere]" }),
+          cell: (job) => <Link href={`/w/${workspace}/runs/${job.id}`}>{job.scriptPath ?? job.kind}</Link>,
+        },
+        {
+          header: "When",
+          cellProps: () => ({ className: "muted whitespace-nowrap" }),
+          cell: (job) => when(job.completedAt ?? job.createdAt),
+        },
+      ]}
+    />
   );
 }
 
@@ -209,23 +211,29 @@ export default function WorkspaceHome({ params }: { params: Promise<{ workspace:
         </Section>
 
         <Section title="Next scheduled runs" label="Next scheduled runs">
-          {schedules.error && <div className="error">{errorMessage(schedules.error)}</div>}
-          {schedules.data && upcoming.length === 0 && <p className="muted">No enabled schedule.</p>}
-          {upcoming.length > 0 && (
-            <table>
-              <tbody>
-                {upcoming.map((s) => (
-                  <tr key={s.path}>
-                    <td className="w-full [overflow-wrap:anywhere]">
-                      <Link href={`/w/${workspace}/schedules/edit/${s.path}`}>{s.path}</Link>
-                      <div className="muted text-xs">runs {s.scriptPath}</div>
-                    </td>
-                    <td className="whitespace-nowrap">{when(s.nextRunAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
+          <DataTable
+            query={{ data: schedules.data && upcoming, error: schedules.error }}
+            rowKey={(schedule) => schedule.path}
+            quietHeaders
+            empty="No enabled schedule."
+            columns={[
+              {
+                header: "Schedule",
+                cellProps: () => ({ className: "w-full [overflow-wrap:anywhere]" }),
+                cell: (schedule) => (
+                  <>
+                    <Link href={`/w/${workspace}/schedules/edit/${schedule.path}`}>{schedule.path}</Link>
+                    <div className="muted text-xs">runs {schedule.scriptPath}</div>
+                  </>
+                ),
+              },
+              {
+                header: "Next run",
+                cellProps: () => ({ className: "whitespace-nowrap" }),
+                cell: (schedule) => when(schedule.nextRunAt),
+              },
+            ]}
+          />
         </Section>
 
         <Section title="Queue and workers" label="Queue and workers">
@@ -241,40 +249,32 @@ export default function WorkspaceHome({ params }: { params: Promise<{ workspace:
           {queue.data && workers.data && tags.length === 0 && (
             <p className="muted m-0">No live worker: nothing can run.</p>
           )}
-          {tags.length > 0 && (
-            <div className="overflow-x-auto">
-              <table data-testid="queue-by-tag">
-                <thead>
-                  <tr>
-                    <th>Tag</th>
-                    <th>Waiting</th>
-                    <th>Running</th>
-                    <th>Live workers</th>
-                    <th>Oldest wait</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {tags.map((row) => (
-                    <tr key={row.tag} data-tag={row.tag}>
-                      <td>
-                        <code>{row.tag}</code>
-                      </td>
-                      <td>{row.waiting}</td>
-                      <td>{row.running}</td>
-                      <td>
-                        {row.workers > 0 ? (
-                          <Badge tone="ok">{row.workers} serving</Badge>
-                        ) : (
-                          <Badge tone="bad">no live worker</Badge>
-                        )}
-                      </td>
-                      <td>{row.oldestWaitSecs === null ? "—" : `${Math.round(row.oldestWaitSecs)} s`}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )}
+          <DataTable
+            query={{ data: tags }}
+            rowKey={(row) => row.tag}
+            rowProps={(row) => ({ "data-tag": row.tag }) as HTMLAttributes<HTMLTableRowElement>}
+            testId="queue-by-tag"
+            columns={[
+              { header: "Tag", sortBy: (row) => row.tag, cell: (row) => <code>{row.tag}</code> },
+              { header: "Waiting", sortBy: (row) => row.waiting, cell: (row) => row.waiting },
+              { header: "Running", sortBy: (row) => row.running, cell: (row) => row.running },
+              {
+                header: "Live workers",
+                sortBy: (row) => row.workers,
+                cell: (row) =>
+                  row.workers > 0 ? (
+                    <Badge tone="ok">{row.workers} serving</Badge>
+                  ) : (
+                    <Badge tone="bad">no live worker</Badge>
+                  ),
+              },
+              {
+                header: "Oldest wait",
+                sortBy: (row) => row.oldestWaitSecs ?? -1,
+                cell: (row) => (row.oldestWaitSecs === null ? "—" : `${Math.round(row.oldestWaitSecs)} s`),
+              },
+            ]}
+          />
         </Section>
       </div>
     </div>

@@ -1,6 +1,7 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
 import { use, useState, type FormEvent } from "react";
+import { DataTable } from "@/components/data-table";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -91,40 +92,34 @@ export default function AuditPage({ params }: { params: Promise<{ workspace: str
           Clear
         </button>
       </form>
-      {rows.error && !field && <div className="error">{errorMessage(rows.error)}</div>}
-      {rows.data?.length === 0 && <div className="panel empty">No audit entries match.</div>}
-      {rows.data && rows.data.length > 0 && (
-        <div className="overflow-x-auto">
-          <table data-testid="audit-table">
-            <thead>
-              <tr>
-                <th>When</th>
-                <th>Who</th>
-                <th>Operation</th>
-                <th>Resource</th>
-                <th>From</th>
-                <th>Details</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.data.map((row) => (
-                <tr key={row.id}>
-                  <td>{new Date(row.at).toLocaleString()}</td>
-                  <td>{row.username}</td>
-                  <td>
-                    <code>{row.operation}</code> <span className="muted">{row.actionKind}</span>
-                  </td>
-                  <td>{row.resource}</td>
-                  <td>{row.ip}</td>
-                  <td>
-                    <code className="break-all">{row.parameters ? JSON.stringify(row.parameters) : ""}</code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      {/* The server filters and pages the log: the table neither searches nor sorts it. */}
+      <DataTable
+        query={{ data: rows.data, error: field ? null : rows.error }}
+        quietLoading={!!rows.error}
+        rowKey={(row) => String(row.id)}
+        testId="audit-table"
+        empty="No audit entries match."
+        columns={[
+          { header: "When", cell: (row) => new Date(row.at).toLocaleString() },
+          { header: "Who", cell: (row) => row.username },
+          {
+            header: "Operation",
+            cell: (row) => (
+              <>
+                <code>{row.operation}</code> <span className="muted">{row.actionKind}</span>
+              </>
+            ),
+          },
+          { header: "Resource", cell: (row) => row.resource },
+          { header: "From", cell: (row) => row.ip },
+          {
+            header: "Details",
+            cell: (row) => (
+              <code className="break-all">{row.parameters ? JSON.stringify(row.parameters) : ""}</code>
+            ),
+          },
+        ]}
+      />
       <div className="row" style={{ marginTop: "0.75rem" }}>
         <button type="button" disabled={page === 1} onClick={() => setPage(page - 1)}>
           Newer

@@ -1,6 +1,7 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { use } from "react";
+import { DataTable } from "@/components/data-table";
 import { StatusBadge } from "@/components/status-badge";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
@@ -112,45 +113,42 @@ export default function GitSyncPage({ params }: { params: Promise<{ workspace: s
           )}
 
           <h2>Recent runs</h2>
-          {data.runs.length === 0 ? (
-            <div className="panel empty">No sync has run yet.</div>
-          ) : (
-            <table aria-label="Recent runs">
-              <thead>
-                <tr>
-                  <th>Started</th>
-                  <th>Trigger</th>
-                  <th>Status</th>
-                  <th>Commits</th>
-                  <th>Head</th>
-                  <th>Finished</th>
-                  <th>Error</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.runs.map((run) => (
-                  <tr key={run.id}>
-                    <td>{when(run.started_at)}</td>
-                    <td>{run.trigger}</td>
-                    <td>
-                      <StatusBadge status={run.status} />
-                    </td>
-                    <td>{run.commits}</td>
-                    <td>
-                      <code title={run.head ?? undefined}>{shortOid(run.head)}</code>
-                    </td>
-                    <td>{when(run.finished_at)}</td>
-                    <td>
-                      {run.error && <span className="field-error">{run.error}</span>}
-                      {run.conflict_paths.length > 0 && (
-                        <div className="muted">{run.conflict_paths.join(", ")}</div>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
+          <DataTable
+            query={{ data: data.runs }}
+            rowKey={(run) => String(run.id)}
+            label="Recent runs"
+            empty="No sync has run yet."
+            columns={[
+              { header: "Started", sortBy: (run) => run.started_at, cell: (run) => when(run.started_at) },
+              { header: "Trigger", sortBy: (run) => run.trigger, cell: (run) => run.trigger },
+              {
+                header: "Status",
+                sortBy: (run) => run.status,
+                cell: (run) => <StatusBadge status={run.status} />,
+              },
+              { header: "Commits", sortBy: (run) => run.commits, cell: (run) => run.commits },
+              {
+                header: "Head",
+                cell: (run) => <code title={run.head ?? undefined}>{shortOid(run.head)}</code>,
+              },
+              {
+                header: "Finished",
+                sortBy: (run) => run.finished_at ?? "",
+                cell: (run) => when(run.finished_at),
+              },
+              {
+                header: "Error",
+                cell: (run) => (
+                  <>
+                    {run.error && <span className="field-error">{run.error}</span>}
+                    {run.conflict_paths.length > 0 && (
+                      <div className="muted">{run.conflict_paths.join(", ")}</div>
+                    )}
+                  </>
+                ),
+              },
+            ]}
+          />
         </>
       )}
     </div>

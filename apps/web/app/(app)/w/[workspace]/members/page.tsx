@@ -1,9 +1,8 @@
 "use client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { use, useState, type FormEvent } from "react";
+import { use, useState, type FormEvent, type HTMLAttributes } from "react";
 import { toast } from "sonner";
-import { ListSearch, matchesQuery } from "@/components/list-search";
-import { useConfirm } from "@/components/ui/confirm";
+import { DataTable } from "@/components/data-table";
 import { errorField, errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -34,11 +33,6 @@ export default function MembersPage({ params }: { params: Promise<{ workspace: s
       },
     }),
   );
-  const confirm = useConfirm();
-  const [query, setQuery] = useState("");
-  const shown = (members.data ?? []).filter((m) =>
-    matchesQuery(query, m.username, m.email, m.role, m.groups.join(" "), m.disabled ? "disabled" : "active"),
-  );
   const add = useMutation(
     trpc.people.addMember.mutationOptions({
       onSuccess: async (_data, { email: added }) => {
@@ -64,100 +58,85 @@ export default function MembersPage({ params }: { params: Promise<{ workspace: s
       <p className="muted">
         Admins manage the workspace; developers write and run scripts; operators run and view only.
       </p>
-      {members.error && <div className="error">{errorMessage(members.error)}</div>}
       {rowError && <div className="error">{errorMessage(rowError)}</div>}
-      {members.data && members.data.length === 0 && (
-        <div className="panel empty">Nobody is a member of this workspace yet.</div>
-      )}
-      {members.data && members.data.length > 0 && (
-        <ListSearch
-          label="Search members"
-          placeholder="Search by name, email, role, group…"
-          value={query}
-          onChange={setQuery}
-          shown={shown.length}
-          total={members.data.length}
-        />
-      )}
-      {members.data && members.data.length > 0 && shown.length === 0 && (
-        <div className="panel empty">No member matches “{query}”.</div>
-      )}
-      {shown.length > 0 && (
-        <div className="overflow-x-auto">
-          <table>
-            <thead>
-              <tr>
-                <th>User</th>
-                <th>Email</th>
-                <th>Role</th>
-                <th>Groups</th>
-                <th>Status</th>
-                {isAdmin && <th />}
-              </tr>
-            </thead>
-            <tbody>
-              {shown.map((m) => (
-                <tr key={m.username} data-username={m.username}>
-                  <td>
-                    {m.username}
-                    {m.isSuperAdmin && <span className="muted"> (superadmin)</span>}
-                  </td>
-                  <td>{m.email}</td>
-                  <td>
-                    {isAdmin ? (
-                      <select
-                        aria-label={`Role of ${m.username}`}
-                        value={m.role}
-                        onChange={(e) =>
-                          update.mutate({ workspace, username: m.username, role: e.target.value as Role })
-                        }
-                      >
-                        {ROLES.map((r) => (
-                          <option key={r} value={r}>
-                            {r}
-                          </option>
-                        ))}
-                      </select>
-                    ) : (
-                      m.role
-                    )}
-                  </td>
-                  <td>{m.groups.join(", ") || <span className="muted">none</span>}</td>
-                  <td>{m.disabled ? "disabled" : "active"}</td>
-                  {isAdmin && (
-                    <td className="row">
-                      <button
-                        type="button"
-                        onClick={() =>
-                          update.mutate({ workspace, username: m.username, disabled: !m.disabled })
-                        }
-                      >
-                        {m.disabled ? "Enable" : "Disable"}
-                      </button>
-                      <button
-                        type="button"
-                        onClick={async () => {
-                          if (
-                            await confirm({
-                              title: `Remove ${m.username} from ${workspace}?`,
-                              description: "They lose access to this workspace; their scripts and runs stay.",
-                              action: "Remove member",
-                              destructive: true,
-                            })
-                          )
-                            remove.mutate({ workspace, username: m.username });
-                        }}
-                      >
-                        Remove
-                      </button>
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        query={members}
+        rowKey={(m) => m.username}
+        rowProps={(m) => ({ "data-username": m.username }) as HTMLAttributes<HTMLTableRowElement>}
+        search={{
+          label: "Search members",
+          placeholder: "Search by name, email, role, group…",
+          fields: (m) => [
+            m.username,
+            m.email,
+            m.role,
+            m.groups.join(" "),
+            m.disabled ? "disabled" : "active",
+          ],
+        }}
+        empty="Nobody is a member of this workspace yet."
+        noMatch={(query) => <>No member matches “{query}”.</>}
+        columns={[
+          {
+            header: "User",
+            sortBy: (m) => m.username,
+            cell: (m) => (
+              <>
+                {m.username}
+                {m.isSuperAdmin && <span className="muted"> (superadmin)</span>}
+              </>
+            ),
+          },
+          { header: "Email", sortBy: (m) => m.email, cell: (m) => m.email },
+          {
+            header: "Role",
+            sortBy: (m) => m.role,
+            cell: (m) =>
+              isAdmin ? (
+                <select
+                  aria-label={`Role of ${m.username}`}
+                  value={m.role}
+                  onChange={(e) =>
+                    update.mutate({ workspace, username: m.username, role: e.target.value as Role })
+                  }
+                >
+                  {ROLES.map((r) => (
+                    <option key={r} value={r}>
+                      {r}
+                    </option>
+                  ))}
+                </select>
+              ) : (
+                m.role
+              ),
+          },
+          { header: "Groups", cell: (m) => m.groups.join(", ") || <span className="muted">none</span> },
+          { header: "Status", cell: (m) => (m.disabled ? "disabled" : "active") },
+        ]}
+        actions={[
+          {
+            label: "Disable",
+            available: (m) => isAdmin && !m.disabled,
+            onSelect: (m) => update.mutate({ workspace, username: m.username, disabled: true }),
+          },
+          {
+            label: "Enable",
+            available: (m) => isAdmin && m.disabled,
+            onSelect: (m) => update.mutate({ workspace, username: m.username, disabled: false }),
+          },
+          {
+            label: "Remove",
+            available: () => isAdmin,
+            confirm: (m) => ({
+              title: `Remove ${m.username} from ${workspace}?`,
+              description: "They lose access to this workspace; their scripts and runs stay.",
+              action: "Remove member",
+              destructive: true,
+            }),
+            onSelect: (m) => remove.mutate({ workspace, username: m.username }),
+          },
+        ]}
+      />
       {isAdmin && (
         <>
           <h2>Add a member</h2>

@@ -3,8 +3,9 @@ import { keepPreviousData, useMutation, useQuery } from "@tanstack/react-query";
 import dynamic from "next/dynamic";
 import Link from "@/components/ui/link";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
-import { Suspense, use, useState } from "react";
+import { Suspense, use, useState, type HTMLAttributes } from "react";
 import { toast } from "sonner";
+import { DataTable } from "@/components/data-table";
 import { StatusBadge } from "@/components/status-badge";
 import { Button } from "@/components/ui/button";
 import { useConfirm } from "@/components/ui/confirm";
@@ -115,12 +116,6 @@ function Runs({ workspace }: { workspace: string }) {
         errors={fieldErrors}
         onApply={(next) => navigate({ ...next, page: undefined })}
       />
-      {jobs.error && !field && <div className="error">{errorMessage(jobs.error)}</div>}
-      {rows && rows.length === 0 && (
-        <div className="panel empty" data-testid="runs-empty">
-          {page > 1 ? "No runs on this page." : filtered ? "No runs match these filters." : "No runs yet."}
-        </div>
-      )}
       {rows && rows.length > 0 && (
         <RunsChart
           workspace={workspace}
@@ -146,96 +141,98 @@ function Runs({ workspace }: { workspace: string }) {
           <span className="muted">Tick queued or running runs to cancel them together.</span>
         </div>
       )}
-      {rows && rows.length > 0 && (
-        <div className="overflow-x-auto">
-          <table data-testid="runs-table">
-            <thead>
-              <tr>
-                <th>
-                  {cancellable.length > 0 ? (
-                    <input
-                      type="checkbox"
-                      aria-label="Select every queued or running run"
-                      checked={chosen.length === cancellable.length}
-                      onChange={(e) =>
-                        setSelected(new Set(e.target.checked ? cancellable.map((job) => job.id) : []))
-                      }
-                    />
-                  ) : (
-                    <span className="sr-only">Select</span>
-                  )}
-                </th>
-                <th>Status</th>
-                <th>Script</th>
-                <th>Trigger</th>
-                <th>Arguments</th>
-                <th>Duration</th>
-                <th>Created</th>
-                <th>By</th>
-                <th>Tag</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((job) => {
-                const seconds = duration(job.startedAt, job.completedAt);
-                const open = job.status === "queued" || job.status === "running";
-                return (
-                  <tr key={job.id} data-job-id={job.id}>
-                    <td>
-                      {open && (
-                        <input
-                          type="checkbox"
-                          aria-label={`Select run ${job.scriptPath ?? "preview"} created ${new Date(job.createdAt).toLocaleString()}`}
-                          checked={selected.has(job.id)}
-                          onChange={(e) => toggle(job.id, e.target.checked)}
-                        />
-                      )}
-                    </td>
-                    <td>
-                      <Link href={`/w/${workspace}/runs/${job.id}`}>
-                        <StatusBadge status={job.status} />
-                      </Link>
-                    </td>
-                    <td>{job.scriptPath ?? <span className="muted">preview</span>}</td>
-                    <td data-testid="run-trigger">
-                      {TRIGGER_LABELS[job.trigger] ?? job.trigger}
-                      {job.schedulePath && (
-                        <div className="text-xs text-muted">
-                          <Link href={`/w/${workspace}/schedules/edit/${job.schedulePath}`}>
-                            {job.schedulePath}
-                          </Link>
-                        </div>
-                      )}
-                    </td>
-                    <td data-testid="run-args">
-                      <Args text={job.argsPreview} />
-                    </td>
-                    <td data-testid="run-duration" className="whitespace-nowrap">
-                      {seconds === null ? (
-                        <span className="muted">—</span>
-                      ) : (
-                        <>
-                          {formatDuration(seconds)}
-                          {!job.completedAt && <span className="muted"> so far</span>}
-                        </>
-                      )}
-                    </td>
-                    <td>
-                      <Link href={`/w/${workspace}/runs/${job.id}`}>
-                        {new Date(job.createdAt).toLocaleString()}
-                      </Link>
-                    </td>
-                    <td>{job.createdBy}</td>
-                    <td>
-                      <code>{job.tag}</code>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
-      )}
+      {/* The URL's filters go to the server, which pages the list: the table neither searches nor sorts. */}
+      <DataTable
+        query={{ data: rows, error: field ? null : jobs.error }}
+        quietLoading={!!jobs.error}
+        rowKey={(job) => job.id}
+        rowProps={(job) => ({ "data-job-id": job.id }) as HTMLAttributes<HTMLTableRowElement>}
+        testId="runs-table"
+        empty={
+          page > 1 ? "No runs on this page." : filtered ? "No runs match these filters." : "No runs yet."
+        }
+        emptyTestId="runs-empty"
+        columns={[
+          {
+            header: "Select",
+            title:
+              cancellable.length > 0 ? (
+                <input
+                  type="checkbox"
+                  aria-label="Select every queued or running run"
+                  checked={chosen.length === cancellable.length}
+                  onChange={(e) =>
+                    setSelected(new Set(e.target.checked ? cancellable.map((job) => job.id) : []))
+                  }
+                />
+              ) : (
+                <span className="sr-only">Select</span>
+              ),
+            cell: (job) =>
+              (job.status === "queued" || job.status === "running") && (
+                <input
+                  type="checkbox"
+                  aria-label={`Select run ${job.scriptPath ?? "preview"} created ${new Date(job.createdAt).toLocaleString()}`}
+                  checked={selected.has(job.id)}
+                  onChange={(e) => toggle(job.id, e.target.checked)}
+                />
+              ),
+          },
+          {
+            header: "Status",
+            cell: (job) => (
+              <Link href={`/w/${workspace}/runs/${job.id}`}>
+                <StatusBadge status={job.status} />
+              </Link>
+            ),
+          },
+          { header: "Script", cell: (job) => job.scriptPath ?? <span className="muted">preview</span> },
+          {
+            header: "Trigger",
+            cellProps: () => ({ "data-testid": "run-trigger" }),
+            cell: (job) => (
+              <>
+                {TRIGGER_LABELS[job.trigger] ?? job.trigger}
+                {job.schedulePath && (
+                  <div className="text-xs text-muted">
+                    <Link href={`/w/${workspace}/schedules/edit/${job.schedulePath}`}>
+                      {job.schedulePath}
+                    </Link>
+                  </div>
+                )}
+              </>
+            ),
+          },
+          {
+            header: "Arguments",
+            cellProps: () => ({ "data-testid": "run-args" }),
+            cell: (job) => <Args text={job.argsPreview} />,
+          },
+          {
+            header: "Duration",
+            cellProps: () => ({ "data-testid": "run-duration", className: "whitespace-nowrap" }),
+            cell: (job) => {
+              const seconds = duration(job.startedAt, job.completedAt);
+              return seconds === null ? (
+                <span className="muted">—</span>
+              ) : (
+                <>
+                  {formatDuration(seconds)}
+                  {!job.completedAt && <span className="muted"> so far</span>}
+                </>
+              );
+            },
+          },
+          {
+            header: "Created",
+            cell: (job) => (
+              <Link href={`/w/${workspace}/runs/${job.id}`}>{new Date(job.createdAt).toLocaleString()}</Link>
+            ),
+          },
+          { header: "By", cell: (job) => job.createdBy },
+          { header: "Tag", cell: (job) => <code>{job.tag}</code> },
+        ]}
+      />
       {rows && (page > 1 || rows.length >= perPage) && (
         <div className="row" data-testid="runs-paging">
           <button

@@ -2,6 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "@/components/ui/link";
 import { use, useEffect, useState } from "react";
+import { DataTable } from "@/components/data-table";
 import { errorMessage } from "@/lib/errors";
 import { useTRPC } from "@/lib/trpc";
 
@@ -126,43 +127,38 @@ export default function ScriptWebhooksPage({
               </div>
             )}
             {revoke.error && <div className="error">{errorMessage(revoke.error)}</div>}
-            {tokens.data && tokens.data.length === 0 && <span className="muted">No webhook tokens yet.</span>}
-            {tokens.data && tokens.data.length > 0 && (
-              <table>
-                <thead>
-                  <tr>
-                    <th>Token</th>
-                    <th>Label</th>
-                    <th>Owner</th>
-                    <th>Created</th>
-                    <th>Last used</th>
-                    <th />
-                  </tr>
-                </thead>
-                <tbody>
-                  {tokens.data.map((t) => (
-                    <tr key={t.tokenPrefix}>
-                      <td>
-                        <code>{t.tokenPrefix}…</code>
-                      </td>
-                      <td>{t.label}</td>
-                      <td>{t.ownerEmail}</td>
-                      <td>{new Date(t.createdAt).toLocaleString()}</td>
-                      <td>{t.lastUsedAt ? new Date(t.lastUsedAt).toLocaleString() : "never"}</td>
-                      <td>
-                        <button
-                          type="button"
-                          disabled={revoke.isPending}
-                          onClick={() => revoke.mutate({ workspace, tokenPrefix: t.tokenPrefix })}
-                        >
-                          Revoke
-                        </button>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
+            <DataTable
+              query={tokens}
+              rowKey={(t) => t.tokenPrefix}
+              empty="No webhook tokens yet."
+              columns={[
+                { header: "Token", cell: (t) => <code>{t.tokenPrefix}…</code> },
+                { header: "Label", sortBy: (t) => t.label ?? "", cell: (t) => t.label },
+                { header: "Owner", sortBy: (t) => t.ownerEmail, cell: (t) => t.ownerEmail },
+                {
+                  header: "Created",
+                  sortBy: (t) => t.createdAt,
+                  cell: (t) => new Date(t.createdAt).toLocaleString(),
+                },
+                {
+                  header: "Last used",
+                  sortBy: (t) => t.lastUsedAt ?? "",
+                  cell: (t) => (t.lastUsedAt ? new Date(t.lastUsedAt).toLocaleString() : "never"),
+                },
+              ]}
+              actions={[
+                {
+                  label: "Revoke",
+                  confirm: (t) => ({
+                    title: `Revoke webhook token ${t.label ? `“${t.label}” ` : ""}(${t.tokenPrefix}…)?`,
+                    description: "Whatever calls the webhook with it is refused from now on.",
+                    action: "Revoke token",
+                    destructive: true,
+                  }),
+                  onSelect: (t) => revoke.mutate({ workspace, tokenPrefix: t.tokenPrefix }),
+                },
+              ]}
+            />
           </div>
 
           <div className="panel stack">
