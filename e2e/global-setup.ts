@@ -5,14 +5,14 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { withDatabase } from "@millrace/db/pool";
 import { startEmbeddedPostgres } from "@millrace/db/embedded";
-import { E2E_ADMIN, E2E_BASE_URL, E2E_PORT, E2E_SUPERADMIN_SECRET } from "./instance.ts";
+import { E2E_ADMIN, E2E_BASE_URL, E2E_PG_PORT, E2E_PORT, E2E_SUPERADMIN_SECRET } from "./instance.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Starts PostgreSQL and a standalone Millrace; returns the teardown that stops both. */
 export default async function globalSetup(): Promise<() => Promise<void>> {
   const server = await startEmbeddedPostgres(path.join(root, ".data/e2e-pg"), {
-    port: Number(process.env.MILLRACE_E2E_PG_PORT ?? 5490),
+    port: E2E_PG_PORT,
     database: "postgres",
   });
   const admin = new pg.Client({ connectionString: server.url });

@@ -6,7 +6,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, test, type APIRequestContext, type APIResponse } from "@playwright/test";
 import pg from "pg";
-import { E2E_SUPERADMIN_SECRET } from "../instance.ts";
+import { E2E_PG_PORT, E2E_SUPERADMIN_SECRET } from "../instance.ts";
 import { createWorkspace, superadmin, uniqueWorkspace } from "./helpers.ts";
 
 // Issue 19 (hardening): odd input is refused with a 4xx naming the field, nothing is stored; a
@@ -19,7 +19,7 @@ function databaseUrl(): string {
   const { password } = JSON.parse(fs.readFileSync(path.join(root, ".data/e2e-pg.json"), "utf8")) as {
     password: string;
   };
-  return `postgresql://postgres:${password}@127.0.0.1:5490/millrace_e2e`;
+  return `postgresql://postgres:${password}@127.0.0.1:${E2E_PG_PORT}/millrace_e2e`;
 }
 
 /** Runs SQL on the e2e instance's own database. */

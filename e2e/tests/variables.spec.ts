@@ -3,7 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, test } from "@playwright/test";
 import pg from "pg";
-import { E2E_ADMIN } from "../instance.ts";
+import { E2E_ADMIN, E2E_PG_PORT } from "../instance.ts";
 import { createWorkspace, superadmin, uniqueWorkspace } from "./helpers.ts";
 
 const SECRET = `ui-secret-${Date.now().toString(36)}`;
@@ -15,7 +15,7 @@ async function storedText(sql: string, params: unknown[] = []): Promise<string> 
     password: string;
   };
   const client = new pg.Client({
-    connectionString: `postgresql://postgres:${password}@127.0.0.1:5490/millrace_e2e`,
+    connectionString: `postgresql://postgres:${password}@127.0.0.1:${E2E_PG_PORT}/millrace_e2e`,
   });
   await client.connect();
   try {
