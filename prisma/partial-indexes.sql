@@ -27,5 +27,8 @@ CREATE INDEX "job_concurrency_key_started_at_idx" ON "job"("concurrency_key", "s
 CREATE INDEX "job_workspace_id_schedule_path_created_at_idx" ON "job"("workspace_id", "schedule_path", "created_at" DESC)
   WHERE "schedule_path" IS NOT NULL;
 
+-- A flow's steps and a job's children (most jobs have no parent).
+CREATE INDEX "job_parent_job_id_idx" ON "job"("parent_job_id") WHERE "parent_job_id" IS NOT NULL;
+
 -- An instance alert is raised once: at most one open row per key (fleet/alerts.ts).
 CREATE UNIQUE INDEX "instance_alert_open_key" ON "instance_alert"("key") WHERE "cleared_at" IS NULL;

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { prepared, withTransaction, type Pool, type PoolClient } from "@millrace/db";
 import { ensureQueue, type Boss } from "./boss.ts";
 import { attachLocks, needsLockRead } from "../dependencies/locks.ts";
@@ -7,6 +6,7 @@ import { auditRow } from "../audit/index.ts";
 import { issueJobTokensSql } from "../secrets/job-token.ts";
 import { CLAIM_PAUSE_LOCK_SQL, CLAIMED_COLUMNS, toClaimed, type ClaimedJob } from "./claimed.ts";
 import type { EnqueueInput } from "./job-input.ts";
+import { newJobId } from "./job-id.ts";
 
 export type { EnqueueInput, JobKind, JobLimitsInput, RetryPolicy } from "./job-input.ts";
 
@@ -95,25 +95,32 @@ function enqueueStatement(bossInsert: string, p: number): string {
 
 /**
  * The insert of the job rows in `$param` (jobRows' JSON). `running`: claimed as they are written,
- * each by the worker slot its row names (`worker_name`, see handOverStatement).
+ * each by the worker slot its row names (`worker_name`, see handOverStatement). With `copiesParam`,
+ * `$param` holds one row and `$copiesParam` the ids of its copies: one job row per id.
  */
-function jobInsertSql(param: number, running: boolean): string {
+function jobInsertSql(param: number, running: boolean, copiesParam?: number): string {
+  const id = copiesParam ? "c.id" : "v.id";
   return `INSERT INTO job (id, boss_job_id, workspace_id, kind, script_path, script_hash, language, content, args,
          arg_order, tag, priority, created_by, permissioned_as, scheduled_for, timeout_secs, memory_limit_mb,
          concurrency_key, concurrent_limit, concurrency_time_window_s, retry, schedule_path, lock, bounded_by,
          parent_job_id, root_job_id, flow_step_id, trigger_kind${running ? ", status, started_at, worker_name" : ""})
-       SELECT v.id, v.id, v.workspace_id, v.kind, v.script_path, v.script_hash, v.language, v.content, v.args,
-         ARRAY(SELECT jsonb_array_elements_text(v.arg_order)), v.tag, v.priority, v.created_by, v.permissioned_as,
+       SELECT ${id}, ${id}, v.workspace_id, v.kind, v.script_path, v.script_hash, v.language, v.content, v.args,
+         v.arg_order_array, v.tag, v.priority, v.created_by, v.permissioned_as,
          v.scheduled_for, v.timeout_secs, v.memory_limit_mb, v.concurrency_key, v.concurrent_limit,
          v.concurrency_time_window_s, v.retry, v.schedule_path, v.lock,
-         ARRAY(SELECT jsonb_array_elements_text(v.bounded_by)), v.parent_job_id, v.root_job_id, v.flow_step_id,
+         v.bounded_by_array, v.parent_job_id, v.root_job_id, v.flow_step_id,
          v.trigger_kind${running ? ", 'running', now(), v.worker_name" : ""}
-       FROM jsonb_to_recordset($${param}::jsonb) AS v(id uuid, workspace_id text, kind text, script_path text,
+       FROM ${copiesParam ? `unnest($${copiesParam}::uuid[]) AS c(id), ` : ""}(SELECT r.*,
+           ARRAY(SELECT jsonb_array_elements_text(r.arg_order)) AS arg_order_array,
+           ARRAY(SELECT jsonb_array_elements_text(r.bounded_by)) AS bounded_by_array
+         FROM jsonb_to_recordset($${param}::jsonb) AS r(id uuid, workspace_id text, kind text, script_path text,
          script_hash text, language text, content text, args jsonb, arg_order jsonb, tag text, priority int,
          created_by text, permissioned_as text, scheduled_for timestamptz, timeout_secs int, memory_limit_mb int,
          concurrency_key text, concurrent_limit int, concurrency_time_window_s int, retry jsonb,
          schedule_path text, lock text, bounded_by jsonb, parent_job_id uuid, root_job_id uuid, flow_step_id text,
-         trigger_kind text${running ? ", worker_name text" : ""})`;
+         trigger_kind text${running ? ", worker_name text" : ""})
+         -- OFFSET 0 keeps the template's arrays computed once, not once per copy.
+         OFFSET 0) AS v`;
 }
 
 /**
@@ -312,7 +319,7 @@ export async function enqueueJobs(
   const tags = [...new Set(inputs.map((input) => input.tag))];
   for (const tag of tags) await ensureQueue(boss, tag);
   const now = new Date();
-  const ids = inputs.map(() => randomUUID());
+  const ids = inputs.map(() => newJobId());
   const write = async (client: Pool | PoolClient, lockReader: PoolClient | null) => {
     if (lockReader) inputs = await attachLocks(lockReader, inputs, now);
     await writeQueued(client, inputs, ids);
@@ -366,6 +373,84 @@ export async function enqueueJobs(
   return ids;
 }
 
+/**
+ * The statement that writes `copiesOf` (enqueueCopies): the copies' pg-boss dispatches in the
+ * queue `$1` ($2 ids, $3 priority, $4 start_after, $5 expire_seconds), then the job rows from the
+ * one template row in $6 (jobRows' JSON), one audit entry ($8) and one NOTIFY ($7 the channel).
+ * The dispatches are written here rather than through pg-boss's insert, which decodes one JSON
+ * object per job: half of a batch's cost. They take every column pg-boss's insert would (the
+ * queue's policy and defaults, as pg-boss's insert reads them), which `enqueue-copies.int.test.ts`
+ * checks against pg-boss's own insert, so an upgrade of pg-boss that changes its job table fails
+ * there first. Answers the number of dispatches written: 0 if the queue is missing.
+ */
+const COPIES_STATEMENT = `WITH dispatched AS (
+    INSERT INTO pgboss.job (id, name, data, priority, start_after, created_on, expire_seconds, deletion_seconds,
+      keep_until, retry_limit, retry_delay, retry_backoff, retry_delay_max, policy, dead_letter,
+      heartbeat_seconds, blocked, blocking, pending_dependencies)
+    SELECT c.id, q.name, jsonb_build_object('jobId', c.id), $3::int, $4::timestamptz, pgboss.job_now(), $5::int,
+      q.deletion_seconds, $4::timestamptz + q.retention_seconds * interval '1s', 0, q.retry_delay,
+      COALESCE(q.retry_backoff, false), q.retry_delay_max, q.policy, q.dead_letter, q.heartbeat_seconds,
+      false, false, 0
+      FROM unnest($2::uuid[]) AS c(id) CROSS JOIN pgboss.queue q WHERE q.name = $1
+    RETURNING 1
+  ), inserted AS (
+    ${jobInsertSql(6, false, 2)}
+      WHERE EXISTS (SELECT 1 FROM pgboss.queue WHERE name = $1)
+    RETURNING 1
+  ), audited AS (
+    INSERT INTO audit_log (workspace_id, actor, operation, resource, parameters, ip, at)
+    SELECT a.workspace_id, a.actor, a.operation, a.resource, a.parameters, a.ip, now() AT TIME ZONE 'UTC'
+      FROM jsonb_to_recordset($8::jsonb)
+        AS a(workspace_id text, actor text, operation text, resource text, parameters jsonb, ip text)
+     WHERE EXISTS (SELECT 1 FROM pgboss.queue WHERE name = $1))
+  SELECT (SELECT count(*) FROM dispatched)::int AS dispatched, pg_notify($7, $1)`;
+
+/**
+ * Writes `count` copies of one job (Windmill's `add_batch_jobs`) in one statement: their rows,
+ * their pg-boss dispatches, one audit entry for the batch and one NOTIFY. The copies share all
+ * but their ids, so PostgreSQL builds their rows from one template instead of decoding a JSON
+ * object per job, which is most of what a many-job insert costs (docs/performance.md).
+ */
+export async function enqueueCopies(
+  pool: Pool,
+  boss: Boss,
+  requested: EnqueueInput,
+  count: number,
+): Promise<string[]> {
+  if (count <= 0) return [];
+  let [input] = await routeToDedicatedWorkers(pool, [requested]);
+  await ensureQueue(boss, input!.tag);
+  const now = new Date();
+  const ids = Array.from({ length: count }, () => newJobId());
+  const write = async (client: Pool | PoolClient) => {
+    if (needsLockRead([input!])) [input] = await attachLocks(client as PoolClient, [input!], now);
+    const job = input!;
+    const { priority, startAfter, expireInSeconds } = bossJobOptions(job, job.scheduledFor ?? now);
+    const audit = job.audit
+      ? [
+          auditRow(job.audit.actor, {
+            ...job.audit.entry,
+            parameters: { ...(job.audit.entry.parameters as object), count, first_job_id: ids[0] },
+          }),
+        ]
+      : [];
+    const { rows } = await client.query<{ dispatched: number }>(COPIES_STATEMENT, [
+      job.tag,
+      ids,
+      priority,
+      startAfter,
+      expireInSeconds,
+      jobRows([job], [ids[0]!], now),
+      JOB_QUEUED_CHANNEL,
+      JSON.stringify(audit),
+    ]);
+    if (rows[0]!.dispatched !== count) throw new Error(`pg-boss has no queue for the tag ${job.tag}`);
+  };
+  if (needsLockRead([input!])) await withTransaction(pool, write);
+  else await write(pool);
+  return ids;
+}
+
 export async function enqueueJob(
   pool: Pool,
   boss: Boss,
@@ -388,7 +473,7 @@ export async function redispatchJob(
   startAfter: Date,
 ): Promise<void> {
   await ensureQueue(boss, job.tag);
-  const bossJobId = randomUUID();
+  const bossJobId = newJobId();
   await client.query(
     `UPDATE job SET status = 'queued', boss_job_id = $2, scheduled_for = $3, worker_name = NULL, started_at = NULL
       WHERE id = $1`,

@@ -2,6 +2,7 @@ export { startBoss, ensureQueue, type Boss } from "./boss.ts";
 export {
   enqueueJob,
   enqueueJobs,
+  enqueueCopies,
   noopJob,
   redispatchJob,
   JOB_QUEUED_CHANNEL,
@@ -69,6 +70,7 @@ export {
   type TagCount,
 } from "./tag-counts.ts";
 export { runScriptByHash } from "./run.ts";
+export { addBatchJobs, MAX_BATCH_JOBS, type BatchRequest } from "./batch.ts";
 export {
   getResultMaybe,
   getJobLogs,

@@ -16,7 +16,7 @@ import { getScriptByHash, getScriptByPath, type ScriptLookup } from "../scripts.
 import type { Script } from "@millrace/db";
 import type { Membership } from "../membership.ts";
 import type { Boss } from "./boss.ts";
-import { enqueueJob, type RetryPolicy } from "./enqueue.ts";
+import { enqueueJob, type EnqueueInput, type RetryPolicy } from "./enqueue.ts";
 import type { JobEvents } from "./events.ts";
 import { checkedPriority, checkedTimeout, resolveConcurrencyKey, type JobLimits } from "./limits.ts";
 import { assertTagAllowed } from "../workers/custom-tags.ts";
@@ -123,6 +123,21 @@ async function runScriptVersion(
   args: unknown,
   options: RunOptions,
 ): Promise<string> {
+  // The job and its audit entry are written by one statement (the run_wait_result hot path).
+  return enqueueJob(ctx.pool, ctx.boss, await scriptJobInput(ctx, membership, script, args, options), {
+    transaction: options.transaction,
+    awaited: options.awaited,
+  });
+}
+
+/** The job that runs `script` with `args`, as the caller may start it (tag checked). */
+export async function scriptJobInput(
+  ctx: JobsContext,
+  membership: Membership,
+  script: Script,
+  args: unknown,
+  options: RunOptions,
+): Promise<EnqueueInput> {
   const { principal } = membership;
   const language = script.language as Language;
   const schema = script.schema as unknown as ArgSchema;
@@ -130,51 +145,45 @@ async function runScriptVersion(
   const workspaceId = membership.workspace.id;
   const tag = resolveTag(tagForRunnable(options.tag || script.tag, language), workspaceId, runArgs);
   await assertTagAllowed(ctx.pool, workspaceId, tag, "tag");
-  // The job and its audit entry are written by one statement (the run_wait_result hot path).
-  return enqueueJob(
-    ctx.pool,
-    ctx.boss,
-    {
-      workspaceId,
-      kind: "script",
-      scriptPath: script.path,
-      scriptHash: script.hash,
-      language,
-      content: script.content,
-      args: runArgs,
-      argOrder: schema.order,
-      tag,
-      priority: checkedPriority(options.priority) ?? script.priority ?? 0,
-      scheduledFor: options.scheduledFor ?? null,
-      timeoutSecs: timeoutFor(ctx, script.timeoutSecs),
-      memoryLimitMb: script.memoryLimitMb ?? ctx.limits.defaultMemoryLimitMb ?? null,
-      concurrency: script.concurrentLimit
-        ? {
-            key: resolveConcurrencyKey(script.concurrencyKey ?? script.path, workspaceId, runArgs),
-            limit: script.concurrentLimit,
-            windowSecs: script.concurrencyTimeWindowS ?? 0,
-          }
-        : null,
-      retry: (script.retry as RetryPolicy | null) ?? null,
-      createdBy: principal.username,
-      permissionedAs: `u/${principal.username}`,
-      boundedBy: jobBounds(principal, script.createdBy),
-      schedulePath: options.schedulePath ?? null,
-      dedicatedWorker: script.dedicatedWorker,
-      parentJobId: options.lineage?.parentJobId ?? null,
-      rootJobId: options.lineage?.rootJobId ?? null,
-      audit: {
-        actor: principal,
-        entry: {
-          workspaceId,
-          operation: "jobs.run.script",
-          resource: script.path,
-          parameters: { hash: script.hash },
-        },
+  return {
+    workspaceId,
+    kind: "script",
+    scriptPath: script.path,
+    scriptHash: script.hash,
+    language,
+    content: script.content,
+    args: runArgs,
+    argOrder: schema.order,
+    tag,
+    priority: checkedPriority(options.priority) ?? script.priority ?? 0,
+    scheduledFor: options.scheduledFor ?? null,
+    timeoutSecs: timeoutFor(ctx, script.timeoutSecs),
+    memoryLimitMb: script.memoryLimitMb ?? ctx.limits.defaultMemoryLimitMb ?? null,
+    concurrency: script.concurrentLimit
+      ? {
+          key: resolveConcurrencyKey(script.concurrencyKey ?? script.path, workspaceId, runArgs),
+          limit: script.concurrentLimit,
+          windowSecs: script.concurrencyTimeWindowS ?? 0,
+        }
+      : null,
+    retry: (script.retry as RetryPolicy | null) ?? null,
+    createdBy: principal.username,
+    permissionedAs: `u/${principal.username}`,
+    boundedBy: jobBounds(principal, script.createdBy),
+    schedulePath: options.schedulePath ?? null,
+    dedicatedWorker: script.dedicatedWorker,
+    parentJobId: options.lineage?.parentJobId ?? null,
+    rootJobId: options.lineage?.rootJobId ?? null,
+    audit: {
+      actor: principal,
+      entry: {
+        workspaceId,
+        operation: "jobs.run.script",
+        resource: script.path,
+        parameters: { hash: script.hash },
       },
     },
-    { transaction: options.transaction, awaited: options.awaited },
-  );
+  };
 }
 
 export interface PreviewInput {
@@ -194,6 +203,10 @@ export async function runPreview(
   membership: Membership,
   input: PreviewInput,
 ): Promise<string> {
+  return enqueueJob(ctx.pool, ctx.boss, previewJobInput(ctx, membership, input));
+}
+
+export function previewJobInput(ctx: JobsContext, membership: Membership, input: PreviewInput): EnqueueInput {
   requirePermission(membership, "job.preview");
   if (!isLanguage(input.language)) throw invalidInput("language", `unknown language "${input.language}"`);
   let schema: ArgSchema;
@@ -207,7 +220,7 @@ export async function runPreview(
   const timeout = checkedTimeout(ctx.limits, input.timeout);
   const workspaceId = membership.workspace.id;
   const { principal } = membership;
-  return enqueueJob(ctx.pool, ctx.boss, {
+  return {
     workspaceId,
     kind: "preview",
     scriptPath: input.path ?? null,
@@ -235,5 +248,5 @@ export async function runPreview(
         parameters: { language: input.language },
       },
     },
-  });
+  };
 }

@@ -2,11 +2,11 @@
 // recorded as a job of the `admins` workspace, kind `init_script` or `periodic_script`, with its
 // log and result (as in Windmill, where superadmins see them). A database worker records its runs
 // itself; the server records an agent worker's (routes under /api/agent_workers/worker_script).
-import { randomUUID } from "node:crypto";
 import type { Pool } from "@millrace/db";
 import { JOB_DONE_CHANNEL } from "../jobs/events.ts";
 import { appendJobLog } from "../jobs/claim.ts";
 import { ADMINS_WORKSPACE, ensureAdminsWorkspace } from "../workspaces.ts";
+import { newJobId } from "../jobs/job-id.ts";
 
 export const WORKER_SCRIPTS_WORKSPACE = ADMINS_WORKSPACE;
 export const WORKER_SCRIPT_TIMEOUT_SECS = 3600;
@@ -24,7 +24,7 @@ export async function recordWorkerScriptStart(
   pool: Pool,
   run: { kind: WorkerScriptKind; group: string; workerName: string; content: string },
 ): Promise<string> {
-  const id = randomUUID();
+  const id = newJobId();
   await ensureAdminsWorkspace({ pool });
   await pool.query(
     `INSERT INTO job (id, workspace_id, kind, script_path, language, content, args, tag, status, created_by,

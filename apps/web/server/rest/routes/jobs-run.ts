@@ -1,4 +1,5 @@
 import {
+  addBatchJobs,
   cancelJob,
   invalidInput,
   jobLineage,
@@ -8,6 +9,7 @@ import {
   runScriptByHash,
   runScriptByPath,
   waitForResult,
+  type BatchRequest,
   type RunOptions,
 } from "@millrace/core";
 import { z } from "zod";
@@ -123,7 +125,50 @@ async function startPreview(ctx: RestContext, body: z.infer<typeof previewBody>)
   });
 }
 
+/** Windmill's BatchInfo: what add_batch_jobs starts n of. */
+const batchBody = z.object({
+  kind: z.enum(["noop", "script", "rawscript", "flow"]),
+  path: z.string().nullish(),
+  tag: z.string().nullish(),
+  rawscript: z.object({ content: z.string(), language: z.string(), path: z.string().nullish() }).nullish(),
+  flow_value: z.unknown().optional(),
+  dedicated_worker: z.boolean().nullish(),
+});
+
+function batchRequest(body: z.infer<typeof batchBody>): BatchRequest {
+  const path = () => {
+    if (!body.path) throw invalidInput("path", `is required with kind "${body.kind}"`);
+    return body.path;
+  };
+  switch (body.kind) {
+    case "noop":
+      return { kind: "noop", tag: body.tag };
+    case "script":
+      return { kind: "script", path: path(), tag: body.tag };
+    case "rawscript":
+      if (!body.rawscript) throw invalidInput("rawscript", 'is required with kind "rawscript"');
+      return { kind: "rawscript", rawscript: { ...body.rawscript, args: {}, tag: body.tag } };
+    case "flow":
+      if (body.flow_value !== undefined)
+        throw invalidInput("flow_value", "is not supported by Millrace: deploy the flow and give its path");
+      return { kind: "flow", path: path() };
+  }
+}
+
 export const jobRunRoutes: Route[] = [
+  defineRoute({
+    // Many identical jobs at once (load tests, fan-outs): one statement for all of them.
+    method: "POST",
+    pattern: "/api/w/:workspace/jobs/add_batch_jobs/:n",
+    summary: "addBatchJobs",
+    tag: "job",
+    params: z.object({ workspace: z.string(), n: queryInt }),
+    body: batchBody,
+    response: z.array(z.string()),
+    handler: async (ctx, { params, body }) =>
+      json(await addBatchJobs(ctx.services, await ctx.membership(), batchRequest(body), params.n)),
+  }),
+
   defineRoute({
     method: "POST",
     pattern: "/api/w/:workspace/jobs/run/p/*path",

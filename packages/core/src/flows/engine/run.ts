@@ -5,7 +5,6 @@
 // (jobs/complete.ts, jobs/cancel.ts) calls advanceFlows, which locks the flow job, records the
 // step and enqueues the next one or completes the flow. So a flow is never between two steps
 // after a crash: either the step's completion and the next step committed, or neither did.
-import { randomUUID } from "node:crypto";
 import {
   isTransientDatabaseError,
   prepared,
@@ -44,6 +43,7 @@ import {
   type StepJobRequest,
   type TriggerEvent,
 } from "./machine.ts";
+import { newJobId } from "../../jobs/job-id.ts";
 
 export const FLOW_JOB_KINDS = ["flow", "flowpreview"] as const;
 
@@ -192,7 +192,7 @@ async function startChildFlow(
   request: ChildFlowRequest,
   scheduledFor: Date | null,
 ): Promise<{ id: string; outcome: Outcome | null }> {
-  const id = randomUUID();
+  const id = newJobId();
   const args = storableJson(request.args);
   const rawFlow = JSON.stringify(request.value);
   const child: FlowJobRow = {
@@ -600,7 +600,7 @@ export async function startFlow(
   const args = checkedFlowArgs(input.args, event ? null : (input.schema ?? null));
   const principal: Principal = membership.principal;
   const workspaceId = membership.workspace.id;
-  const id = randomUUID();
+  const id = newJobId();
   const timeout = Math.min(ctx.limits.defaultTimeoutSecs, ctx.limits.maxTimeoutSecs);
   const state = input.state ?? initialState(value, args, null, null, event);
   const concurrency = flowConcurrency(value, input.path, workspaceId, args);
