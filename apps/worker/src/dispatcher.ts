@@ -336,9 +336,13 @@ export class Dispatcher {
         // A slot may have freed while this claim was in flight, with nothing ahead to take.
         while (this.ahead.length > 0 && this.free.length > 0)
           this.run(this.ahead.shift()!, this.free.shift()!);
-        // A tag that just yielded jobs probably has more: fetch it again directly (one query less
-        // per claim) for a short while, then look at all tags again for fairness.
-        if (jobs.length > 0) this.hint(tag, STICKY_TAG_MS);
+        // A tag that filled every slot asked probably has more: fetch it again directly (one query
+        // less per claim) for a short while, then look at all tags again for fairness. One that
+        // filled fewer was drained by this fetch: fetching it again would find nothing (a pg-boss
+        // fetch costs several times the which-tag-is-due query, and jobs arriving one at a time
+        // made this a second, empty fetch per job), so the next turn asks which tag is due.
+        if (jobs.length > 0 && jobs.length === names.length) this.hint(tag, STICKY_TAG_MS);
+        else if (jobs.length > 0 && this.hinted?.tag === tag) this.hinted = null;
         // Nothing claimable although a job looked due (deferred, or claimed by another worker).
         if (jobs.length === 0) {
           if (this.hinted?.tag === tag) this.hinted = null;
