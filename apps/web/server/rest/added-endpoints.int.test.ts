@@ -15,7 +15,7 @@ import {
   type Membership,
 } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
-import { serveFetchHandler } from "./testing/node-server.ts";
+import { serveFetchHandler, stopAppServices, bearerCaller } from "./testing/node-server.ts";
 
 const KEY = "added-endpoints-test-key-0123456789abcdef";
 const SUPERADMIN = "added-endpoints-superadmin-secret";
@@ -28,18 +28,10 @@ let me: string;
 let token: string;
 let outsiderToken: string;
 
-async function call(method: string, path: string, body?: unknown, bearer = token) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${bearer}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, text, json: () => JSON.parse(text) as unknown };
-}
+const call = bearerCaller(
+  () => base,
+  () => token,
+);
 
 describe("endpoints added for Windmill's clients", () => {
   before(async () => {
@@ -57,11 +49,7 @@ describe("endpoints added for Windmill's clients", () => {
   });
   after(async () => {
     await new Promise((resolve) => server?.close(resolve));
-    const { getServices } = await import("../services.ts");
-    const started = await getServices();
-    await started.boss.stop({ graceful: false, close: true, timeout: 2000 }).catch(() => {});
-    await started.events.close();
-    await started.pool.end();
+    await stopAppServices();
     await services?.close();
   });
 

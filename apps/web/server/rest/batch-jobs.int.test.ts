@@ -15,7 +15,7 @@ import {
   type Membership,
 } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
-import { serveFetchHandler } from "./testing/node-server.ts";
+import { serveFetchHandler, stopAppServices, bearerCaller } from "./testing/node-server.ts";
 
 const WS = "batch";
 
@@ -27,18 +27,10 @@ let me: string;
 let token: string;
 let operatorToken: string;
 
-async function call(method: string, path: string, body?: unknown, bearer = token) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${bearer}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, text, json: () => JSON.parse(text) as unknown };
-}
+const call = bearerCaller(
+  () => base,
+  () => token,
+);
 
 const batch = (n: number | string, body: unknown, bearer = token) =>
   call("POST", `/api/w/${WS}/jobs/add_batch_jobs/${n}`, body, bearer);
@@ -81,11 +73,7 @@ describe("add_batch_jobs", () => {
   });
   after(async () => {
     await new Promise((resolve) => server?.close(resolve));
-    const { getServices } = await import("../services.ts");
-    const started = await getServices();
-    await started.boss.stop({ graceful: false, close: true, timeout: 2000 }).catch(() => {});
-    await started.events.close();
-    await started.pool.end();
+    await stopAppServices();
     await services?.close();
   });
 

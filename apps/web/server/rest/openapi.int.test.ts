@@ -8,6 +8,7 @@ import { createApiToken } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
 import type { DeclaredRoute } from "./define.ts";
 import type { Route } from "./router.ts";
+import { stopAppServices } from "./testing/node-server.ts";
 
 const KEY = "openapi-test-instance-key-0123456789abcdef";
 
@@ -169,11 +170,7 @@ describe("the declarative route table", () => {
     ({ openApiPath } = await import("./openapi.ts"));
   });
   after(async () => {
-    const { getServices } = await import("../services.ts");
-    const started = await getServices();
-    await started.boss.stop({ graceful: false, close: true, timeout: 2000 }).catch(() => {});
-    await started.events.close();
-    await started.pool.end();
+    await stopAppServices();
     await services?.close();
   });
 

@@ -7,7 +7,7 @@ import net from "node:net";
 import { after, before, describe, it } from "node:test";
 import { READY_RETRY_AFTER_SECS } from "@millrace/core";
 import { createTestServices, type TestServices } from "@millrace/core/testing";
-import { serveFetchHandler } from "./testing/node-server.ts";
+import { serveFetchHandler, stopAppServices } from "./testing/node-server.ts";
 
 let services: TestServices;
 let server: http.Server;
@@ -66,11 +66,7 @@ describe("GET /api/ready", () => {
   });
   after(async () => {
     await new Promise((resolve) => server?.close(resolve));
-    const { getServices } = await import("../services.ts");
-    const started = await getServices();
-    await started.boss.stop({ graceful: false, close: true, timeout: 2000 }).catch(() => {});
-    await started.events.close();
-    await started.pool.end();
+    await stopAppServices();
     await cutProxy().catch(() => {});
     await services?.close();
   });
