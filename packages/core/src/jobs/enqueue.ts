@@ -374,13 +374,13 @@ export async function enqueueJobs(
 }
 
 /**
- * The statement that writes `copiesOf` (enqueueCopies): the copies' pg-boss dispatches in the
+ * The statement of enqueueCopies: the copies' pg-boss dispatches in the
  * queue `$1` ($2 ids, $3 priority, $4 start_after, $5 expire_seconds), then the job rows from the
  * one template row in $6 (jobRows' JSON), one audit entry ($8) and one NOTIFY ($7 the channel).
  * The dispatches are written here rather than through pg-boss's insert, which decodes one JSON
  * object per job: half of a batch's cost. They take every column pg-boss's insert would (the
- * queue's policy and defaults, as pg-boss's insert reads them), which `enqueue-copies.int.test.ts`
- * checks against pg-boss's own insert, so an upgrade of pg-boss that changes its job table fails
+ * queue's policy and defaults, as pg-boss's insert reads them), which
+ * `apps/web/server/rest/batch-jobs.int.test.ts` checks against pg-boss's own insert, so an upgrade of pg-boss that changes its job table fails
  * there first. Answers the number of dispatches written: 0 if the queue is missing.
  */
 const COPIES_STATEMENT = `WITH dispatched AS (
