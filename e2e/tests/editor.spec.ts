@@ -24,6 +24,8 @@ test("sign in, write a bash script in Monaco, deploy it, run it and see its outp
   await page.getByLabel("Summary").fill("Greets from the browser");
   await page.getByLabel("Language").selectOption("bash");
 
+  // Typed keys reach the form only once the editor listens to its model (data-editor-ready).
+  await expect(page.getByTestId("code-editor")).toHaveAttribute("data-editor-ready", "true");
   const editor = page.getByTestId("code-editor").locator(".monaco-editor");
   await expect(editor).toBeVisible();
   await editor.click();

@@ -3,15 +3,13 @@ import YAML from "yaml";
 import { E2E_ADMIN } from "../instance.ts";
 import { addMember, createAccount } from "../fixtures/people.ts";
 import { createWorkspace, superadmin, uniqueWorkspace } from "./helpers.ts";
+import { modelValue, setModel } from "./monaco.ts";
 
 // Issue 22, items 5 and 6: a flow built in the browser's editor (a step, a branch, a loop),
 // tested step by step and as a whole, deployed, run from its form and watched turning green on
 // the run page; reopened exactly as saved; the YAML view; errors beside their step; roles.
 
 const ADMIN = "e2e_admin";
-
-type MonacoModel = { uri: { toString(): string }; setValue(value: string): void; getValue(): string };
-type MonacoOnPage = { monaco: { editor: { getModels(): MonacoModel[] } } };
 
 async function signIn(page: Page, email = E2E_ADMIN.email, password = E2E_ADMIN.password): Promise<void> {
   page.on("dialog", (dialog) => void (dialog.type() === "beforeunload" ? dialog.accept() : dialog.dismiss()));
@@ -20,40 +18,6 @@ async function signIn(page: Page, email = E2E_ADMIN.email, password = E2E_ADMIN.
   await page.getByLabel("Password").fill(password);
   await page.getByRole("button", { name: "Sign in" }).click();
   await expect(page).toHaveURL(/\/workspaces/);
-}
-
-/** Sets the newest Monaco model whose URI starts with `prefix` (as typing would). */
-async function setModel(page: Page, prefix: string, value: string): Promise<void> {
-  await expect
-    .poll(() =>
-      page.evaluate(
-        (p) =>
-          "monaco" in globalThis &&
-          (globalThis as unknown as MonacoOnPage).monaco.editor
-            .getModels()
-            .some((m) => m.uri.toString().startsWith(p)),
-        prefix,
-      ),
-    )
-    .toBe(true);
-  await page.evaluate(
-    ([p, v]) => {
-      const models = (globalThis as unknown as MonacoOnPage).monaco.editor
-        .getModels()
-        .filter((m) => m.uri.toString().startsWith(p!));
-      models[models.length - 1]!.setValue(v!);
-    },
-    [prefix, value],
-  );
-}
-
-async function modelValue(page: Page, prefix: string): Promise<string> {
-  return page.evaluate((p) => {
-    const models = (globalThis as unknown as MonacoOnPage).monaco.editor
-      .getModels()
-      .filter((m) => m.uri.toString().startsWith(p));
-    return models[models.length - 1]?.getValue() ?? "";
-  }, prefix);
 }
 
 async function addStep(page: Page, item: string, testId = "add-step"): Promise<void> {

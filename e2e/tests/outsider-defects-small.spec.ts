@@ -300,6 +300,7 @@ test("item 13: expression completion lists every suggestion with its label, none
   await panel.getByRole("tab", { name: "Inputs" }).click();
   const field = panel.getByTestId("input-x");
   await field.getByRole("radio", { name: "Expression" }).check();
+  await expect(field.getByTestId("expression-editor")).toHaveAttribute("data-editor-ready", "true");
   const editor = field.getByTestId("expression-editor").locator(".monaco-editor");
   await expect(editor).toBeVisible();
 

@@ -2,6 +2,7 @@
 // (items 6 to 12; the smaller ones of item 13 are in outsider-defects-small.spec.ts).
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { addMember, createAccount, deployScript } from "../fixtures/people.ts";
+import { setModel } from "./monaco.ts";
 import {
   completedJob,
   createWorkspace,
@@ -19,23 +20,9 @@ async function pageAs(browser: Browser, email: string, password: string): Promis
   return page;
 }
 
-type MonacoOnPage = {
-  monaco: {
-    editor: {
-      getModels(): { uri: { toString(): string }; setValue(value: string): void; getValue(): string }[];
-    };
-  };
-};
-
-/** Replaces the code in the workbench's Monaco model, through its change events as typing would. */
+/** Replaces the script's code in the page's editor, through its change events as typing would. */
 async function setCode(page: Page, code: string): Promise<void> {
-  await expect(page.getByTestId("code-editor").locator(".monaco-editor")).toBeVisible();
-  await expect.poll(() => page.evaluate(() => "monaco" in globalThis)).toBe(true);
-  await page.evaluate((value) => {
-    const { monaco } = globalThis as unknown as MonacoOnPage;
-    const models = monaco.editor.getModels().filter((m) => m.uri.toString().startsWith("file:///main"));
-    models[models.length - 1]!.setValue(value);
-  }, code);
+  await setModel(page, "file:///main", code);
 }
 
 test("item 10: Run from a script page with a version diff raises no page error", async ({

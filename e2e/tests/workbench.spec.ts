@@ -1,6 +1,7 @@
 import { expect, test, type Page } from "@playwright/test";
 import { E2E_ADMIN } from "../instance.ts";
 import { deployScript } from "../fixtures/people.ts";
+import { setModel } from "./monaco.ts";
 import { createWorkspace, superadmin, uniqueWorkspace } from "./helpers.ts";
 
 // The script workbench (issue 21, item 2): Test before deploy, drafts, settings, languages,
@@ -21,7 +22,7 @@ async function signIn(page: Page): Promise<void> {
 type MonacoOnPage = {
   monaco: {
     editor: {
-      getModels(): { uri: { toString(): string }; setValue(value: string): void; getValue(): string }[];
+      getModels(): { uri: { toString(): string } }[];
       getModelMarkers(filter: { resource?: unknown }): {
         severity: number;
         message: string;
@@ -31,15 +32,9 @@ type MonacoOnPage = {
   };
 };
 
-/** Replaces the code in the page's Monaco model (as typing would, through its change events). */
+/** Replaces the script's code in the page's editor, through its change events as typing would. */
 async function setCode(page: Page, code: string): Promise<void> {
-  await expect(page.getByTestId("code-editor").locator(".monaco-editor")).toBeVisible();
-  await expect.poll(() => page.evaluate(() => "monaco" in globalThis)).toBe(true);
-  await page.evaluate((value) => {
-    const { monaco } = globalThis as unknown as MonacoOnPage;
-    const models = monaco.editor.getModels().filter((m) => m.uri.toString().startsWith("file:///main"));
-    models[models.length - 1]!.setValue(value);
-  }, code);
+  await setModel(page, "file:///main", code);
 }
 
 /** The error markers (severity 8) Monaco has on the script's model, as line: message. */

@@ -1,7 +1,7 @@
 "use client";
 import Editor, { loader, type OnMount } from "@monaco-editor/react";
 import * as monaco from "monaco-editor";
-import { useEffect, useRef } from "react";
+import { useEffect, useRef, useState } from "react";
 import { usePageTheme } from "@/lib/page-theme";
 
 // Monaco is bundled from node_modules (nothing loads from a CDN) and its language services run
@@ -107,6 +107,17 @@ function configureTypeScript(): void {
 }
 
 /**
+ * `data-editor-ready` on an editor's frame: set once the editor listens to its model. The
+ * library creates the model (visible in `monaco.editor.getModels()`) one React commit before it
+ * subscribes `onChange`, so a change made in between would never reach the page's state. The
+ * mount callback and that subscription run in the same commit, so a re-render from the mount
+ * callback comes after both.
+ */
+export function editorReadyAttribute(ready: boolean): "true" | undefined {
+  return ready ? "true" : undefined;
+}
+
+/**
  * Uncontrolled on purpose: feeding every keystroke back through `value` makes Monaco drop
  * characters under fast typing. The parent remounts it (`key`) to load other content.
  */
@@ -131,12 +142,14 @@ export default function CodeEditor({
   useEffect(() => {
     onRunRef.current = onRun;
   });
+  const [ready, setReady] = useState(false);
   const onMount: OnMount = (editor) => {
     editor.addCommand(monaco.KeyMod.CtrlCmd | monaco.KeyCode.Enter, () => onRunRef.current?.());
+    setReady(true);
   };
   const theme = usePageTheme();
   return (
-    <div className="editor-frame" data-testid="code-editor">
+    <div className="editor-frame" data-testid="code-editor" data-editor-ready={editorReadyAttribute(ready)}>
       <Editor
         height={height}
         theme={theme === "dark" ? "vs-dark" : "light"}

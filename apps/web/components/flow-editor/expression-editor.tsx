@@ -5,8 +5,8 @@
 import Editor from "@monaco-editor/react";
 import * as monaco from "monaco-editor";
 // Loads Monaco from node_modules and sets up its workers (side effects of the module).
-import "@/components/code-editor";
-import { useEffect, useId } from "react";
+import { editorReadyAttribute } from "@/components/code-editor";
+import { useEffect, useId, useState } from "react";
 import { usePageTheme } from "@/lib/page-theme";
 
 export interface ExpressionContext {
@@ -121,12 +121,17 @@ export default function ExpressionEditor({
   const theme = usePageTheme();
   const id = useId().replace(/[^A-Za-z0-9]/g, "");
   const path = `file:///expressions/${id}.js`;
+  const [ready, setReady] = useState(false);
   useEffect(() => {
     contexts.set(monaco.Uri.parse(path).toString(), context);
   }, [path, context]);
   useEffect(() => () => void contexts.delete(monaco.Uri.parse(path).toString()), [path]);
   return (
-    <div className="editor-frame" data-testid="expression-editor">
+    <div
+      className="editor-frame"
+      data-testid="expression-editor"
+      data-editor-ready={editorReadyAttribute(ready)}
+    >
       <Editor
         height={height}
         theme={theme === "dark" ? "vs-dark" : "light"}
@@ -134,6 +139,7 @@ export default function ExpressionEditor({
         path={path}
         defaultValue={value}
         beforeMount={register}
+        onMount={() => setReady(true)}
         onChange={(next) => onChange(next ?? "")}
         options={{
           minimap: { enabled: false },

@@ -1,7 +1,8 @@
 "use client";
 import Editor from "@monaco-editor/react";
 // Loads Monaco from node_modules and sets up its workers (side effects of the module).
-import "@/components/code-editor";
+import { editorReadyAttribute } from "@/components/code-editor";
+import { useState } from "react";
 import { usePageTheme } from "@/lib/page-theme";
 
 /** The YAML view's editor: uncontrolled (the parent remounts it with `key` to load other text). */
@@ -17,14 +18,16 @@ export default function YamlEditor({
   height?: number;
 }) {
   const theme = usePageTheme();
+  const [ready, setReady] = useState(false);
   return (
-    <div className="editor-frame" data-testid="yaml-editor">
+    <div className="editor-frame" data-testid="yaml-editor" data-editor-ready={editorReadyAttribute(ready)}>
       <Editor
         height={height}
         theme={theme === "dark" ? "vs-dark" : "light"}
         language="yaml"
         path="file:///flow.yaml"
         defaultValue={initialValue}
+        onMount={() => setReady(true)}
         onChange={(next) => onChange(next ?? "")}
         options={{
           minimap: { enabled: false },
