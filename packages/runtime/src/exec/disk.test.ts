@@ -135,5 +135,19 @@ for (const mode of modes) {
       assert.equal(errorOf(outcome).name, "DiskQuotaExceeded");
       assert.ok(Date.now() - started < 3000, `killed after ${Date.now() - started} ms`);
     });
+
+    test("a deleted file held open by an orphaned process counts too", async () => {
+      // The subshell exits at once: the writer is adopted by the namespace's init (in the sandbox
+      // and the fence) or keeps only its session (without either), wherever the watch looks.
+      const content = [
+        "( bash -c 'exec 3>hidden; rm hidden; head -c 20000000 /dev/zero >&3; sleep 5' & )",
+        "sleep 5",
+        "echo not caught",
+      ].join("\n");
+      const started = Date.now();
+      const outcome = await job("bash", content, { limits: { maxDiskBytes: 10 * MB } });
+      assert.equal(errorOf(outcome).name, "DiskQuotaExceeded");
+      assert.ok(Date.now() - started < 3000, `killed after ${Date.now() - started} ms`);
+    });
   });
 }

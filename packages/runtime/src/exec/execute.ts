@@ -11,7 +11,14 @@ import { runProcess } from "./process.ts";
 import type { RunResult } from "./process.ts";
 import { finalDiskCheck, type DiskLimits, type DiskVerdict } from "./disk.ts";
 import { createJobDir, jobDirRemoved, removeJobDirSoon } from "./job-dir.ts";
-import { bwrapArgs, detectSandbox, jobUser, processFence } from "./sandbox.ts";
+import {
+  BWRAP_OWN_LEVELS,
+  bwrapArgs,
+  detectSandbox,
+  FENCE_OWN_LEVELS,
+  jobUser,
+  processFence,
+} from "./sandbox.ts";
 import { needsCleanExec, type WarmSandbox, type WarmSandboxSpec } from "./warm-sandbox.ts";
 import {
   ARGS_FILE,
@@ -284,6 +291,8 @@ interface Launch {
   command: string;
   args: string[];
   sandboxed: boolean;
+  /** The top levels of its process tree that are the sandbox's or the fence's (RunOptions.sandboxLevels). */
+  sandboxLevels: number;
   /** The warm sandbox it runs in, already told to go (command and args are then unused). */
   started?: WarmSandbox["process"];
 }
@@ -327,7 +336,13 @@ function launch(
     const sourced = req.language === "bash" && !Object.keys(env).some(needsCleanExec);
     const args = sourced ? p.args : hideArgs(p, dir);
     if (warm.start(env, ulimitArgs(limits, true), [p.command, ...args], sourced ? "source" : "exec")) {
-      return { command: p.command, args, sandboxed: true, started: warm.process };
+      return {
+        command: p.command,
+        args,
+        sandboxed: true,
+        sandboxLevels: BWRAP_OWN_LEVELS,
+        started: warm.process,
+      };
     }
     warm.discard();
   }
@@ -341,7 +356,12 @@ function launch(
       jobDir: dir,
       ...(req.sharedDir ? { writablePaths: [req.sharedDir] } : {}),
     });
-    return { command: sandbox.path, args: [...sandboxArgs, ...inner, p.command, ...args], sandboxed: true };
+    return {
+      command: sandbox.path,
+      args: [...sandboxArgs, ...inner, p.command, ...args],
+      sandboxed: true,
+      sandboxLevels: BWRAP_OWN_LEVELS,
+    };
   }
   // Without a user namespace RLIMIT_NPROC counts every process of the uid: only meaningful when jobs
   // run as their own (unprivileged) user, not as the worker's.
@@ -354,7 +374,12 @@ function launch(
     ...args,
   ];
   // In the fence, as in the sandbox, a signal N comes back as exit code 128+N.
-  return { command: command!, args: rest, sandboxed: fence !== null };
+  return {
+    command: command!,
+    args: rest,
+    sandboxed: fence !== null,
+    sandboxLevels: fence === null ? 0 : FENCE_OWN_LEVELS,
+  };
 }
 
 export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
@@ -399,6 +424,7 @@ export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
       memoryLimitBytes: req.memoryLimitMb ? req.memoryLimitMb * 1024 * 1024 : null,
       maxTasks: limits.maxProcesses,
       sampleBy: how.sandboxed ? "tree" : "session",
+      sandboxLevels: how.sandboxLevels,
       maxOutputBytes: limits.maxOutputBytes,
       disk,
       launcher: req.launcher ?? null,

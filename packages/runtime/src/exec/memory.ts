@@ -2,24 +2,51 @@ import { readdirSync, readFileSync } from "node:fs";
 
 const PAGE_SIZE = 4096;
 
-function childrenOf(pid: number, sample: TreeSample): number[] {
+/**
+ * The fields of /proc/<pid>/stat after the command name (which may itself hold spaces and
+ * parentheses): index i is the man page's field i + 3.
+ */
+function statFields(pid: number | string): string[] | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return null;
+  }
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+}
+
+const SESSION = 3;
+const THREADS = 17;
+const RESIDENT_PAGES = 21;
+
+function readChildren(file: string, into: number[]): void {
+  try {
+    for (const child of readFileSync(file, "utf8").split(" ")) {
+      if (child.trim()) into.push(Number(child));
+    }
+  } catch {
+    // the task ended while we looked
+  }
+}
+
+/**
+ * A process's children. A single-threaded one (most of a job's processes) has one task, its own:
+ * its children file is read directly, without listing /proc/<pid>/task.
+ */
+function childrenOf(pid: number, threads: number): number[] {
   const children: number[] = [];
+  if (threads <= 1) {
+    readChildren(`/proc/${pid}/task/${pid}/children`, children);
+    return children;
+  }
   let tasks: string[];
   try {
     tasks = readdirSync(`/proc/${pid}/task`);
   } catch {
     return children;
   }
-  sample.tasks += tasks.length;
-  for (const tid of tasks) {
-    try {
-      for (const child of readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").split(" ")) {
-        if (child.trim()) children.push(Number(child));
-      }
-    } catch {
-      // the task ended while we looked
-    }
-  }
+  for (const tid of tasks) readChildren(`/proc/${pid}/task/${tid}/children`, children);
   return children;
 }
 
@@ -31,25 +58,26 @@ export interface TreeSample {
 }
 
 /**
- * Samples a process tree. Walks /proc/<pid>/task/<tid>/children rather than scanning every
- * process on the machine. `pids` receives the processes found.
+ * Samples a process tree: one read of /proc/<pid>/stat per process and one of its children file
+ * (per thread, for a multi-threaded one), rather than a scan of every process on the machine.
+ * `pids` receives the processes found, except those of the first `skipLevels` levels of the tree
+ * (a sandbox's own processes, whose open files the disk watch need not read).
  */
-export function sampleTree(rootPid: number, pids?: number[]): TreeSample {
+export function sampleTree(rootPid: number, pids?: number[], skipLevels = 0): TreeSample {
   const sample: TreeSample = { residentBytes: 0, tasks: 0 };
-  const stack = [rootPid];
+  const stack: [pid: number, level: number][] = [[rootPid, 0]];
   const seen = new Set<number>();
   while (stack.length > 0) {
-    const pid = stack.pop()!;
+    const [pid, level] = stack.pop()!;
     if (seen.has(pid)) continue;
     seen.add(pid);
-    try {
-      const resident = Number(readFileSync(`/proc/${pid}/statm`, "utf8").split(" ")[1]);
-      if (Number.isFinite(resident)) sample.residentBytes += resident * PAGE_SIZE;
-    } catch {
-      continue;
-    }
-    pids?.push(pid);
-    stack.push(...childrenOf(pid, sample));
+    const fields = statFields(pid);
+    if (!fields) continue;
+    const threads = Number(fields[THREADS]) || 1;
+    sample.tasks += threads;
+    sample.residentBytes += (Number(fields[RESIDENT_PAGES]) || 0) * PAGE_SIZE;
+    if (level >= skipLevels) pids?.push(pid);
+    for (const child of childrenOf(pid, threads)) stack.push([child, level + 1]);
   }
   return sample;
 }
@@ -71,18 +99,11 @@ export function sampleSession(sessionId: number, pids?: number[]): TreeSample {
   for (const entry of entries) {
     const first = entry.charCodeAt(0);
     if (first < 48 || first > 57) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-    } catch {
-      continue;
-    }
-    // Fields after the command name, which may itself contain spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[3]) !== sessionId) continue;
+    const fields = statFields(entry);
+    if (!fields || Number(fields[SESSION]) !== sessionId) continue;
     pids?.push(Number(entry));
-    sample.tasks += Number(fields[17]) || 1;
-    sample.residentBytes += (Number(fields[21]) || 0) * PAGE_SIZE;
+    sample.tasks += Number(fields[THREADS]) || 1;
+    sample.residentBytes += (Number(fields[RESIDENT_PAGES]) || 0) * PAGE_SIZE;
   }
   return sample;
 }

@@ -40,6 +40,13 @@ export interface RunOptions {
    * orphans); "session": every process of its session, orphans included (without the sandbox).
    */
   sampleBy?: "tree" | "session";
+  /**
+   * With "tree": how many levels at the top of the tree are the sandbox's or the fence's own
+   * processes (see BWRAP_OWN_LEVELS). The job cannot run there (an orphan is adopted by the pid
+   * namespace's init, and sits one level below it), so the disk watch does not read their open
+   * files.
+   */
+  sandboxLevels?: number;
   /** Run as this user (the worker must be root). */
   uid?: number;
   gid?: number;
@@ -196,7 +203,7 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       if (killRequested) killGroup();
       preferForOomKill(pid);
       // The job's processes as last sampled: the disk watch looks for deleted files they hold open.
-      let pids: number[] = [pid];
+      let pids: number[] = bySession || !options.sandboxLevels ? [pid] : [];
       if (options.disk) {
         diskWatch = watchDisk(
           options.disk,
@@ -210,7 +217,7 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       }
       sampler = setInterval(() => {
         const found = diskWatch ? [] : undefined;
-        const sample = bySession ? sampleSession(pid, found) : sampleTree(pid, found);
+        const sample = bySession ? sampleSession(pid, found) : sampleTree(pid, found, options.sandboxLevels);
         if (found) pids = found;
         result.memoryPeakBytes = Math.max(result.memoryPeakBytes, sample.residentBytes);
         if (result.outOfMemory || result.processLimit) return;

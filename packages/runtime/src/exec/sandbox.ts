@@ -69,6 +69,12 @@ export interface SandboxOptions {
 }
 
 /**
+ * A job's process tree under bwrapArgs: bwrap, then (--unshare-pid) bwrap as the init of the pid
+ * namespace, then the job. Neither of the first two runs anything of the job's.
+ */
+export const BWRAP_OWN_LEVELS = 2;
+
+/**
  * bwrap arguments up to (not including) the command. The job sees a read-only system, a fresh
  * /proc of its own pid namespace (so /proc/1 is the sandbox's init, with the job's environment),
  * size-capped private /tmp and /dev/shm, and its job folder as the only writable host path.
@@ -188,6 +194,12 @@ function probe(): SandboxStatus {
   }
   return { kind: "bubblewrap", version: version.stdout.trim().replace(/^bubblewrap\s+/, ""), path: bwrap };
 }
+
+/**
+ * A job's process tree under the fence: `unshare` (setpriv exec'd it), then the shell it forks as
+ * the init of the pid namespace (which adopts orphans), then the job.
+ */
+export const FENCE_OWN_LEVELS = 2;
 
 /**
  * Without the sandbox (DISABLE_SANDBOX), a job still gets a pid namespace of its own where util-linux
