@@ -82,10 +82,28 @@ export function LogView({
   const box = useRef<HTMLDivElement>(null);
   const [follow, setFollow] = useState(true);
   const following = useRef(true);
+  // Where the view last scrolled itself to the end.
+  const followedTop = useRef(0);
+
+  const pause = () => {
+    following.current = false;
+    setFollow(false);
+  };
+  const toEnd = (element: HTMLDivElement) => {
+    element.scrollTop = element.scrollHeight;
+    followedTop.current = element.scrollTop;
+  };
 
   useLayoutEffect(() => {
     const element = box.current;
-    if (element && following.current) element.scrollTop = element.scrollHeight;
+    if (!element || !following.current) return;
+    // A scroll event comes a frame after the scroll: a reader who scrolled up just before new
+    // output arrived would be pulled back to the end before onScroll saw the move. Being above
+    // where the view last put itself (and not at the end, as after the text got shorter) is the
+    // reader's doing.
+    const atBottom = element.scrollHeight - element.scrollTop - element.clientHeight <= AT_BOTTOM_PX;
+    if (!atBottom && element.scrollTop < followedTop.current - AT_BOTTOM_PX) return pause();
+    toEnd(element);
   }, [logs, chunks]);
 
   const onScroll = () => {
@@ -100,8 +118,7 @@ export function LogView({
   const jump = () => {
     following.current = true;
     setFollow(true);
-    const element = box.current;
-    if (element) element.scrollTop = element.scrollHeight;
+    if (box.current) toEnd(box.current);
   };
 
   const parts = logs ? segments(logs, chunks) : [];
