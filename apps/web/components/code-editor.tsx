@@ -107,17 +107,6 @@ function configureTypeScript(): void {
 }
 
 /**
- * `data-editor-ready` on an editor's frame: set once the editor listens to its model. The
- * library creates the model (visible in `monaco.editor.getModels()`) one React commit before it
- * subscribes `onChange`, so a change made in between would never reach the page's state. The
- * mount callback and that subscription run in the same commit, so a re-render from the mount
- * callback comes after both.
- */
-export function editorReadyAttribute(ready: boolean): "true" | undefined {
-  return ready ? "true" : undefined;
-}
-
-/**
  * Uncontrolled on purpose: feeding every keystroke back through `value` makes Monaco drop
  * characters under fast typing. The parent remounts it (`key`) to load other content.
  */
@@ -142,6 +131,11 @@ export default function CodeEditor({
   useEffect(() => {
     onRunRef.current = onRun;
   });
+  // `data-editor-ready` on the frame: set once the editor listens to its model. The library
+  // creates the model (visible in `monaco.editor.getModels()`) one React commit before it
+  // subscribes `onChange`, so a change made in between would never reach the page's state. The
+  // mount callback and that subscription run in the same commit, so a re-render from the mount
+  // callback comes after both. The expression and YAML editors do the same.
   const [ready, setReady] = useState(false);
   const onMount: OnMount = (editor) => {
     editor.addCommand(monaco.KeyMod.CtrlCmd | monaco.KeyCode.Enter, () => onRunRef.current?.());
@@ -149,7 +143,7 @@ export default function CodeEditor({
   };
   const theme = usePageTheme();
   return (
-    <div className="editor-frame" data-testid="code-editor" data-editor-ready={editorReadyAttribute(ready)}>
+    <div className="editor-frame" data-testid="code-editor" data-editor-ready={ready || undefined}>
       <Editor
         height={height}
         theme={theme === "dark" ? "vs-dark" : "light"}

@@ -5,7 +5,7 @@
 import Editor from "@monaco-editor/react";
 import * as monaco from "monaco-editor";
 // Loads Monaco from node_modules and sets up its workers (side effects of the module).
-import { editorReadyAttribute } from "@/components/code-editor";
+import "@/components/code-editor";
 import { useEffect, useId, useState } from "react";
 import { usePageTheme } from "@/lib/page-theme";
 
@@ -127,11 +127,7 @@ export default function ExpressionEditor({
   }, [path, context]);
   useEffect(() => () => void contexts.delete(monaco.Uri.parse(path).toString()), [path]);
   return (
-    <div
-      className="editor-frame"
-      data-testid="expression-editor"
-      data-editor-ready={editorReadyAttribute(ready)}
-    >
+    <div className="editor-frame" data-testid="expression-editor" data-editor-ready={ready || undefined}>
       <Editor
         height={height}
         theme={theme === "dark" ? "vs-dark" : "light"}

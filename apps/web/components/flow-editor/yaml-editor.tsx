@@ -1,7 +1,7 @@
 "use client";
 import Editor from "@monaco-editor/react";
 // Loads Monaco from node_modules and sets up its workers (side effects of the module).
-import { editorReadyAttribute } from "@/components/code-editor";
+import "@/components/code-editor";
 import { useState } from "react";
 import { usePageTheme } from "@/lib/page-theme";
 
@@ -20,7 +20,7 @@ export default function YamlEditor({
   const theme = usePageTheme();
   const [ready, setReady] = useState(false);
   return (
-    <div className="editor-frame" data-testid="yaml-editor" data-editor-ready={editorReadyAttribute(ready)}>
+    <div className="editor-frame" data-testid="yaml-editor" data-editor-ready={ready || undefined}>
       <Editor
         height={height}
         theme={theme === "dark" ? "vs-dark" : "light"}

@@ -102,8 +102,8 @@ export function LogView({
     // where the view last put itself (and not at the end, as after the text got shorter) is the
     // reader's doing.
     const atBottom = element.scrollHeight - element.scrollTop - element.clientHeight <= AT_BOTTOM_PX;
-    if (!atBottom && element.scrollTop < followedTop.current - AT_BOTTOM_PX) return pause();
-    toEnd(element);
+    if (!atBottom && element.scrollTop < followedTop.current - AT_BOTTOM_PX) pause();
+    else toEnd(element);
   }, [logs, chunks]);
 
   const onScroll = () => {
