@@ -7,7 +7,7 @@ import { createPool } from "@millrace/db";
 import { startTestWorker } from "../../apps/worker/src/testing.ts";
 import type { BenchInstance } from "./instance.ts";
 import os from "node:os";
-import { bareLoop, JOBS, medianRun, plainJobs, SLEEP_MS, SLOTS, type CpuRun } from "./job-cpu.ts";
+import { JOBS, medianRun, plainAndBareRuns, SLEEP_MS, SLOTS, type CpuRun } from "./job-cpu.ts";
 import { pipelineRun } from "./pipeline.ts";
 import { ms, summary, withCpuPerRequest } from "./stats.ts";
 
@@ -201,7 +201,7 @@ export async function flowsBench(instance: BenchInstance): Promise<FlowsBench> {
         content: `sleep ${LOOP_SLEEP_MS / 1000}\n`,
         tag: "benchflowloop",
       });
-      const plainRuns = await plainJobs(
+      const plainAndBare = await plainAndBareRuns(
         async () => (await api("/w/benchflows/jobs/run/p/u/bench/sleep", {})).text(),
         pool,
         5,
@@ -228,10 +228,10 @@ export async function flowsBench(instance: BenchInstance): Promise<FlowsBench> {
           cpuPerIteration: loop.cpuPerIteration,
           shares: loopRuns.map((run) => LOOP_ITERATIONS / run.seconds / theoretical),
         },
-        plainJobs: plainRuns,
+        plainJobs: plainAndBare.plain,
         queuedJobs: medianRun(queuedRuns),
-        bareSandboxes: await bareLoop(true),
-        bareProcesses: await bareLoop(false),
+        bareSandboxes: plainAndBare.bareSandboxes,
+        bareProcesses: plainAndBare.bareProcesses,
       };
     } finally {
       await worker.stop();
