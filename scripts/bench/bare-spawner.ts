@@ -31,7 +31,9 @@ const one = () =>
       ...(run.uid === undefined ? {} : { uid: run.uid, gid: run.gid }),
     });
     child.on("error", reject);
-    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${run.file} exited with ${code}`))));
+    child.on("exit", (code) =>
+      code === 0 ? resolve() : reject(new Error(`${run.file} exited with ${code}`)),
+    );
   });
 
 async function all(): Promise<void> {

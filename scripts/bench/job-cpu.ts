@@ -96,7 +96,11 @@ async function bareRound(sandboxed: boolean): Promise<CpuRun | null> {
   const command = ["/bin/bash", "-c", `sleep ${SLEEP_MS / 1000}`];
   const [file, ...args] =
     sandbox.kind === "bubblewrap" && sandboxed
-      ? [sandbox.path, ...bwrapArgs({ jobDir: dir, network: true, executables: [], readOnlyPaths: [] }), ...command]
+      ? [
+          sandbox.path,
+          ...bwrapArgs({ jobDir: dir, network: true, executables: [], readOnlyPaths: [] }),
+          ...command,
+        ]
       : command;
   const spawner = spawn(
     process.execPath,
