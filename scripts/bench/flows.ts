@@ -290,7 +290,7 @@ export function printFlowsBench(result: FlowsBench, section: string): void {
   );
   if (bareSandboxes) {
     console.log(
-      `   the same ${LOOP_ITERATIONS} sleeps in bare bubblewrap sandboxes (bwrap and bash started from here, no Millrace), ` +
+      `   the same ${LOOP_ITERATIONS} sleeps in bare bubblewrap sandboxes (bwrap and bash started by a small spawner process, no Millrace), ` +
         `${LOOP_SLOTS} at a time, median of ${BASELINE_REPEATS}: ${bareSandboxes.seconds.toFixed(2)} s = ` +
         `${bareSandboxes.rate.toFixed(1)}/s = ` +
         `${((bareSandboxes.rate / loop.theoretical) * 100).toFixed(1)} % of ${loop.theoretical}, machine CPU ` +
@@ -298,7 +298,7 @@ export function printFlowsBench(result: FlowsBench, section: string): void {
     );
   }
   console.log(
-    `   the same ${LOOP_ITERATIONS} sleeps as bare processes (bash started from here, no sandbox, no Millrace), ` +
+    `   the same ${LOOP_ITERATIONS} sleeps as bare processes (bash started by a small spawner process, no sandbox, no Millrace), ` +
       `${LOOP_SLOTS} at a time, median of ${BASELINE_REPEATS}: ${bareProcesses.seconds.toFixed(2)} s = ` +
       `${bareProcesses.rate.toFixed(1)}/s = ${((bareProcesses.rate / loop.theoretical) * 100).toFixed(1)} % of ` +
       `${loop.theoretical}, machine CPU ${ms(bareProcesses.cpuPerJob)} each`,
