@@ -7,7 +7,15 @@ import { createPool } from "@millrace/db";
 import { startTestWorker } from "../../apps/worker/src/testing.ts";
 import type { BenchInstance } from "./instance.ts";
 import os from "node:os";
-import { JOBS, medianRun, plainAndBareRuns, SLEEP_MS, SLOTS, type CpuRun } from "./job-cpu.ts";
+import {
+  JOBS,
+  medianRun,
+  plainAndBareRuns,
+  REPEATS as CPU_ROUNDS,
+  SLEEP_MS,
+  SLOTS,
+  type CpuRun,
+} from "./job-cpu.ts";
 import { pipelineRun } from "./pipeline.ts";
 import { ms, summary, withCpuPerRequest } from "./stats.ts";
 
@@ -278,7 +286,7 @@ export function printFlowsBench(result: FlowsBench, section: string): void {
       `each run: ${loop.shares.map((run) => (run * 100).toFixed(0)).join(" ")} %`,
   );
   console.log(
-    `   the same ${LOOP_ITERATIONS} sleeps as plain jobs (no flow), same worker and slots, median of ${BASELINE_REPEATS}: ` +
+    `   the same ${LOOP_ITERATIONS} sleeps as plain jobs (no flow), same worker and slots, median of ${CPU_ROUNDS}: ` +
       `${plainJobs.seconds.toFixed(2)} s = ` +
       `${plainJobs.rate.toFixed(1)} jobs/s; the loop reaches ${((loop.rate / plainJobs.rate) * 100).toFixed(0)} % of that`,
   );
@@ -291,7 +299,7 @@ export function printFlowsBench(result: FlowsBench, section: string): void {
   if (bareSandboxes) {
     console.log(
       `   the same ${LOOP_ITERATIONS} sleeps in bare bubblewrap sandboxes (bwrap and bash started by a small spawner process, no Millrace), ` +
-        `${LOOP_SLOTS} at a time, median of ${BASELINE_REPEATS}: ${bareSandboxes.seconds.toFixed(2)} s = ` +
+        `${LOOP_SLOTS} at a time, median of ${CPU_ROUNDS}: ${bareSandboxes.seconds.toFixed(2)} s = ` +
         `${bareSandboxes.rate.toFixed(1)}/s = ` +
         `${((bareSandboxes.rate / loop.theoretical) * 100).toFixed(1)} % of ${loop.theoretical}, machine CPU ` +
         `${ms(bareSandboxes.cpuPerJob)} each; the loop reaches ${((loop.rate / bareSandboxes.rate) * 100).toFixed(0)} % of that`,
@@ -299,7 +307,7 @@ export function printFlowsBench(result: FlowsBench, section: string): void {
   }
   console.log(
     `   the same ${LOOP_ITERATIONS} sleeps as bare processes (bash started by a small spawner process, no sandbox, no Millrace), ` +
-      `${LOOP_SLOTS} at a time, median of ${BASELINE_REPEATS}: ${bareProcesses.seconds.toFixed(2)} s = ` +
+      `${LOOP_SLOTS} at a time, median of ${CPU_ROUNDS}: ${bareProcesses.seconds.toFixed(2)} s = ` +
       `${bareProcesses.rate.toFixed(1)}/s = ${((bareProcesses.rate / loop.theoretical) * 100).toFixed(1)} % of ` +
       `${loop.theoretical}, machine CPU ${ms(bareProcesses.cpuPerJob)} each`,
   );
