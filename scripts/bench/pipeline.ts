@@ -44,7 +44,12 @@ export async function pipelineRun(
   const processes = options.processes ?? 1;
   const workers = await Promise.all(
     Array.from({ length: processes }, () =>
-      startTestWorker(databaseUrl, { WORKER_TAGS: options.tag, NUM_WORKERS: String(options.slots) }),
+      startTestWorker(databaseUrl, {
+        WORKER_TAGS: options.tag,
+        NUM_WORKERS: String(options.slots),
+        // For profiling, as for the bench instance (instance.ts).
+        ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+      }),
     ),
   );
   try {
