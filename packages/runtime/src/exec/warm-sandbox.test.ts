@@ -30,7 +30,9 @@ const PROBE = [
   "shopt -p",
   "set +o",
   "compgen -v | grep -v -E '^(BASHPID|EPOCH|RANDOM|SRANDOM|LINENO|SECONDS|PPID|BASH_LINENO|_)'",
-  "undefined_command_of_the_job",
+  // Its error names the script and line as a fresh bash's would. On stdout: stdout and stderr are
+  // two pipes, whose chunks the log interleaves in whichever order they are read.
+  "undefined_command_of_the_job 2>&1",
   // Builtins only: a pipeline's own processes would make the list racy.
   'for p in /proc/[0-9]*; do read -r c < "$p/comm"; echo "process $c"; done',
 ].join("\n");
