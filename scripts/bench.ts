@@ -11,6 +11,7 @@ import { drillBench, printDrillBench } from "./bench/drill.ts";
 import { startBenchInstance } from "./bench/instance.ts";
 import { rawPgBossLatency } from "./bench/pgboss-raw.ts";
 import { pipelineRun, rawPgBossDrain } from "./bench/pipeline.ts";
+import { runStateBench } from "./bench/run-state.ts";
 import { scaleBench } from "./bench/scale.ts";
 import { kedaBench, kedaBenchDatabase, printKedaBench } from "./bench/keda.ts";
 import { languageBench, printLanguageBench } from "./bench/languages.ts";
@@ -27,8 +28,16 @@ const WARMUP = 20;
 // the cost of watching the fleet with a million queued jobs (section 9), `-- keda` only KEDA's
 // query of a group's waiting jobs with a million queued (section 10), `-- scale` only the job table
 // at a million queued and ten million completed jobs (section 11, scripts/bench/scale.ts), `-- cpu`
-// only the CPU per plain job beside a bare sandbox's (section 12, scripts/bench/job-cpu.ts).
+// only the CPU per plain job beside a bare sandbox's (section 12, scripts/bench/job-cpu.ts), `--
+// run-state` only what a narrow table of the jobs' run state would save (section 13).
 const only = process.argv[2];
+if (only === "run-state") {
+  console.log(
+    `\nMillrace benchmark (run-state only) — ${os.cpus().length} cores, Node ${process.versions.node}`,
+  );
+  await runStateBench(root);
+  process.exit(0);
+}
 if (only === "scale") {
   console.log(`\nMillrace benchmark (scale only) — ${os.cpus().length} cores, Node ${process.versions.node}`);
   await scaleBench(root);
