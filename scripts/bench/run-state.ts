@@ -7,9 +7,10 @@
 // is what the change could take off the pipeline's path. `npm run bench -- run-state`.
 import fs from "node:fs";
 import path from "node:path";
+import { createPool } from "@millrace/db";
 import { startEmbeddedPostgres } from "@millrace/db/embedded";
 import { migrateDeploy } from "@millrace/db/migrate";
-import pg from "pg";
+import { insertCompleted, insertQueued } from "./scale.ts";
 
 const COMPLETED = Number(process.env.RUN_STATE_COMPLETED ?? 10_000_000);
 const QUEUED = Number(process.env.RUN_STATE_QUEUED ?? 1_000_000);
@@ -45,30 +46,14 @@ export async function runStateBench(root: string, log: (line: string) => void = 
   const database = await startEmbeddedPostgres(dir, {
     port: Number(process.env.BENCH_RUN_STATE_PG_PORT ?? 5497),
   });
-  const client = new pg.Client({ connectionString: database.url });
+  // One connection: the statements are timed one at a time.
+  const client = createPool(database.url, { max: 1, applicationName: "millrace-bench-run-state" });
   try {
     await migrateDeploy(database.url);
-    await client.connect();
     const started = performance.now();
-    for (let from = 0; from < COMPLETED; from += 1_000_000) {
-      await client.query(
-        `INSERT INTO job (id, workspace_id, kind, script_path, language, args, tag, status, result, created_by,
-                          permissioned_as, created_at, scheduled_for, started_at, completed_at, worker_name, trigger_kind)
-         SELECT gen_random_uuid(), 'ws' || (n % 10), 'script', 'f/bench/s' || (n % 50), 'bash', '{"x": 1}',
-                'scale-tag-' || (n % 20), 'success', '"ok"', 'bench', 'u/bench', t, t, t, t + interval '1 second',
-                'wk-bench', 'api'
-           FROM (SELECT n, now() - n * interval '100 ms' AS t
-                   FROM generate_series($1::int, $2::int - 1) AS n) AS spread`,
-        [from, Math.min(COMPLETED, from + 1_000_000)],
-      );
-    }
-    // A backlog on tags no worker serves, one job a millisecond (as scale.ts builds it).
-    await client.query(
-      `INSERT INTO job (id, workspace_id, kind, language, content, tag, created_by, permissioned_as, created_at, scheduled_for)
-       SELECT gen_random_uuid(), 'ws' || (n % 10), 'script', 'bash', 'echo', 'scale-tag-' || (n % 20), 'bench', 'u/bench', t, t
-         FROM (SELECT n, now() - n * interval '1 millisecond' AS t FROM generate_series(1, $1::int) AS n) AS spread`,
-      [QUEUED],
-    );
+    // Filled as the scale bench fills it.
+    await insertCompleted(client, COMPLETED, () => {});
+    await insertQueued(client, QUEUED);
     await client.query("VACUUM ANALYZE job");
     await client.query(
       `CREATE TABLE bench_job_run (job_id uuid PRIMARY KEY, worker_name text NOT NULL,

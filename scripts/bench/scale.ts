@@ -95,7 +95,7 @@ async function relationMb(pool: Pool): Promise<{ table: number; indexes: number;
 }
 
 /** `count` finished jobs spread over the last 30 days (a fiftieth failed, a tenth with a log). */
-async function insertCompleted(pool: Pool, count: number, log: (line: string) => void): Promise<void> {
+export async function insertCompleted(pool: Pool, count: number, log: (line: string) => void): Promise<void> {
   const chunk = 1_000_000;
   for (let from = 0; from < count; from += chunk) {
     const to = Math.min(count, from + chunk);
@@ -122,7 +122,8 @@ async function insertCompleted(pool: Pool, count: number, log: (line: string) =>
   }
 }
 
-async function insertQueued(pool: Pool, count: number): Promise<void> {
+/** `count` jobs queued on tags no worker serves. */
+export async function insertQueued(pool: Pool, count: number): Promise<void> {
   await pool.query(
     // A backlog that built up over time: one job a millisecond (a single statement would give
     // them all one created_at, which no real backlog has).
