@@ -12,8 +12,18 @@
 CREATE INDEX "job_status_tag_priority_scheduled_for_idx" ON "job"("status", "tag", "priority" DESC, "scheduled_for")
   WHERE "status" IN ('queued', 'running');
 
--- Lists of finished jobs (success=true or false), newest first, without reading past the queue.
+-- The runs lists' order (created_at, then id: jobs enqueued by one statement share created_at),
+-- for queued jobs and for finished ones, by workspace and by script path. Running jobs, a few per
+-- worker slot, come from the queue's index: the claim (queued to running) adds an entry to none of
+-- these. A list across statuses reads each group in order and merges them (jobs/queries.ts); a list
+-- of finished jobs never reads past the queue.
+CREATE INDEX "job_queued_workspace_id_created_at_id_idx" ON "job"("workspace_id", "created_at" DESC, "id" DESC)
+  WHERE "status" = 'queued';
 CREATE INDEX "job_finished_workspace_id_created_at_id_idx" ON "job"("workspace_id", "created_at" DESC, "id" DESC)
+  WHERE "status" IN ('success', 'failure', 'canceled');
+CREATE INDEX "job_queued_workspace_id_script_path_created_at_id_idx" ON "job"("workspace_id", "script_path", "created_at" DESC, "id" DESC)
+  WHERE "status" = 'queued';
+CREATE INDEX "job_finished_workspace_id_script_path_created_at_id_idx" ON "job"("workspace_id", "script_path", "created_at" DESC, "id" DESC)
   WHERE "status" IN ('success', 'failure', 'canceled');
 
 -- Retention deletes finished jobs by age.

@@ -79,16 +79,19 @@ export async function pipelineRun(
   }
 }
 
-// Polled through the queue's partial index: a count over the whole job table every 100 ms cost
-// PostgreSQL ~5 % of the CPU it spent on the drain being measured.
+// Polled through the queue's partial index, and only whether any job is left: a count over the
+// whole job table every 100 ms cost PostgreSQL ~5 % of the CPU it spent on the drain being
+// measured, and a count of the tag's queued and running jobs still 7-8 % (it visits every entry
+// of the tag, each job's queued and running ones, dead or not), where raw pg-boss's drain, its
+// baseline, is measured without any such poll. EXISTS stops at the first job left.
 async function waitUntilDrained(pool: Pool, tag: string): Promise<void> {
   for (;;) {
-    const { rows } = await pool.query<{ left: number }>(
-      `SELECT count(*)::int AS left FROM job WHERE status IN ('queued', 'running') AND tag = $1`,
+    const { rows } = await pool.query<{ left: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM job WHERE status IN ('queued', 'running') AND tag = $1) AS left`,
       [tag],
     );
-    if (process.env.BENCH_VERBOSE) console.log(`  ${rows[0]!.left} left`);
-    if (rows[0]!.left === 0) return;
+    if (process.env.BENCH_VERBOSE) console.log(`  jobs left: ${rows[0]!.left}`);
+    if (!rows[0]!.left) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

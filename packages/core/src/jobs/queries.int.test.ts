@@ -86,6 +86,35 @@ describe("job lists and reads", () => {
     assert.deepEqual(await names({ order_desc: "false", per_page: "2" }), ["deployOk", "deployFailed"]);
   });
 
+  it("pages through jobs of every status in PostgreSQL's order, ties on created_at broken by id", async () => {
+    // Each status group is read from its own index and the groups are merged (list-order.ts).
+    const { membership: gamma } = await createTestMember(services, "gamma");
+    const statuses = ["queued", "running", "success", "failure", "canceled"];
+    for (let i = 0; i < 14; i++)
+      await insertJob(services.pool, {
+        name: `tie${i}`,
+        workspace: "gamma",
+        status: statuses[i % 5]!,
+        at: 20 + (i % 3),
+      });
+    for (const desc of [true, false]) {
+      const { rows } = await services.pool.query<{ id: string }>(
+        `SELECT id FROM job WHERE workspace_id = 'gamma'
+          ORDER BY created_at ${desc ? "DESC" : "ASC"}, id ${desc ? "DESC" : "ASC"}`,
+      );
+      const listed: string[] = [];
+      for (let page = 1; page <= 4; page++) {
+        const jobs = await listJobs(services, gamma, { perPage: 4, page, orderDesc: desc });
+        listed.push(...jobs.map((job) => job.id));
+      }
+      assert.deepEqual(
+        listed,
+        rows.map((row) => row.id),
+        `order_desc=${desc}`,
+      );
+    }
+  });
+
   it("filters by path, creator, tag and kind, with lists and negation", async () => {
     assert.deepEqual(await names({ script_path_exact: "f/ops/backup" }), ["backup"]);
     assert.deepEqual(await names({ script_path_exact: "f/ops/backup,u/a_b/x" }), ["underscore", "backup"]);

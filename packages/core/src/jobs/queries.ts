@@ -7,6 +7,7 @@ import type { Membership } from "../membership.ts";
 import type { JobsContext } from "./run.ts";
 import { waitUntilFinished } from "./wait.ts";
 import { inColumnOrder } from "./result-columns.ts";
+import { FINISHED_STATUSES, findInListOrder } from "./list-order.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -343,8 +344,6 @@ export function parseJobListQuery(query: JobListQuery): ListJobsInput {
   return input;
 }
 
-const FINISHED: JobStatus[] = ["success", "failure", "canceled"];
-
 function columnFilter(
   column: "scriptPath" | "createdBy" | "tag" | "kind" | "schedulePath" | "triggerKind",
   filter: ValueFilter,
@@ -408,14 +407,16 @@ export async function listJobs(
     const visible = await visibleJobsFilter(ctx, membership);
     if (visible) and.push(visible);
   }
-  if (input.scope === "queue") and.push({ status: { in: ["queued", "running"] } });
-  if (input.scope === "completed") and.push({ status: { in: FINISHED } });
-  if (input.running !== undefined)
-    and.push(input.running ? { status: "running" } : { NOT: { status: "running" } });
-  if (input.success !== undefined) {
-    and.push(input.success ? { status: "success" } : { status: { in: ["failure", "canceled"] } });
-  }
-  if (input.status) and.push({ status: input.status });
+  // The statuses the filters leave: each group of them is read from its own index (list-order.ts).
+  const statuses = new Set<JobStatus>(JOB_STATUSES);
+  const keep = (allowed: readonly JobStatus[]) => {
+    for (const status of statuses) if (!allowed.includes(status)) statuses.delete(status);
+  };
+  if (input.scope === "queue") keep(["queued", "running"]);
+  if (input.scope === "completed") keep(FINISHED_STATUSES);
+  if (input.running !== undefined) keep(input.running ? ["running"] : ["queued", ...FINISHED_STATUSES]);
+  if (input.success !== undefined) keep(input.success ? ["success"] : ["failure", "canceled"]);
+  if (input.status) keep([input.status]);
   if (input.scriptPathExact) and.push(columnFilter("scriptPath", input.scriptPathExact, true));
   if (input.scriptPathStart) and.push(prefixFilter(input.scriptPathStart));
   if (input.createdBy) and.push(columnFilter("createdBy", input.createdBy, false));
@@ -442,10 +443,15 @@ export async function listJobs(
   if (input.createdBefore) and.push({ createdAt: { lte: input.createdBefore } });
   if (input.createdAfter) and.push({ createdAt: { gt: input.createdAfter } });
   const direction = input.orderDesc === false ? "asc" : "desc";
-  return ctx.db.job.findMany({
-    where: { AND: and },
-    orderBy: [{ createdAt: direction }, { id: direction }],
-    skip: (page - 1) * perPage,
-    take: perPage,
-  });
+  return findInListOrder(
+    statuses,
+    direction,
+    { skip: (page - 1) * perPage, take: perPage },
+    (status, range) =>
+      ctx.db.job.findMany({
+        where: { AND: [...and, status] },
+        orderBy: [{ createdAt: direction }, { id: direction }],
+        ...range,
+      }),
+  );
 }

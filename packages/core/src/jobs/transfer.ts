@@ -1,7 +1,7 @@
 // `wmill jobs pull` / `wmill jobs push`: a workspace's jobs exported for a move between instances,
 // imported on the other side, and deleted from the first. Only workspace admins do this: an
 // export holds every user's arguments, results and logs.
-import type { Job } from "@millrace/db";
+import type { Job, JobStatus } from "@millrace/db";
 import { withTransaction, type PoolClient } from "@millrace/db";
 import { recordAudit } from "../audit/index.ts";
 import { AppError, invalidInput } from "../errors.ts";
@@ -9,13 +9,12 @@ import { runFlowByPath } from "../flows/engine/run.ts";
 import { ALL_GROUP } from "../people/groups.ts";
 import { requirePermission } from "../permissions.ts";
 import type { Membership } from "../membership.ts";
+import { FINISHED_STATUSES, findInListOrder } from "./list-order.ts";
 import { MAX_JOBS_PER_PAGE } from "./queries.ts";
 import { runScriptByHash, runScriptByPath, type JobsContext, type RunOptions } from "./run.ts";
 import { storableJson, storableText } from "./storable.ts";
 
 export type ExportedJob = Job & { logs: string };
-
-const FINISHED = ["success", "failure", "canceled"] as const;
 
 /**
  * One page of the workspace's finished (`completed`) or not yet finished (`queued`, running
@@ -32,16 +31,19 @@ export async function exportJobs(
   if (!Number.isInteger(page) || page < 1) throw invalidInput("page", "must be at least 1");
   if (!Number.isInteger(perPage) || perPage < 1 || perPage > MAX_JOBS_PER_PAGE)
     throw invalidInput("per_page", `must be from 1 to ${MAX_JOBS_PER_PAGE}`);
-  const jobs = await ctx.db.job.findMany({
-    where: {
-      workspaceId: membership.workspace.id,
-      status: scope === "completed" ? { in: [...FINISHED] } : { in: ["queued", "running"] },
-    },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    skip: (page - 1) * perPage,
-    take: perPage,
-    include: { log: true },
-  });
+  const statuses = new Set<JobStatus>(scope === "completed" ? FINISHED_STATUSES : ["queued", "running"]);
+  const jobs = await findInListOrder(
+    statuses,
+    "asc",
+    { skip: (page - 1) * perPage, take: perPage },
+    (status, range) =>
+      ctx.db.job.findMany({
+        where: { workspaceId: membership.workspace.id, ...status },
+        orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+        ...range,
+        include: { log: true },
+      }),
+  );
   return jobs.map(({ log, ...job }) => ({ ...job, logs: log?.logs ?? "" }));
 }
 
@@ -49,7 +51,7 @@ export async function exportJobs(
 export interface ImportedCompletedJob {
   id: string;
   kind: string;
-  status: (typeof FINISHED)[number];
+  status: (typeof FINISHED_STATUSES)[number];
   scriptPath?: string | null;
   scriptHash?: string | null;
   language?: string | null;
