@@ -27,7 +27,23 @@ export async function nextDueTag(pool: Pool, tags: readonly string[]): Promise<s
 // A job over its concurrency limit is looked at again this long after it was deferred.
 const CONCURRENCY_RECHECK_MS = 250;
 
-const PREPARED_CLAIM_MAX = 16;
+// pg-boss's fetch writes its batch size into the statement: `LIMIT <size>` in its `next` CTE.
+const FETCH_LIMIT = /\n(\s*)LIMIT (\d+)\n/;
+
+/**
+ * pg-boss's fetch with its batch size as parameter `$param` instead of a constant, so that one
+ * prepared statement serves claims of every size (a worker of 400 slots claims anything from 1 to
+ * 400 jobs): parsed and planned once per connection rather than at every claim, which cost
+ * PostgreSQL about as much as the claim's job row writes. Fails loudly should a pg-boss upgrade
+ * change the statement's shape.
+ */
+function parameterizedLimit(fetchSql: string, param: number): string {
+  const limit = FETCH_LIMIT.exec(fetchSql);
+  if (!limit || FETCH_LIMIT.test(fetchSql.slice(limit.index + 1))) {
+    throw new Error("pg-boss's fetch statement changed: cannot make its batch size a parameter");
+  }
+  return fetchSql.replace(FETCH_LIMIT, () => `\n${limit[1]}LIMIT $${param}::int\n`);
+}
 
 // pg-boss's fetch: `UPDATE <queue table> j SET state = 'active', … FROM next WHERE … RETURNING …`.
 const FETCH_UPDATE = /\bUPDATE (\S+) j SET\n([\s\S]*?)\n(\s*)FROM next\n/;
@@ -82,7 +98,7 @@ const ENGINE_KINDS = "('flow', 'flowpreview')";
 function claimStatement(fetchSql: string, p: number): string {
   const columns = CLAIMED_COLUMN_NAMES.map((column) => `job.${column}`);
   const nulls = (count: number) => Array<string>(count).fill("NULL").join(", ");
-  return `WITH fetched AS (${consumingFetch(fetchSql)}
+  return `WITH fetched AS (${consumingFetch(parameterizedLimit(fetchSql, p + 2))}
      ), numbered AS (
        SELECT f.id AS boss_job_id, (f.data->>'jobId')::uuid AS job_id, row_number() OVER () AS n
          FROM fetched f
@@ -129,13 +145,9 @@ export async function claimJobs(
     db: {
       executeSql: async (text, values = []) => {
         const statement = claimStatement(text, values.length);
-        const params = [...values, workerNames];
-        // pg-boss writes the batch size into its statement: only small claims (a worker's few
-        // slots, the latency path) are worth a prepared statement per size.
-        const result =
-          workerNames.length <= PREPARED_CLAIM_MAX
-            ? await claimPool.query(prepared(statement, params))
-            : await claimPool.query(statement, params);
+        const result = await claimPool.query(
+          prepared(statement, [...values, workerNames, workerNames.length]),
+        );
         rows = result.rows;
         return result;
       },

@@ -22,16 +22,24 @@ interface PlanNode {
   Plans?: PlanNode[];
 }
 
-/** A pool that records the plan of every statement before running it. */
+/**
+ * A pool that records the plans of every statement before running it: the plan for its values
+ * and, when it has parameters, its generic plan, which a prepared statement (the claim, the
+ * completion) may switch to after five executions.
+ */
 function explaining(pool: Pool, plans: PlanNode[]): Pool {
   const query = async (config: string | { text: string; values?: unknown[] }, values?: unknown[]) => {
     const text = typeof config === "string" ? config : config.text;
     const params = typeof config === "string" ? values : config.values;
-    const { rows } = await pool.query<{ "QUERY PLAN": { Plan: PlanNode }[] }>(
-      `EXPLAIN (FORMAT JSON) ${text}`,
-      params,
-    );
-    plans.push(rows[0]!["QUERY PLAN"][0]!.Plan);
+    const explain = async (options: string, explained?: unknown[]) => {
+      const { rows } = await pool.query<{ "QUERY PLAN": { Plan: PlanNode }[] }>(
+        `EXPLAIN (${options}) ${text}`,
+        explained,
+      );
+      plans.push(rows[0]!["QUERY PLAN"][0]!.Plan);
+    };
+    await explain("FORMAT JSON", params);
+    if (params?.length) await explain("GENERIC_PLAN, FORMAT JSON");
     return pool.query(config as string, values);
   };
   return { query } as unknown as Pool;
@@ -113,7 +121,12 @@ describe("claim and completion plans", () => {
     // The claim's CTE is sized at one row: only a primary key lookup is right. The completion's
     // arrays are sized right, and a sequential scan of this small table is a fair choice too.
     const claimScans = jobScansOfUpdates(claimPlans);
-    assert.deepEqual(claimScans, ["Index Scan using job_pkey"], JSON.stringify(claimPlans));
+    assert.equal(claimPlans.length, 2, "the claim's plan for its values and its generic plan");
+    assert.deepEqual(
+      claimScans,
+      ["Index Scan using job_pkey", "Index Scan using job_pkey"],
+      JSON.stringify(claimPlans),
+    );
     const completionScans = jobScansOfUpdates(completionPlans);
     assert.ok(completionScans.length > 0, "no UPDATE of job in the completion's plan");
     assert.deepEqual(
