@@ -75,8 +75,9 @@ function consumingFetch(fetchSql: string): string {
 /**
  * The claim statement: pg-boss's own fetch statement (`fetchSql`, whose parameters are $1..$`p`)
  * as its first CTE, then our rows of the fetched jobs marked running (one worker name per job,
- * `$p+1`), and their WM_TOKENs issued. One statement: fetching the dispatch and starting the job
- * are atomic, in one round trip.
+ * a JSON array in `$p+1`), and their WM_TOKENs issued; `$p+2` is the batch size (see
+ * parameterizedLimit). One statement: fetching the dispatch and starting the job are atomic, in
+ * one round trip.
  *
  * It returns three kinds of rows: one per job started here (`claimed_n`, its position among the
  * fetched jobs, and the job's columns), one per token issued (`token_job_id`, `token`), and one
@@ -105,7 +106,7 @@ function claimStatement(fetchSql: string, p: number): string {
        SELECT f.id AS boss_job_id, (f.data->>'jobId')::uuid AS job_id, row_number() OVER () AS n
          FROM fetched f
      ), claimed AS (
-       UPDATE job SET status = 'running', started_at = now(), worker_name = ($${p + 1}::text[])[c.n]
+       UPDATE job SET status = 'running', started_at = now(), worker_name = $${p + 1}::jsonb ->> (c.n - 1)::int
          FROM numbered c
         WHERE job.id = c.job_id AND job.boss_job_id = c.boss_job_id AND job.status IS NOT DISTINCT FROM 'queued'
           AND job.concurrency_key IS NULL AND job.kind NOT IN ${ENGINE_KINDS}
@@ -148,7 +149,9 @@ export async function claimJobs(
       executeSql: async (text, values = []) => {
         const statement = claimStatement(text, values.length);
         const result = await claimPool.query(
-          prepared(statement, [...values, workerNames, workerNames.length]),
+          // The names as JSON: node-postgres escapes an array parameter element by element in
+          // JavaScript, JSON.stringify is native.
+          prepared(statement, [...values, JSON.stringify(workerNames), workerNames.length]),
         );
         rows = result.rows;
         return result;
