@@ -15,16 +15,18 @@ CREATE INDEX "job_status_tag_priority_scheduled_for_idx" ON "job"("status", "tag
 -- The runs lists' order (created_at, then id: jobs enqueued by one statement share created_at),
 -- for queued jobs and for finished ones, by workspace and by script path. Running jobs, a few per
 -- worker slot, come from the queue's index: the claim (queued to running) adds an entry to none of
--- these. A list across statuses reads each group in order and merges them (jobs/queries.ts); a list
--- of finished jobs never reads past the queue.
+-- these. A list across states reads each group in order and merges them (jobs/list-order.ts); a
+-- list of finished jobs never reads past the queue. The predicates name the timestamps: the lists
+-- are Prisma queries, whose cast of the status (`CAST($1::text AS job_status)`) PostgreSQL cannot
+-- match with a predicate on the status.
 CREATE INDEX "job_queued_workspace_id_created_at_id_idx" ON "job"("workspace_id", "created_at" DESC, "id" DESC)
-  WHERE "status" = 'queued';
-CREATE INDEX "job_finished_workspace_id_created_at_id_idx" ON "job"("workspace_id", "created_at" DESC, "id" DESC)
-  WHERE "status" IN ('success', 'failure', 'canceled');
+  WHERE "started_at" IS NULL AND "completed_at" IS NULL;
 CREATE INDEX "job_queued_workspace_id_script_path_created_at_id_idx" ON "job"("workspace_id", "script_path", "created_at" DESC, "id" DESC)
-  WHERE "status" = 'queued';
-CREATE INDEX "job_finished_workspace_id_script_path_created_at_id_idx" ON "job"("workspace_id", "script_path", "created_at" DESC, "id" DESC)
-  WHERE "status" IN ('success', 'failure', 'canceled');
+  WHERE "started_at" IS NULL AND "completed_at" IS NULL;
+CREATE INDEX "job_completed_workspace_id_created_at_id_idx" ON "job"("workspace_id", "created_at" DESC, "id" DESC)
+  WHERE "completed_at" IS NOT NULL;
+CREATE INDEX "job_completed_workspace_id_script_path_created_at_id_idx" ON "job"("workspace_id", "script_path", "created_at" DESC, "id" DESC)
+  WHERE "completed_at" IS NOT NULL;
 
 -- Retention deletes finished jobs by age.
 CREATE INDEX "job_completed_at_idx" ON "job"("completed_at") WHERE "completed_at" IS NOT NULL;

@@ -4,12 +4,13 @@
 // comparisons, a claim of 400 jobs took 450 ms instead of 10).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { Pool } from "@millrace/db";
+import { createDb, type Pool } from "@millrace/db";
 import { createTestMember, createTestServices, type TestServices } from "../testing.ts";
 import type { Membership } from "../membership.ts";
 import { claimJobs } from "./claim.ts";
 import { completeJobs } from "./complete.ts";
 import { enqueueJobs, noopJob } from "./enqueue.ts";
+import { listJobs, type ListJobsInput } from "./queries.ts";
 
 let services: TestServices;
 let member: Membership;
@@ -72,6 +73,61 @@ describe("claim and completion plans", () => {
     ({ membership: member } = await createTestMember(services, "plans-ws"));
   });
   after(() => services.close());
+
+  it("read each status group of a runs list from its index, not the whole table", async () => {
+    // A list is a Prisma query, which compares the status with a cast PostgreSQL cannot match with
+    // an index predicate on the status: the lists' indexes name the timestamps (list-order.ts).
+    const ws = member.workspace.id;
+    await services.pool.query(
+      `INSERT INTO job (id, workspace_id, kind, script_path, language, tag, status, created_by, permissioned_as,
+         created_at, scheduled_for, started_at, completed_at)
+       SELECT gen_random_uuid(), $1, 'script', 'f/plans/s' || (n % 20), 'bash', 'plans-list',
+              (CASE WHEN n % 500 = 0 THEN 'running' WHEN n % 2 = 0 THEN 'queued' ELSE 'success' END)::job_status,
+              'alice', 'u/alice', t, t,
+              CASE WHEN n % 500 = 0 OR n % 2 = 1 THEN t END, CASE WHEN n % 2 = 1 AND n % 500 <> 0 THEN t END
+         FROM (SELECT n, now() - n * interval '1 second' AS t FROM generate_series(1, 6000) AS n) AS s`,
+      [ws],
+    );
+    await services.pool.query("ANALYZE job");
+    const plans: PlanNode[] = [];
+    // Prisma's adapter sends each query through the pool's query(): explain the job reads first.
+    const pool = new Proxy(services.pool, {
+      get(target, property) {
+        if (property === "query") {
+          return async (config: { text: string; values?: unknown[] }) => {
+            if (/^SELECT[\s\S]*FROM "public"\."job"/.test(config.text)) {
+              const { rows } = await target.query<{ "QUERY PLAN": { Plan: PlanNode }[] }>(
+                `EXPLAIN (FORMAT JSON) ${config.text}`,
+                config.values,
+              );
+              plans.push(rows[0]!["QUERY PLAN"][0]!.Plan);
+            }
+            return target.query(config as never);
+          };
+        }
+        const value = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const listed = { ...services, db: createDb(pool as Pool) };
+    const lists: ListJobsInput[] = [
+      {},
+      { success: true },
+      { scriptPathExact: { in: ["f/plans/s3"] } },
+      { running: false, perPage: 100, page: 3 },
+      { scope: "queue" },
+    ];
+    for (const input of lists) {
+      plans.length = 0;
+      const jobs = await listJobs(listed, member, input);
+      assert.ok(jobs.length > 0, JSON.stringify(input));
+      assert.ok(plans.length > 0, "no job list query seen");
+      const scans = plans.flatMap((plan) =>
+        [...nodes(plan)].filter((node) => node["Relation Name"] === "job").map((node) => node["Node Type"]),
+      );
+      assert.ok(!scans.includes("Seq Scan"), `${JSON.stringify(input)}: ${JSON.stringify(plans)}`);
+    }
+  });
 
   it("look job rows up by primary key after statistics gathered on an empty queue", async () => {
     const job = (tag: string) => noopJob(member.workspace.id, tag, {}, "alice");

@@ -444,12 +444,14 @@ export async function listJobs(
   if (input.createdAfter) and.push({ createdAt: { gt: input.createdAfter } });
   const direction = input.orderDesc === false ? "asc" : "desc";
   return findInListOrder(
+    ctx.pool,
+    input.allWorkspaces ? null : membership.workspace.id,
     statuses,
     direction,
     { skip: (page - 1) * perPage, take: perPage },
-    (status, range) =>
+    (group, range) =>
       ctx.db.job.findMany({
-        where: { AND: [...and, status] },
+        where: { AND: [...and, group] },
         orderBy: [{ createdAt: direction }, { id: direction }],
         ...range,
       }),

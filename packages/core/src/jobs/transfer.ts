@@ -33,12 +33,14 @@ export async function exportJobs(
     throw invalidInput("per_page", `must be from 1 to ${MAX_JOBS_PER_PAGE}`);
   const statuses = new Set<JobStatus>(scope === "completed" ? FINISHED_STATUSES : ["queued", "running"]);
   const jobs = await findInListOrder(
+    ctx.pool,
+    membership.workspace.id,
     statuses,
     "asc",
     { skip: (page - 1) * perPage, take: perPage },
-    (status, range) =>
+    (group, range) =>
       ctx.db.job.findMany({
-        where: { workspaceId: membership.workspace.id, ...status },
+        where: { AND: [{ workspaceId: membership.workspace.id }, group] },
         orderBy: [{ createdAt: "asc" }, { id: "asc" }],
         ...range,
         include: { log: true },
