@@ -4,7 +4,7 @@ import { invalidInput, notFound } from "../errors.ts";
 import { requirePermission } from "../permissions.ts";
 import type { Membership } from "../membership.ts";
 import { JOB_DONE_CHANNEL, JOB_LOG_CHANNEL } from "./events.ts";
-import { isJobId } from "./queries.ts";
+import { isFinished, isJobId } from "./queries.ts";
 import type { JobsContext } from "./run.ts";
 
 /** What changed since `log_offset`, as Windmill's job updates carry it. */
@@ -68,8 +68,6 @@ function checkAccess(membership: Membership, id: string, logOffset: number): voi
   }
 }
 
-const FINISHED = new Set(["success", "failure", "canceled"]);
-
 async function finishedJob(ctx: JobsContext, membership: Membership, id: string): Promise<Job | undefined> {
   const job = await ctx.db.job.findFirst({ where: { id, workspaceId: membership.workspace.id } });
   return job ?? undefined;
@@ -86,7 +84,7 @@ async function readUpdate(
   const snapshot = await readSnapshot(ctx, membership, id, logOffset, maxChars);
   // An offset past the end (a client's stale number) resumes from the end rather than failing.
   const offset = Math.min(logOffset, snapshot.total) + snapshot.chunkChars;
-  const completed = FINISHED.has(snapshot.status) && offset >= snapshot.total;
+  const completed = isFinished(snapshot) && offset >= snapshot.total;
   return {
     running: snapshot.status === "running",
     completed,

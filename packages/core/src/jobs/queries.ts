@@ -50,8 +50,10 @@ export async function getJob(
   return withLogs ? { ...rest, logs: log?.logs ?? "" } : rest;
 }
 
-export function isFinished(job: Pick<Job, "status">): boolean {
-  return job.status === "success" || job.status === "failure" || job.status === "canceled";
+const FINISHED = new Set<string>(FINISHED_STATUSES);
+
+export function isFinished(job: { status: string }): boolean {
+  return FINISHED.has(job.status);
 }
 
 /**
