@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { jobMemoryLimitMb, type ClaimedJob, type Completion, type JobOutcome } from "@millrace/core";
 import { executeJob, resultTooLarge, type ExecuteOutcome } from "@millrace/runtime";
 import { denoModules, prepareCallback } from "./job-callback.ts";
@@ -106,9 +107,21 @@ async function runScript(
     onLog,
     launcher: deps.launcher ?? null,
     warmSandboxes: deps.warmSandboxes ?? null,
+    reuseKey: sandboxReuseKey(job),
     ...(deps.diskQuotaBytes ? { limits: { maxDiskBytes: deps.diskQuotaBytes } } : {}),
     maxResultBytes: maxResultBytes(deps),
   });
+}
+
+/**
+ * The jobs that may run one after the other in one sandbox (see ExecuteRequest.reuseKey): runs
+ * of the same code as the same user in the same workspace. Such jobs hold the same rights (their
+ * tokens act as that user), and what one could leave for the next is that same code's doing.
+ */
+function sandboxReuseKey(job: ClaimedJob): string {
+  return createHash("sha256")
+    .update(JSON.stringify([job.workspaceId, job.permissionedAs, job.language, job.content]))
+    .digest("base64url");
 }
 
 function maxResultBytes(deps: RunJobDeps): number {

@@ -19,7 +19,8 @@ import {
   jobUser,
   processFence,
 } from "./sandbox.ts";
-import { needsCleanExec, type WarmSandbox, type WarmSandboxSpec } from "./warm-sandbox.ts";
+import type { StartedProcess } from "./launcher.ts";
+import type { WarmSandbox, WarmSandboxSpec } from "./warm-sandbox.ts";
 import {
   ARGS_FILE,
   bunWrapperSource,
@@ -55,8 +56,8 @@ const TAIL_LINES = 20;
 const BASH_ARGS_FILE = ".millrace-args";
 /**
  * `bash -c BASH_ARGS_LOADER main.sh` runs main.sh as `bash main.sh args…` would (same $0, `$@`,
- * exit status), with the arguments read from BASH_ARGS_FILE: the way a warm sandbox's stub runs
- * a script too (see warm-sandbox.ts), with the same traces (`c` in `$-`).
+ * exit status), with the arguments read from BASH_ARGS_FILE, so that they never appear on a
+ * command line (the one trace: `c` in `$-`).
  */
 const BASH_ARGS_LOADER = `mapfile -t -d '' _mr_a < ${BASH_ARGS_FILE}
 set -- "\${_mr_a[@]}"
@@ -293,8 +294,8 @@ interface Launch {
   sandboxed: boolean;
   /** The top levels of its process tree that are the sandbox's or the fence's (RunOptions.sandboxLevels). */
   sandboxLevels: number;
-  /** The warm sandbox it runs in, already told to go (command and args are then unused). */
-  started?: WarmSandbox["process"];
+  /** Its job in a warm sandbox, already told to go (command and args are then unused). */
+  started?: StartedProcess;
 }
 
 /** The sandbox of a job: null when it runs without one. */
@@ -330,23 +331,13 @@ function launch(
   warm: WarmSandbox | null,
   env: Record<string, string>,
 ): Launch {
-  // A warm bash stub given `source` runs the script in its own bash, its arguments having come
-  // through its stdin; every other start would put them on a command line: use argsHidden.
+  const args = hideArgs(p, dir);
   if (warm) {
-    const sourced = req.language === "bash" && !Object.keys(env).some(needsCleanExec);
-    const args = sourced ? p.args : hideArgs(p, dir);
-    if (warm.start(env, ulimitArgs(limits, true), [p.command, ...args], sourced ? "source" : "exec")) {
-      return {
-        command: p.command,
-        args,
-        sandboxed: true,
-        sandboxLevels: BWRAP_OWN_LEVELS,
-        started: warm.process,
-      };
-    }
+    const started = warm.start(env, ulimitArgs(limits, true), [p.command, ...args]);
+    if (started)
+      return { command: p.command, args, sandboxed: true, sandboxLevels: BWRAP_OWN_LEVELS, started };
     warm.discard();
   }
-  const args = hideArgs(p, dir);
   const prlimit = prlimitPath();
   const sandbox = spec ? detectSandbox() : null;
   if (spec && sandbox?.kind === "bubblewrap") {
@@ -391,7 +382,7 @@ export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
   if (typeof req.content !== "string") return failure("ExecutionErr", "the job has no code to run");
   if (req.language === "postgresql") return executePostgresql(req);
   const spec = sandboxSpec(req);
-  const warm = spec && !req.sharedDir ? (req.warmSandboxes?.take(spec) ?? null) : null;
+  const warm = spec && !req.sharedDir ? (req.warmSandboxes?.take(spec, req.reuseKey ?? null) ?? null) : null;
   if (!warm) await jobDirRemoved(path.join(path.resolve(req.workRoot), req.jobId));
   const dir = warm?.dir ?? createJobDir(req.workRoot, req.jobId);
   let groupKilled: Promise<void> | undefined;
@@ -454,9 +445,10 @@ export async function executeJob(req: ExecuteRequest): Promise<ExecuteOutcome> {
       throw error;
     }
   } finally {
-    // The folder goes once the job's processes are killed (a sandbox may wait for its teardown,
-    // see TEARDOWN_DELAY_MS): what the job left running must not write into a folder being removed.
-    removeJobDirSoon(dir, groupKilled);
+    // The folder goes once the job's processes are killed: what the job left running must not
+    // write into a folder being removed. A kept sandbox's is emptied for its next job instead.
+    if (warm) warm.finish(groupKilled ?? Promise.resolve());
+    else removeJobDirSoon(dir, groupKilled);
     // The next job of this kind finds its sandbox ready (set up while this one is recorded).
     if (spec) req.warmSandboxes?.replenish(spec);
   }

@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { closeSync, readSync } from "node:fs";
+import { closeSync } from "node:fs";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
 import {
@@ -13,19 +13,21 @@ import { dropHeldFifos, holdFifo, type HeldFifo, type SpawnedJob } from "./outpu
 
 export type { SpawnRequest };
 
-interface JobProcessEvents {
+export interface JobProcessEvents {
   /** Output, `stdout` false for stderr. */
   data: [chunk: Buffer, stdout: boolean];
   error: [error: Error];
   exit: [code: number | null, signal: NodeJS.Signals | null];
   /** Exited and its pipes are closed (or released). */
   close: [];
+  /** A line its status pipe carried (a warm sandbox's stub reports each job's end there). */
+  status: [line: string];
 }
 
 /**
  * FIFOs held here for a process its launcher starts: its stdin (a warm sandbox's stub reads its
- * job there), stdout and stderr and, for a warm sandbox's bash stub, the status pipe where the
- * stub reports its script's exit status.
+ * jobs there), stdout and stderr and, for a warm sandbox's bash stub, the status pipe where the
+ * stub reports each job's end.
  */
 interface HeldPipes {
   control: HeldFifo;
@@ -70,31 +72,41 @@ function pipePaths(held: HeldPipes | null): Pick<SpawnRequest, "pipes"> {
   };
 }
 
-// A status report: the script's exit status, one decimal line (see the stub in warm-sandbox.ts).
-const STATUS_LINE = /^(\d{1,3})\n/;
+/**
+ * What runProcess runs: a process (or, for a sandbox kept for several jobs, one job in it, see
+ * warm-sandbox.ts) whose process group `kill(-pid)` ends. Listeners attached right after the
+ * start see every event: none is emitted synchronously.
+ */
+export interface StartedProcess extends EventEmitter<JobProcessEvents> {
+  pid: number | undefined;
+  /** The pid once the process started; undefined when it could not start ('error' follows). */
+  readonly ready: Promise<number | undefined>;
+  /**
+   * True once it exited leaving nothing of its own running in its group, which stays for other
+   * jobs (a kept sandbox): the group must not be killed after the exit.
+   */
+  readonly keepsGroup: boolean;
+  /** Stops reading the pipes, e.g. when a process that escaped the group still holds them. */
+  releasePipes(): void;
+}
 
 /**
  * A job process, in a session of its own (so `kill(-pid)` reaches its whole group), started
- * either by this process or by a ProcessLauncher. Listeners attached right after the start see
- * every event: none is emitted synchronously.
+ * either by this process or by a ProcessLauncher.
  *
  * Its owner reports its start, output, exit and close. When its pipes are read here instead
- * (`held`), the process is closed once they reached EOF and its exit is known: from the owner, or
- * earlier from the status pipe, before a sandbox's teardown (~2–3 ms here) has ended.
+ * (`held`), the process is closed once they reached EOF and its exit is known.
  */
-export class JobProcess extends EventEmitter<JobProcessEvents> {
+export class JobProcess extends EventEmitter<JobProcessEvents> implements StartedProcess {
   pid: number | undefined;
-  /**
-   * Its exit was reported by the process itself (a warm bash stub's status pipe), which then
-   * waits, stopped, to be killed: its sandbox's teardown is left for later (see runProcess).
-   */
-  endedEarly = false;
+  readonly keepsGroup = false;
   /** The pid once the process started; undefined when it could not start ('error' follows). */
   readonly ready: Promise<number | undefined>;
   private resolveReady!: (pid: number | undefined) => void;
   private readonly release: () => void;
-  /** The write end of the process's stdin while its one message is not sent. */
+  /** The write end of the process's stdin (held here) while it is open. */
   private controlFd: number | null = null;
+  private controlWriter: net.Socket | null = null;
   private held: HeldPipes | null;
   private readonly readsHere: boolean;
   /** Readers of held pipes not yet at their end. */
@@ -147,13 +159,31 @@ export class JobProcess extends EventEmitter<JobProcessEvents> {
    * the EOF ends its read.
    */
   sendControl(payload: string): void {
-    const fd = this.controlFd;
-    this.controlFd = null;
-    if (fd === null) return;
-    const writer = new net.Socket({ fd, readable: false, writable: true });
-    writer.on("error", () => {});
-    // Destroyed (closed) once written: `end` would shut a FIFO down as if it were a socket.
-    writer.write(payload, () => writer.destroy());
+    this.writeControl(payload);
+    this.closeControl();
+  }
+
+  /** Writes to the stdin of a process whose pipes are held here, leaving it open. */
+  writeControl(payload: string): void {
+    if (!this.controlWriter && this.controlFd !== null) {
+      this.controlWriter = new net.Socket({ fd: this.controlFd, readable: false, writable: true });
+      this.controlWriter.on("error", () => {});
+      this.controlFd = null;
+    }
+    this.controlWriter?.write(payload);
+  }
+
+  /** Closes its stdin once what was written is sent: the EOF ends its reading. */
+  closeControl(): void {
+    const writer = this.controlWriter;
+    this.controlWriter = null;
+    if (writer) {
+      // Destroyed (closed) once written: `end` would shut a FIFO down as if it were a socket.
+      writer.write("", () => writer.destroy());
+    } else if (this.controlFd !== null) {
+      closeSync(this.controlFd);
+      this.controlFd = null;
+    }
   }
 
   private closeIfDone(): void {
@@ -161,8 +191,7 @@ export class JobProcess extends EventEmitter<JobProcessEvents> {
     if (!this.ownerClosed && !(this.readsHere && this.exitReported)) return;
     this.closeReported = true;
     this.statusReader?.destroy();
-    if (this.controlFd !== null) closeSync(this.controlFd);
-    this.controlFd = null;
+    this.closeControl();
     this.emit("close");
   }
 
@@ -177,56 +206,23 @@ export class JobProcess extends EventEmitter<JobProcessEvents> {
       reader.once("close", () => this.readerDone(reader));
       return reader;
     };
-    const outputs = [
-      { fifo: held.stdout, isStdout: true, reader: read(held.stdout, true) },
-      { fifo: held.stderr, isStdout: false, reader: read(held.stderr, false) },
-    ];
+    read(held.stdout, true);
+    read(held.stderr, false);
     if (!held.status) return;
-    // Anything but one status line (an EXIT trap the script set, or a script writing there) is
-    // ignored: the exit then comes from the owner, as it would without the status pipe. The rest
-    // is still read, and dropped: a writer must not die of SIGPIPE because of it.
+    // One event per line. The writer is the stub alone: a job's processes never hold the pipe.
     const status = new net.Socket({ fd: held.status.fd, readable: true, writable: false });
     this.statusReader = status;
-    let text: string | null = "";
+    let text = "";
     status.on("error", () => {});
     status.on("data", (chunk: Buffer) => {
-      if (text === null) return;
       text += chunk.toString("latin1");
-      const line = STATUS_LINE.exec(text);
-      if (!line) {
-        if (text.includes("\n") || text.length > 8) text = null;
-        return;
+      let end: number;
+      while ((end = text.indexOf("\n")) >= 0) {
+        const line = text.slice(0, end);
+        text = text.slice(end + 1);
+        this.emit("status", line);
       }
-      this.endedEarly = !this.exitReported;
-      this.exited(Number(line[1]), null);
-      this.drain(outputs);
     });
-  }
-
-  /**
-   * After a status report: the script wrote all its output before it, so what it wrote is in the
-   * pipes now. Read it and close them, rather than wait for their EOF: bwrap holds them open too,
-   * until the sandbox is torn down. (What the script left running goes with the sandbox, later;
-   * what it prints meanwhile is dropped, as it would be once killed.)
-   */
-  private drain(outputs: { fifo: HeldFifo; isStdout: boolean; reader: net.Socket }[]): void {
-    const chunk = Buffer.allocUnsafe(65536);
-    for (const { fifo, isStdout, reader } of outputs) {
-      if (!this.readers.has(reader)) continue;
-      for (;;) {
-        let n: number;
-        try {
-          n = readSync(fifo.fd, chunk);
-        } catch {
-          break; // EAGAIN: read to its end
-        }
-        if (n === 0) break;
-        this.emit("data", Buffer.from(chunk.subarray(0, n)), isStdout);
-      }
-      // Its 'close' comes a turn later; the pipe is done now.
-      reader.destroy();
-      this.readerDone(reader);
-    }
   }
 
   private readerDone(reader: net.Socket): void {

@@ -14,7 +14,9 @@ import {
   closeSync,
   constants,
   mkdtempSync,
+  chmodSync,
   openSync,
+  renameSync,
   rmSync,
   statfsSync,
   unlinkSync,
@@ -29,6 +31,7 @@ import { ownerTag, removeStaleFolders } from "./owned-folders.ts";
 // is refilled well ahead, since running dry means a mkfifo that blocks the event loop.
 const BATCH = 256;
 const PIPES_PREFIX = "millrace-pipes-";
+const NEIGHBOURS_PREFIX = "millrace-fifo-homes-";
 const LOW_WATER = 128;
 const TMPFS_MAGIC = 0x01021994;
 // Read and write for everyone: a job running as another user must be able to open its own
@@ -94,6 +97,40 @@ class FifoStock {
       unlinkQuietly(name);
       return null;
     }
+  }
+
+  /** Moves a fresh FIFO (mode 666) to `target`, on the stock's filesystem (see `neighbours`). */
+  move(target: string): boolean {
+    const name = this.name();
+    if (name === null) return false;
+    try {
+      renameSync(name, target);
+      return true;
+    } catch {
+      unlinkQuietly(name);
+      return false;
+    }
+  }
+
+  private neighboursDir: string | null = null;
+
+  /**
+   * A folder beside the stock (so on its filesystem: a FIFO moves there by a rename), which others
+   * may traverse but not list (0711): what its caller makes inside says who may read it.
+   */
+  neighbours(): string | null {
+    if (this.neighboursDir || this.name() === null) return this.neighboursDir;
+    const base = path.dirname(this.dir!);
+    removeStaleFolders(base, NEIGHBOURS_PREFIX);
+    try {
+      const dir = mkdtempSync(path.join(base, `${NEIGHBOURS_PREFIX}${ownerTag()}-`));
+      chmodSync(dir, 0o711);
+      process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+      this.neighboursDir = dir;
+    } catch {
+      return null;
+    }
+    return this.neighboursDir;
   }
 
   private name(): string | null {
@@ -185,6 +222,20 @@ export interface HeldFifo {
  */
 export function holdFifo(end: "read" | "write"): HeldFifo | null {
   return fifos.hold(end);
+}
+
+/**
+ * A folder for folders that receive FIFOs by `moveFifo` (a kept sandbox's control folder, see
+ * warm-sandbox.ts): on the FIFOs' filesystem, 0711, removed when this process exits. Null when
+ * no FIFO can be made here.
+ */
+export function fifoNeighbours(): string | null {
+  return fifos.neighbours();
+}
+
+/** Makes a FIFO (mode 666) at `target`, a path under fifoNeighbours(); false when none could be. */
+export function moveFifo(target: string): boolean {
+  return fifos.move(target);
 }
 
 /** Closes held ends and unlinks their FIFOs (a spawn that did not happen). */

@@ -1,6 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
-import { spawnHere, type JobProcess, type ProcessLauncher } from "./launcher.ts";
+import { spawnHere, type ProcessLauncher, type StartedProcess } from "./launcher.ts";
 import { watchDisk, type DiskLimits } from "./disk.ts";
 import { sampleSession, sampleTree } from "./memory.ts";
 
@@ -10,12 +10,6 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 // After the main process exits, its leftovers are killed; this bounds the wait for pipes still held by
 // anything that escaped the process group (setsid).
 const PIPE_DRAIN_GRACE_MS = 1000;
-/**
- * How long a process that reported its own exit (see JobProcess.endedEarly) waits, stopped, for
- * its kill: its sandbox's teardown (~3 ms of CPU here) then comes after the job's outcome is
- * recorded and answered rather than competing with them on a 2-core machine.
- */
-export const TEARDOWN_DELAY_MS = 50;
 
 export interface RunOptions {
   command: string;
@@ -53,10 +47,10 @@ export interface RunOptions {
   /** Start the process from this launcher rather than from the calling process. */
   launcher?: ProcessLauncher | null;
   /**
-   * A process already started and just told to go (a warm sandbox): run this one instead of
-   * starting `command` (which, with `args`, `cwd`, `env` and the user, it was given otherwise).
+   * A process already started and just told to go (a job in a warm sandbox): run this one instead
+   * of starting `command` (which, with `args`, `cwd`, `env` and the user, it was given otherwise).
    */
-  started?: JobProcess | null;
+  started?: StartedProcess | null;
 }
 
 // How often the process tree is sampled; a fast allocator can overshoot the memory limit by what it
@@ -82,8 +76,9 @@ export interface RunResult {
   /** The last few KB of stdout and stderr, interleaved. */
   outputTail: string;
   /**
-   * Resolves once the process group (what the job left running, a sandbox waiting for its
-   * teardown) has been killed: at once after the exit, or TEARDOWN_DELAY_MS after an early one.
+   * Resolves once nothing the job started runs any more: its process group (what the job left
+   * running, its sandbox) has been killed a turn after the exit, or a kept sandbox's stub had
+   * killed it before it reported the exit (StartedProcess.keepsGroup).
    */
   groupKilled: Promise<void>;
   stdoutTail: string;
@@ -168,7 +163,7 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       env: options.env,
       ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.gid ?? options.uid }),
     };
-    const child: JobProcess =
+    const child: StartedProcess =
       options.started ?? (options.launcher ? options.launcher.spawn(request) : spawnHere(request));
 
     let settled = false;
@@ -283,13 +278,14 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       result.exitCode = code;
       result.exitSignal = signal;
       // Leftovers are killed a turn later: the kill (of a sandbox's processes, whose teardown it
-      // starts) must not hold up the end of the job, which is recorded first.
-      const teardown = (): void => {
-        killGroup();
-        markGroupKilled();
-      };
-      if (child.endedEarly) setTimeout(teardown, TEARDOWN_DELAY_MS);
-      else setImmediate(teardown);
+      // starts) must not hold up the end of the job, which is recorded first. A kept sandbox
+      // stays: its stub killed what the job left before it reported the exit.
+      if (child.keepsGroup) markGroupKilled();
+      else
+        setImmediate(() => {
+          killGroup();
+          markGroupKilled();
+        });
       drainTimer = setTimeout(() => {
         child.releasePipes();
         finish();

@@ -44,6 +44,13 @@ export interface ExecuteRequest {
   launcher?: ProcessLauncher | null;
   /** Sandboxes set up ahead of their jobs (the worker's); a job takes one when its spec has one. */
   warmSandboxes?: WarmSandboxes | null;
+  /**
+   * Jobs of the same key may run one after the other in one warm sandbox, which its stub cleans
+   * between them (see warm-sandbox.ts): the worker gives one key to runs of the same code by the
+   * same user in the same workspace only, never to jobs that could learn what the others may
+   * not. Without it the job's sandbox serves it alone.
+   */
+  reuseKey?: string;
 }
 
 export type ExecuteOutcome =

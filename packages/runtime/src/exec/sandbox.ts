@@ -66,7 +66,16 @@ export interface SandboxOptions {
   readOnlyPaths: string[];
   /** Host folders bound writable at the same path (a same_worker flow's `./shared`). */
   writablePaths?: string[];
+  /**
+   * A sandbox kept for several jobs (see warm-sandbox.ts): its control folder, bound read-only
+   * at SANDBOX_CONTROL_DIR, and a POSIX message queue folder, so that its stub can see what a
+   * job left there.
+   */
+  controlDir?: string;
 }
+
+/** Where a kept sandbox's control folder is, inside it. */
+export const SANDBOX_CONTROL_DIR = "/run/millrace";
 
 /**
  * A job's process tree under bwrapArgs: bwrap, then (--unshare-pid) bwrap as the init of the pid
@@ -109,6 +118,12 @@ export function bwrapArgs(options: SandboxOptions): string[] {
     String(TMPFS_BYTES),
     "--tmpfs",
     "/dev/shm",
+    ...(options.controlDir
+      ? ["--mqueue", "/dev/mqueue", "--ro-bind", options.controlDir, SANDBOX_CONTROL_DIR]
+      : []),
+    // Nothing but its own tmpfs folders is the job's to write in /dev (bwrap makes it writable).
+    "--remount-ro",
+    "/dev",
   ];
   const bound = new Set<string>();
   for (const file of options.executables) {
@@ -130,6 +145,35 @@ export function bwrapArgs(options: SandboxOptions): string[] {
   }
   args.push("--bind", options.jobDir, options.jobDir, "--chdir", options.jobDir, "--remount-ro", "/");
   return args;
+}
+
+// The sandbox's own writable tmpfs folders, and where kept sandboxes' stubs mount message queues.
+const SANDBOX_TMPFS = ["/tmp", "/dev/shm", "/dev/mqueue"];
+
+/**
+ * What a job may leave in the sandbox's writable tmpfs folders that is not the job's: for each
+ * of them, and each folder bwrap made in them to bind a host path there (a JOB_DIR under /tmp,
+ * the default), the entries it must hold. Everything else in them is the job's.
+ */
+export function sandboxScaffolding(options: SandboxOptions): Map<string, Set<string>> {
+  const scaffolding = new Map<string, Set<string>>(SANDBOX_TMPFS.map((dir) => [dir, new Set<string>()]));
+  const targets = [
+    ...options.executables.filter((file) => !underSystemDir(file)),
+    ...options.readOnlyPaths,
+    ...(options.writablePaths ?? []),
+    options.jobDir,
+  ].map((target) => path.resolve(target));
+  for (const target of targets) {
+    const tmpfs = SANDBOX_TMPFS.find((dir) => target.startsWith(`${dir}/`));
+    if (!tmpfs) continue;
+    // Each folder from the tmpfs down to the bound path holds the next one.
+    for (let at = target; at !== tmpfs; at = path.dirname(at)) {
+      const parent = path.dirname(at);
+      if (!scaffolding.has(parent)) scaffolding.set(parent, new Set());
+      scaffolding.get(parent)!.add(path.basename(at));
+    }
+  }
+  return scaffolding;
 }
 
 /** bwrap on the worker's PATH, as a shell would find it (the operator decides what is installed). */

@@ -1,7 +1,8 @@
-// Warm sandboxes: set up ahead of their jobs, each serving exactly one, indistinguishable from a
-// sandbox set up for the job (environment, limits, isolation).
+// Warm sandboxes: set up ahead of their jobs, indistinguishable from a sandbox set up for the job
+// (environment, limits, isolation); a bash stub's kept for the next job of the same reuse key
+// only, with nothing of the job before left in it.
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import type { ExecuteRequest } from "./execute.ts";
@@ -33,6 +34,7 @@ const PROBE = [
   // Its error names the script and line as a fresh bash's would. On stdout: stdout and stderr are
   // two pipes, whose chunks the log interleaves in whichever order they are read.
   "undefined_command_of_the_job 2>&1",
+  'echo "flags $-"',
   // Builtins only: a pipeline's own processes would make the list racy.
   'for p in /proc/[0-9]*; do read -r c < "$p/comm"; echo "process $c"; done',
 ].join("\n");
@@ -51,13 +53,16 @@ test("a job in a warm sandbox sees what it would see in a sandbox made for it", 
   const dirOf = (logs: string) => /^dir=(.*)$/m.exec(logs)![1]!;
   assert.equal(path.dirname(dirOf(cold.logs)), root);
   assert.match(path.basename(dirOf(warm.logs)), /^warm-/, "the job ran in a warm sandbox");
-  const body = (logs: string) => logs.replace(/^dir=.*\n/, "");
+  // The traces of the stub: the process it is, which the job may see but not read (below), and
+  // its control folder's mount point, /run.
+  const body = (logs: string) =>
+    logs
+      .replace(/^dir=.*\n/, "")
+      .replace("process millrace-stub\n", "")
+      .replace(/^run\n/m, "");
+  assert.match(warm.logs, /^process millrace-stub$/m);
   assert.equal(body(warm.logs), body(cold.logs), "same environment, limits, filesystem, user, processes");
   assert.match(warm.logs, /JOB_VAR=mine/);
-  // The one trace of a bash job run by the stub's own bash rather than a second one: bash -c's flag.
-  await warmUp(pool, bashSpec);
-  const flags = await bash('echo "$-"', { warmSandboxes: pool });
-  assert.equal(flags.outcome.status === "success" && flags.outcome.result, "hBc");
 });
 
 test("variables bash cannot export itself still reach a job in a warm sandbox", async () => {
@@ -137,38 +142,93 @@ test("a job's stdin is /dev/null in a warm sandbox too (its stub read the job th
   }
 });
 
-/** Runs `script` in a warm sandbox taken from the pool, as executeJob would hand it a bash job. */
-async function runStub(script: string) {
+const resultOf = (r: TestRun) => String(r.outcome.status === "success" && r.outcome.result);
+
+test("jobs of one reuse key run one after the other in one sandbox, and none finds anything of the one before", async () => {
   await warmUp(pool, bashSpec);
-  const warm = pool.take(bashSpec)!;
-  writeFileSync(path.join(warm.dir, "main.sh"), script);
-  let output = "";
-  warm.process.on("data", (chunk) => (output += chunk.toString()));
-  const exit = new Promise<number | null>((resolve) => warm.process.on("exit", (code) => resolve(code)));
-  const closed = new Promise<void>((resolve) => warm.process.on("close", () => resolve()));
-  assert.ok(warm.start({ PATH: "/usr/bin:/bin" }, [], [resolvedInterpreters().bash, "main.sh"], "source"));
-  await closed;
-  return { output, code: await exit, pid: warm.process.pid!, endedEarly: warm.process.endedEarly };
-}
+  const key = { warmSandboxes: pool, reuseKey: `leftovers-${Math.random()}` };
+  const leave = [
+    "touch left-in-folder /tmp/left-in-tmp /dev/shm/left-in-shm /tmp/.hidden",
+    "mkdir -p /tmp/a/b && touch /tmp/a/b/c",
+    "(setsid sleep 30 &)",
+    "sleep 30 &",
+    'echo "$PWD"',
+  ].join("\n");
+  const look = [
+    "ls -A",
+    "ls -A /tmp /dev/shm /dev/mqueue",
+    'for p in /proc/[0-9]*; do read -r c < "$p/comm"; echo "process $c"; done',
+    'echo "$PWD"',
+  ].join("\n");
+  const first = await bash(leave, key);
+  assert.equal(first.outcome.status, "success", first.logs);
+  const second = await bash(look, key);
+  assert.equal(second.outcome.status, "success", second.logs);
+  assert.equal(resultOf(second), resultOf(first), "the second job ran in the first one's sandbox");
+  assert.doesNotMatch(second.logs, /left-in|hidden|^a$/m);
+  // The job folder's own scaffolding under the sandbox's /tmp (JOB_DIR is under /tmp here) stays.
+  assert.match(second.logs, new RegExp(`^/dev/mqueue:\n\n/dev/shm:\n\n/tmp:\n${path.basename(root)}\n`, "m"));
+  assert.deepEqual(
+    second.logs.match(/^process .*$/gm)?.sort(),
+    ["process bash", "process bwrap", "process millrace-stub"],
+    "the first job's sleeps are gone",
+  );
+  const third = await bash(look, key);
+  assert.equal(resultOf(third), resultOf(first));
+});
 
-const processState = (pid: number) => {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "")[0];
-  } catch {
-    return "gone";
-  }
-};
+test("a job never shares a sandbox with a job of another reuse key, or of none", async () => {
+  const where = async (reuseKey?: string) => {
+    await warmUp(pool, bashSpec);
+    return resultOf(await bash('echo "$PWD"', { warmSandboxes: pool, ...(reuseKey ? { reuseKey } : {}) }));
+  };
+  const [a, b] = [`a-${Math.random()}`, `b-${Math.random()}`];
+  const first = await where(a);
+  assert.notEqual(await where(b), first);
+  assert.notEqual(await where(), first);
+  assert.equal(await where(a), first, "the sandbox of key a waited for the next job of key a");
+});
 
-test("a bash stub reports its script's end, then waits for its teardown; other endings come from the process", async () => {
-  const reached = await runStub('echo "reached the end"\nfalse\n');
-  assert.deepEqual([reached.output, reached.code, reached.endedEarly], ["reached the end\n", 1, true]);
-  // The job is over while its sandbox is still there: nothing killed it yet (runProcess does).
-  assert.notEqual(processState(reached.pid), "gone");
-  process.kill(-reached.pid, "SIGKILL");
+test("a job cannot read or trace its stub: the stub runs from a file the job may not read", async () => {
+  await warmUp(pool, bashSpec);
+  const r = await bash(
+    [
+      'read -r c < /proc/$PPID/comm; echo "parent $c"',
+      "cat /proc/$PPID/environ > /dev/null 2>&1 || echo 'environ denied'",
+      "head -c 1 /proc/$PPID/mem > /dev/null 2>&1 || echo 'memory denied'",
+      "ls /proc/$PPID/fd > /dev/null 2>&1 || echo 'fds denied'",
+      "cat /run/millrace/millrace-stub > /dev/null 2>&1 || echo 'binary denied'",
+      "touch /run/millrace/x 2>/dev/null || echo 'control folder read-only'",
+      "touch /dev/x 2>/dev/null || echo '/dev read-only'",
+    ].join("\n"),
+    { warmSandboxes: pool, reuseKey: `stub-${Math.random()}` },
+  );
+  assert.equal(r.outcome.status, "success", r.logs);
+  assert.equal(
+    r.logs,
+    "parent millrace-stub\nenviron denied\nmemory denied\nfds denied\nbinary denied\ncontrol folder read-only\n/dev read-only\n",
+  );
+});
 
-  const exited = await runStub('echo "exits"\nexit 3\n');
-  assert.deepEqual([exited.output, exited.code, exited.endedEarly], ["exits\n", 3, false]);
-  assert.equal(processState(exited.pid), "gone");
+test("a sandbox whose job left what its stub cannot clean, or that was killed, serves no other job", async () => {
+  const reuseKey = `unclean-${Math.random()}`;
+  const where = async (script: string, extra: Partial<ExecuteRequest> = {}) => {
+    await warmUp(pool, bashSpec);
+    return bash(`${script}\necho "$PWD"`, { warmSandboxes: pool, reuseKey, ...extra });
+  };
+  const first = await where("true");
+  // A folder its own user cannot empty.
+  const locked = await where("mkdir -p /tmp/locked/in && chmod 0 /tmp/locked");
+  assert.equal(resultOf(locked), resultOf(first));
+  const after = await where("true");
+  assert.notEqual(resultOf(after), resultOf(first), "the unclean sandbox was ended");
+  // A job killed at its limit (the worker kills the sandbox).
+  const cpu = await where("while :; do :; done", { limits: { cpuSeconds: 1 } });
+  assert.equal(cpu.outcome.status === "failure" && cpu.outcome.error.name, "CpuLimitExceeded");
+  const timedOut = await where("sleep 30", { timeoutMs: 300 });
+  assert.equal(timedOut.outcome.status, "failure");
+  const next = await where("true");
+  assert.notEqual(resultOf(next), resultOf(after));
 });
 
 test("what a job left running goes with its sandbox, after the job is over", async () => {
@@ -346,14 +406,18 @@ test("a warm bun only becomes jobs whose start-time variables are its own", () =
   assert.deepEqual(bunStartEnv({ ...jobEnv, JOB_VAR: "x" }), { NODE_PATH: "/clients", JOB_VAR: "x" });
 });
 
-test("each warm sandbox serves one job, and its folder goes with the job", async () => {
+test("without a reuse key each warm sandbox serves one job, and its folder goes with the job", async () => {
   await warmUp(pool, bashSpec);
   const first = await bash('touch left-behind\necho "$PWD"', { warmSandboxes: pool });
   await warmUp(pool, bashSpec);
   const second = await bash('ls -A; echo "$PWD"', { warmSandboxes: pool });
   const dirOf = (r: typeof first) => String(r.outcome.status === "success" && r.outcome.result);
   assert.notEqual(dirOf(first), dirOf(second));
-  assert.equal(second.logs, `main.sh\n${dirOf(second)}\n`, "nothing of the first job is there");
+  assert.equal(
+    second.logs,
+    `.millrace-args\nmain.sh\n${dirOf(second)}\n`,
+    "nothing of the first job is there",
+  );
   await jobDirRemoved();
   assert.ok(!existsSync(dirOf(first)) && !existsSync(dirOf(second)));
 });

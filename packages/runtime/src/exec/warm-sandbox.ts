@@ -1,13 +1,41 @@
 import { randomUUID } from "node:crypto";
-import { existsSync } from "node:fs";
+import { EventEmitter } from "node:events";
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import net from "node:net";
 import path from "node:path";
-import { JOB_LANG, resolvedInterpreters } from "./interpreters.ts";
+import { resolvedInterpreters } from "./interpreters.ts";
 import { createJobDir, removeJobDir, removeJobDirSoon } from "./job-dir.ts";
 import { ownerTag, removeStaleFolders } from "./owned-folders.ts";
 import { bunStub, bunStubCanRun } from "./bun-stub.ts";
 import { pythonStub } from "./python-stub.ts";
-import { spawnHere, type JobProcess, type ProcessLauncher } from "./launcher.ts";
-import { bwrapArgs, jobUser, type SandboxOptions } from "./sandbox.ts";
+import {
+  spawnHere,
+  type JobProcess,
+  type JobProcessEvents,
+  type ProcessLauncher,
+  type StartedProcess,
+} from "./launcher.ts";
+import { fifoNeighbours, moveFifo } from "./output-pipes.ts";
+import {
+  bwrapArgs,
+  jobUser,
+  SANDBOX_CONTROL_DIR,
+  sandboxScaffolding,
+  type SandboxOptions,
+} from "./sandbox.ts";
 
 /**
  * What a sandbox is made of, its job folder aside: jobs with the same spec can share a pool.
@@ -17,78 +45,103 @@ import { bwrapArgs, jobUser, type SandboxOptions } from "./sandbox.ts";
 export type WarmSandboxSpec = Omit<SandboxOptions, "jobDir"> & { startEnv?: Record<string, string> };
 
 /**
- * The sandbox's first process, a bash: it waits on its stdin, a FIFO the worker writes, for the
- * job, as NUL-terminated fields (`mode, count, env…, count, ulimit…, argv…`), gives the job
- * /dev/null as stdin instead (as a job started cold gets), sets the limits and the job's
- * environment, then runs the command. EOF without fields (the pool is closing, the worker is
- * gone) ends it. (`mapfile` reads the pipe in blocks; a `read` loop would read it one byte per
- * system call.)
+ * The first process of a bash stub's sandbox: a bash that runs the sandbox's jobs one after the
+ * other, each in a child of its own. For each line on its stdin (a FIFO the worker writes: the
+ * job's number) it reads the job from its control folder (SANDBOX_CONTROL_DIR, bound read-only:
+ * `job` holds NUL-terminated fields, `mode, count, env…, count, ulimit…, argv…`, a file since
+ * bash reads a pipe one byte per system call), and forks the job: stdin /dev/null, stdout and
+ * stderr the FIFOs `out` and `err` the worker reads, the limits set by `ulimit`, then an exec of
+ * the command with exactly the job's environment. The stub was started with an empty
+ * environment: exporting the job's variables, after unsetting the few bash set for itself,
+ * leaves exactly the job's. Mode `clean` (see `needsCleanExec`) execs with `env -i`, which takes
+ * any variable; so does a variable `export` refuses.
  *
- * The stub was started with an empty environment: exporting the job's variables, after unsetting
- * the few bash set for itself, leaves exactly the job's. Mode `exec` then execs the command
- * (bash's `exec` adds SHLVL=0, which the wrappers drop). Mode `source`, for a bash script
- * (`bash script args…` with the stub's own bash), runs the script in the stub itself, as a fresh
- * `bash script` would (same $0, arguments, variables, options, SHLVL and PWD, the script's
- * exit status), saving the start of a second bash: 4–6 ms on these VMs, on every bash job's
- * path. Anything a fresh bash would treat differently goes the `exec` way with `env -i`, which
- * takes any variable: mode `clean` (see `needsCleanExec`), a variable `export` refuses anyway,
- * and a script name found in PATH (where `.` would look first).
+ * When the child is done, nothing of the job may stay for the next one: every other process of
+ * the pid namespace is killed (`kill -9 -1` spares only the caller and the namespace's init) and
+ * awaited; /tmp, /dev/shm and /dev/mqueue are emptied, and must then be empty; no System V IPC
+ * object may be left. Then it reports `<number> <exit status> <clean>` on fd 247, a status pipe
+ * the worker reads, and waits for the next job. A sandbox reported unclean is not used again,
+ * nor is one whose job was killed (the worker kills its whole process group then). /dev is
+ * read-only; the job folder is emptied by the worker.
  *
- * The variables are exported by one `export` with one redirection: a loop exporting and
- * pattern-matching them one by one cost ~0.6 ms for a job's ~16 variables, on every job's path.
- * The stub loads the jobs' locale while it waits (an unexported LANG, unset before the job's
- * variables): bash loads a locale when LANG is set, ~0.7 ms here the first time, on the job's
- * path when the job's LANG was the first.
- *
- * A sourced script that ends by reaching its end has its exit status written to fd 247, a
- * status pipe the worker reads itself, by the stub's EXIT trap; the stub then stops itself
- * (SIGSTOP) until the worker kills the sandbox. The job is over at once, and the sandbox's
- * teardown (bwrap's processes, the namespaces: ~3 ms of CPU here, and they hold the output pipes
- * open until then) comes after its outcome is recorded and answered (see runProcess).
- *
- * The trap reports only when `_mr_x` is set, after the script returned: a script ending
- * otherwise (`exit`, `set -e`, a signal, whose trap bash runs with `$?` 0) reports nothing, nor
- * does one that set an EXIT trap of its own (which replaces the stub's, and may still print or
- * change the status); their exit is known from the process, as for any other command. What a
- * script can see of this: the trap (`trap -p`), and fds 247 and 248 (two copies: a script that
- * pointed 247 elsewhere fails the `-ef` check and gets nothing written there), which the stub
- * closes for anything it execs.
+ * The stub runs from an execute-only copy of bash (SANDBOX_CONTROL_DIR/millrace-stub): the
+ * kernel marks a process that execs a file it may not read as not dumpable, so a job, running
+ * as the same user, can neither ptrace it nor read its memory, environment or fds under /proc.
+ * It cannot plant code in the stub to watch the next job.
  */
-const stubScript = (env: string) => `set -f
-LANG=${JOB_LANG}
-mapfile -t -d '' _mr_f
-{ exec </dev/null 247>&4 248>&4 4>&-; } 2>/dev/null
-(( \${#_mr_f[@]} )) || exit 0
-_mr_m=\${_mr_f[0]}
-_mr_n=\${_mr_f[1]}
-_mr_i=$((_mr_n + 2))
-_mr_u=\${_mr_f[_mr_i]}
-for _mr_s in "\${_mr_f[@]:_mr_i+1:_mr_u}"; do ulimit $_mr_s || exit 126; done
-_mr_c=("\${_mr_f[@]:_mr_i+1+_mr_u}")
-unset OLDPWD SHLVL _ LANG
-[[ $_mr_m != clean ]] && export "\${_mr_f[@]:2:_mr_n}" 2>/dev/null ||
-  exec ${env} -i "PWD=$PWD" "\${_mr_f[@]:2:_mr_n}" "\${_mr_c[@]}" 247>&- 248>&-
-if [[ $_mr_m == source && \${_mr_c[0]} == "$BASH" && \${_mr_c[1]} != */* ]]; then
-  _mr_p=$PATH:
-  while [[ $_mr_p ]]; do
-    _mr_d=\${_mr_p%%:*}
-    _mr_p=\${_mr_p#*:}
-    [[ $_mr_d && $_mr_d != . && -f $_mr_d/\${_mr_c[1]} ]] && _mr_m=exec
+const stubScript = (env: string, scaffolding: Map<string, Set<string>>) => {
+  // Per writable tmpfs folder (and folder bwrap made there, see sandboxScaffolding): its own
+  // entries must be there, and it must stay usable; anything else in it is the job's.
+  const tidy = [...scaffolding]
+    .map(([dir, entries]) => `  _mr_tidy ${[dir, ...entries].map(shellQuote).join(" ")} || _mr_k=0`)
+    .join("\n");
+  return `set -f
+shopt -s nullglob dotglob
+_mr_tidy() {
+  local d=$1 e x o
+  shift
+  [[ -d $d && -r $d && -w $d && -x $d ]] || return 1
+  for e; do [[ -e $d/$e ]] || return 1; done
+  for x in "$d"/*; do
+    o=
+    for e; do [[ $x == "$d/$e" ]] && o=1 && break; done
+    [[ $o ]] || _mr_rm+=("$x")
   done
-fi
-[[ $_mr_m == source ]] || exec "\${_mr_c[@]}" 247>&- 248>&-
-export SHLVL=1
-BASH_ARGV0=\${_mr_c[1]}
-set -- "\${_mr_c[@]:2}"
-unset BASH_EXECUTION_STRING \${!_mr_@}
-set +f
-trap '[[ \${_mr_x-} && /dev/fd/247 -ef /dev/fd/248 ]] && builtin printf "%d\\n" $_mr_x >&247 && builtin kill -STOP $$' EXIT
-. "$0"
-_mr_x=$?
-builtin exit $_mr_x
+}
+_mr_c=${SANDBOX_CONTROL_DIR}
+exec 247>&4 4>&- 249<>"$_mr_c/idle"
+while read -r _mr_n; do
+  mapfile -t -d '' _mr_f < "$_mr_c/job" || exit 1
+  (
+    exec </dev/null >"$_mr_c/out" 2>"$_mr_c/err" 247>&- 249>&- || exit 126
+    _mr_m=\${_mr_f[0]}
+    _mr_e=\${_mr_f[1]}
+    _mr_i=$((_mr_e + 2))
+    _mr_u=\${_mr_f[_mr_i]}
+    for _mr_s in "\${_mr_f[@]:_mr_i+1:_mr_u}"; do ulimit $_mr_s || exit 126; done
+    _mr_a=("\${_mr_f[@]:_mr_i+1+_mr_u}")
+    unset OLDPWD SHLVL _
+    [[ $_mr_m != clean ]] && export "\${_mr_f[@]:2:_mr_e}" 2>/dev/null && exec "\${_mr_a[@]}"
+    exec ${env} -i "PWD=$PWD" "\${_mr_f[@]:2:_mr_e}" "\${_mr_a[@]}"
+  )
+  _mr_s=$?
+  _mr_k=1
+  set +f
+  for ((_mr_i = 0; _mr_i < 500; _mr_i++)); do
+    _mr_p=(/proc/[0-9]*)
+    ((\${#_mr_p[@]} <= 2)) && break
+    kill -9 -1 2>/dev/null
+    read -r -t 0.002 -u 249
+  done
+  ((\${#_mr_p[@]} <= 2)) || _mr_k=0
+  _mr_rm=()
+${tidy}
+  if ((\${#_mr_rm[@]})); then
+    command -p rm -rf -- "\${_mr_rm[@]}" 2>/dev/null
+    _mr_rm=()
+${tidy}
+    ((\${#_mr_rm[@]})) && _mr_k=0
+  fi
+  set -f
+  for _mr_q in shm msg sem; do
+    _mr_l=()
+    mapfile -n 2 _mr_l < /proc/sysvipc/$_mr_q
+    ((\${#_mr_l[@]} > 1)) && _mr_k=0
+  done
+  builtin printf '%s %d %d\\n' "$_mr_n" "$_mr_s" "$_mr_k" >&247
+done
 `;
+};
+
+/** A word bash reads back as `text`. */
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`;
+}
 
 const ENV_CANDIDATES = ["/usr/bin/env", "/bin/env"];
+// The stub's execute-only bash, in each control folder.
+const STUB_NAME = "millrace-stub";
+let stubBinary: string | null = null;
 // A waiting sandbox's folder: `warm-<owner>-<uuid>` (see owned-folders.ts).
 const WARM_PREFIX = "warm-";
 
@@ -108,40 +161,138 @@ export function needsCleanExec(name: string): boolean {
   return !SHELL_IDENTIFIER.test(name) || SHELL_RESERVED.test(name);
 }
 
+// A kept sandbox serves at most this many jobs and waits at most this long for the next one:
+// whatever a stub or its sandbox gathers over its jobs stays bounded, and an idle one gives its
+// memory (~6 MB: bwrap twice, the stub) back.
+const MAX_JOBS_PER_SANDBOX = 1000;
+const KEPT_IDLE_MS = 30_000;
+
 interface Warm {
   dir: string;
   process: JobProcess;
   dead: boolean;
   /** A bun stub's environment at its start (null: a bash or python3 stub). */
   bunEnv: Record<string, string> | null;
+  /** A bash stub's control folder (host path), bound at SANDBOX_CONTROL_DIR; null for the others. */
+  control: string | null;
+  /** Jobs handed to it so far. */
+  jobs: number;
+  /** A bash stub's job now running. */
+  current: SandboxJob | null;
+  /** What its jobs share (ExecuteRequest.reuseKey), once it ran one; null: it serves one job only. */
+  reuseKey: string | null;
+  idleTimer: NodeJS.Timeout | null;
+  /** When it was last kept (performance.now()). */
+  keptAt: number;
+  /** Taken for a job, until `finish`: its folder is the job's, removed by `finish`. */
+  inUse: boolean;
 }
 
 /** A sandbox taken from the pool: its folder is the job's; `start` hands it the job. */
 export interface WarmSandbox {
   dir: string;
-  process: JobProcess;
   /**
-   * False when the fields cannot travel as NUL-terminated strings (the job must run cold).
-   * `source`: argv is `bash script args…`, and the script may run in the stub's own bash
-   * (either mode becomes `clean`, an `env -i` exec, when a variable needs it).
+   * Starts the job: null when it cannot (a field holds a NUL, a bun stub cannot become this job),
+   * and the job must run cold.
    */
-  start(env: Record<string, string>, ulimits: string[], argv: string[], mode?: "exec" | "source"): boolean;
+  start(env: Record<string, string>, ulimits: string[], argv: string[]): StartedProcess | null;
   /** Ends it unused (the job could not be prepared). */
   discard(): void;
+  /**
+   * The job is over and its outcome read. A bash stub's sandbox whose stub reported the job
+   * clean waits, its folder emptied, for the next job of the same reuse key; any other goes,
+   * its folder once `groupKilled` resolves.
+   */
+  finish(groupKilled: Promise<void>): void;
+}
+
+/**
+ * One job in a bash stub's sandbox, as runProcess runs it: its output comes from the FIFOs the
+ * stub gave it, its exit from the stub's report (or from the sandbox's, if the sandbox died),
+ * and killing its process group kills the sandbox.
+ */
+class SandboxJob extends EventEmitter<JobProcessEvents> implements StartedProcess {
+  readonly pid: number;
+  readonly ready: Promise<number>;
+  keepsGroup = false;
+  private readonly readers = new Set<net.Socket>();
+  private keepers: number[];
+  private exitReported = false;
+  private closeReported = false;
+
+  /**
+   * `outputs`: each FIFO's read end, and a write end held here until the job is over, so that
+   * the reader cannot see an EOF before the job's child opened it.
+   */
+  readonly number: number;
+
+  constructor(number: number, pid: number, outputs: { fd: number; keeper: number; isStdout: boolean }[]) {
+    super();
+    this.number = number;
+    this.pid = pid;
+    this.ready = Promise.resolve(pid);
+    this.keepers = outputs.map((output) => output.keeper);
+    for (const { fd, isStdout } of outputs) {
+      const reader = new net.Socket({ fd, readable: true, writable: false });
+      this.readers.add(reader);
+      reader.on("data", (chunk: Buffer) => this.emit("data", chunk, isStdout));
+      reader.on("error", () => {});
+      reader.once("close", () => {
+        this.readers.delete(reader);
+        this.closeIfDone();
+      });
+    }
+  }
+
+  /** The stub's report: the job's child exited with `code`; `clean`: nothing of the job is left. */
+  reported(code: number, clean: boolean): void {
+    this.keepsGroup = clean;
+    this.exited(code, null);
+  }
+
+  /** The sandbox died (killed, or its stub gave up): so did the job. */
+  exited(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.exitReported) return;
+    this.exitReported = true;
+    // Every writer the job had is gone (or goes with the sandbox): the readers reach EOF once
+    // they read what is left.
+    for (const fd of this.keepers) closeSync(fd);
+    this.keepers = [];
+    this.emit("exit", code, signal);
+    this.closeIfDone();
+  }
+
+  releasePipes(): void {
+    for (const reader of this.readers) reader.destroy();
+  }
+
+  private closeIfDone(): void {
+    if (this.closeReported || !this.exitReported || this.readers.size > 0) return;
+    this.closeReported = true;
+    this.emit("close");
+  }
 }
 
 /**
  * Sandboxes made ahead of their jobs. Setting up a bubblewrap sandbox (namespaces, a dozen
- * mounts, its init) costs ~5–7 ms on a 2-core VM, on every job's path; a warm one is already
- * set up and waits, its folder empty, for the job's files and command line. Each serves exactly
- * one job: nothing of a job can be left for the next one.
+ * mounts, its init) costs ~5–7 ms of CPU on a 2-core VM, and tearing it down ~3 ms more; a warm
+ * one is already set up and waits, its folder empty, for the job's files and command line.
  *
  * Pools are per spec (network, bound executables and read-only paths), filled after a job of
  * that spec ran, up to `perSpec` sandboxes, for the `maxSpecs` most recently used specs. A job
  * whose spec has no warm sandbox runs cold, as before.
+ *
+ * A bash stub's sandbox is kept after a job its stub reported clean (see the stub), for the next
+ * job of the same spec and reuse key: the worker gives one key to the jobs of one workspace, user
+ * and code only, so a job can only ever share a sandbox with runs of the same code under the
+ * same identity. Up to `maxKept` sandboxes wait so, each at most KEPT_IDLE_MS; python3 and bun
+ * stubs become their job, and serve one job each.
  */
 export class WarmSandboxes {
   private readonly pools = new Map<string, Warm[]>();
+  /** Kept sandboxes waiting, by spec and reuse key, least recently used first. */
+  private readonly kept = new Map<string, Warm[]>();
+  private keptCount = 0;
   private readonly specs = new Map<string, WarmSandboxSpec>();
   private readonly starting = new Map<string, number>();
   private closed = false;
@@ -152,6 +303,7 @@ export class WarmSandboxes {
     launcher: ProcessLauncher | null;
     perSpec: number;
     maxSpecs: number;
+    maxKept: number;
   };
 
   constructor(options: {
@@ -160,8 +312,9 @@ export class WarmSandboxes {
     launcher: ProcessLauncher | null;
     perSpec?: number;
     maxSpecs?: number;
+    maxKept?: number;
   }) {
-    this.options = { perSpec: 3, maxSpecs: 4, ...options };
+    this.options = { perSpec: 3, maxSpecs: 4, maxKept: 16, ...options };
     // Folders of the waiting sandboxes of a worker that was killed (kill -9) before it removed them.
     removeStaleFolders(path.resolve(options.workRoot), WARM_PREFIX, removeJobDir);
   }
@@ -175,35 +328,130 @@ export class WarmSandboxes {
     ]);
   }
 
-  /** A warm sandbox of this spec, or null (run cold, and call `replenish` after). */
-  take(spec: WarmSandboxSpec): WarmSandbox | null {
+  /**
+   * A warm sandbox of this spec, or null (run cold, and call `replenish` after). With a
+   * `reuseKey`, one kept from an earlier job of that key first.
+   */
+  take(spec: WarmSandboxSpec, reuseKey: string | null = null): WarmSandbox | null {
     if (this.closed || !this.env) return null;
-    const pool = this.pools.get(WarmSandboxes.key(spec));
-    let warm: Warm | undefined;
-    while ((warm = pool?.shift()) && (warm.dead || warm.process.pid === undefined)) this.dispose(warm);
+    const key = WarmSandboxes.key(spec);
+    let warm = reuseKey === null ? undefined : this.takeKept(`${key}\n${reuseKey}`);
+    if (!warm) {
+      const pool = this.pools.get(key);
+      while ((warm = pool?.shift()) && (warm.dead || warm.process.pid === undefined)) this.dispose(warm);
+    }
     if (!warm) return null;
     const taken = warm;
-    taken.process.removeAllListeners();
+    taken.inUse = true;
+    if (taken.control && reuseKey !== null) taken.reuseKey = `${key}\n${reuseKey}`;
+    // A python3 or bun stub becomes the job's process: the pool lets go of it.
+    if (!taken.control) taken.process.removeAllListeners();
     return {
       dir: taken.dir,
-      process: taken.process,
-      start: (env, ulimits, argv, mode = "exec") => {
-        if (taken.bunEnv && !bunStubCanRun(resolvedInterpreters().bun, taken.bunEnv, env, argv)) return false;
+      start: (env, ulimits, argv) => {
+        if (taken.bunEnv && !bunStubCanRun(resolvedInterpreters().bun, taken.bunEnv, env, argv)) return null;
         const entries = Object.entries(env).map(([name, value]) => `${name}=${value}`);
         const fields = [
-          Object.keys(env).some(needsCleanExec) ? "clean" : mode,
+          Object.keys(env).some(needsCleanExec) ? "clean" : "exec",
           String(entries.length),
           ...entries,
           String(ulimits.length),
           ...ulimits,
           ...argv,
         ];
-        if (fields.some((field) => field.includes("\0"))) return false;
-        taken.process.sendControl(fields.map((field) => `${field}\0`).join(""));
-        return true;
+        if (fields.some((field) => field.includes("\0"))) return null;
+        const payload = fields.map((field) => `${field}\0`).join("");
+        taken.jobs++;
+        if (!taken.control) {
+          taken.process.sendControl(payload);
+          return taken.process;
+        }
+        return this.startInStub(taken, payload);
       },
       discard: () => this.dispose(taken),
+      finish: (groupKilled) => this.finish(taken, groupKilled),
     };
+  }
+
+  /** Hands a job to a bash stub: its fields and output FIFOs into the control folder, then its number. */
+  private startInStub(warm: Warm, payload: string): SandboxJob | null {
+    const control = warm.control!;
+    const held: number[] = [];
+    try {
+      // Readable by the job user (its own fields): the folder keeps everyone else out.
+      writeFileSync(path.join(control, "job"), payload, { mode: 0o644 });
+      const outputs = [true, false].map((isStdout) => {
+        const fifo = path.join(control, isStdout ? "out" : "err");
+        if (!moveFifo(fifo)) throw new Error("no FIFO");
+        const fd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+        held.push(fd);
+        const keeper = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+        held.push(keeper);
+        return { fd, keeper, isStdout };
+      });
+      const job = new SandboxJob(warm.jobs, warm.process.pid!, outputs);
+      warm.current = job;
+      warm.process.writeControl(`${warm.jobs}\n`);
+      return job;
+    } catch {
+      for (const fd of held) closeSync(fd);
+      return null;
+    }
+  }
+
+  private takeKept(reuseKey: string): Warm | undefined {
+    const waiting = this.kept.get(reuseKey);
+    const warm = waiting?.pop();
+    if (!warm) return undefined;
+    if (waiting!.length === 0) this.kept.delete(reuseKey);
+    this.keptCount--;
+    clearTimeout(warm.idleTimer ?? undefined);
+    warm.idleTimer = null;
+    return warm;
+  }
+
+  private finish(warm: Warm, groupKilled: Promise<void>): void {
+    const job = warm.current;
+    warm.current = null;
+    warm.inUse = false;
+    if (!warm.control) return removeJobDirSoon(warm.dir, groupKilled);
+    const keep =
+      job?.keepsGroup &&
+      warm.reuseKey !== null &&
+      !this.closed &&
+      !warm.dead &&
+      warm.jobs < MAX_JOBS_PER_SANDBOX;
+    if (!keep || !emptied(warm)) return this.dispose(warm, groupKilled);
+    const reuseKey = warm.reuseKey!;
+    let waiting = this.kept.get(reuseKey);
+    if (!waiting) this.kept.set(reuseKey, (waiting = []));
+    waiting.push(warm);
+    this.keptCount++;
+    warm.idleTimer = setTimeout(() => {
+      this.unkeep(warm);
+      this.dispose(warm);
+    }, KEPT_IDLE_MS).unref();
+    warm.keptAt = performance.now();
+    // Past the cap, the sandbox that has waited longest goes.
+    while (this.keptCount > this.options.maxKept) {
+      const oldest = [...this.kept.values()]
+        .map((list) => list[0]!)
+        .reduce((a, b) => (a.keptAt <= b.keptAt ? a : b));
+      this.unkeep(oldest);
+      this.dispose(oldest);
+    }
+  }
+
+  private unkeep(warm: Warm): void {
+    if (warm.reuseKey === null) return;
+    const waiting = this.kept.get(warm.reuseKey);
+    const at = waiting?.indexOf(warm) ?? -1;
+    if (at < 0) return;
+    waiting!.splice(at, 1);
+    if (waiting!.length === 0) this.kept.delete(warm.reuseKey);
+    this.keptCount--;
+    clearTimeout(warm.idleTimer ?? undefined);
+    warm.idleTimer = null;
   }
 
   /** How many sandboxes of this spec wait, ready to be taken. */
@@ -243,42 +491,78 @@ export class WarmSandboxes {
   }
 
   private spawn(key: string, spec: WarmSandboxSpec): void {
+    const bin = resolvedInterpreters();
+    // Python and bun jobs get their interpreter started ahead (see python-stub.ts, bun-stub.ts);
+    // every other kind the bash stub, which needs a control folder.
+    const isBun = spec.executables[0] === bin.bun;
+    const isPython = spec.executables[0] === bin.python3;
+    let control: string | null = null;
+    if (!isBun && !isPython && (control = this.controlFolder()) === null) return;
     let dir: string;
     try {
       dir = createJobDir(this.options.workRoot, `${WARM_PREFIX}${ownerTag()}-${randomUUID()}`);
     } catch {
+      if (control) removeControlFolder(control);
       return;
     }
     const user = jobUser();
-    const bin = resolvedInterpreters();
-    // Python and bun jobs get their interpreter started ahead (see python-stub.ts, bun-stub.ts);
-    // every other kind the bash stub.
-    const bun = spec.executables[0] === bin.bun ? bunStub(bin.bun, spec.startEnv ?? {}, dir) : null;
-    const stub =
-      spec.executables[0] === bin.python3
-        ? pythonStub(bin.python3)
-        : (bun ?? { args: [bin.bash, "--noprofile", "--norc", "-c", stubScript(this.env!)], env: {} });
+    const options: SandboxOptions = { ...spec, jobDir: dir, ...(control ? { controlDir: control } : {}) };
+    const bun = isBun ? bunStub(bin.bun, spec.startEnv ?? {}, dir) : null;
+    const stub = isPython
+      ? pythonStub(bin.python3)
+      : (bun ?? {
+          args: [
+            `${SANDBOX_CONTROL_DIR}/${STUB_NAME}`,
+            "--noprofile",
+            "--norc",
+            "-c",
+            stubScript(this.env!, sandboxScaffolding(options)),
+          ],
+          env: {},
+        });
     const request = {
       command: this.options.bwrap,
-      args: [...bwrapArgs({ ...spec, jobDir: dir }), ...stub.args],
+      args: [...bwrapArgs(options), ...stub.args],
       cwd: dir,
       env: stub.env,
       ...(user ?? {}),
     };
-    // Its job in and its output out go straight between the worker and it, not through the
-    // launcher; a bash stub reports its script's exit on fd 4.
-    const pipesHere = { status: stub.args[0] === bin.bash };
+    // Its jobs in and its output out go straight between the worker and it, not through the
+    // launcher; a bash stub reports each job's end on fd 4.
+    const pipesHere = { status: control !== null };
     const process = this.options.launcher
       ? this.options.launcher.spawn(request, pipesHere)
       : spawnHere(request, pipesHere);
-    const warm: Warm = { dir, process, dead: false, bunEnv: bun?.env ?? null };
-    process.on("error", () => {});
+    const warm: Warm = {
+      dir,
+      process,
+      dead: false,
+      bunEnv: bun?.env ?? null,
+      control,
+      jobs: 0,
+      current: null,
+      reuseKey: null,
+      idleTimer: null,
+      keptAt: 0,
+      inUse: false,
+    };
+    // The launcher lost it (see failLost): the job in it fails as any job would.
+    process.on("error", (error) => warm.current?.emit("error", error));
+    process.on("status", (line) => {
+      const [number, code, clean] = line.split(" ").map(Number);
+      const job = warm.current;
+      if (job && job.number === number) job.reported(code!, clean === 1);
+    });
+    process.on("exit", (code, signal) => warm.current?.exited(code, signal));
     process.on("close", () => {
+      warm.current?.exited(null, "SIGKILL");
       warm.dead = true;
       const pool = this.pools.get(key);
       const at = pool?.indexOf(warm) ?? -1;
       if (at >= 0) pool!.splice(at, 1);
-      removeJobDirSoon(dir);
+      this.unkeep(warm);
+      if (!warm.inUse) removeJobDirSoon(dir);
+      if (control) removeControlFolder(control);
     });
     this.starting.set(key, (this.starting.get(key) ?? 0) + 1);
     void process.ready.then(() => {
@@ -290,22 +574,74 @@ export class WarmSandboxes {
     });
   }
 
-  private dispose(warm: Warm): void {
+  /**
+   * A bash stub's control folder: beside the worker's FIFOs (they move in by a rename), only for
+   * the worker and the job user's group (the job's fields are secrets), holding the
+   * execute-only stub binary and the stub's `idle` FIFO. Null when FIFOs cannot be made here.
+   */
+  private controlFolder(): string | null {
+    const homes = fifoNeighbours();
+    if (!homes) return null;
+    const user = jobUser();
+    let control: string | null = null;
+    try {
+      // One copy per process (pools share it: a running stub's binary cannot be written again).
+      if (!stubBinary) {
+        const binary = path.join(homes, STUB_NAME);
+        copyFileSync(resolvedInterpreters().bash, binary);
+        chmodSync(binary, 0o111);
+        stubBinary = binary;
+      }
+      control = path.join(homes, randomUUID());
+      mkdirSync(control, { mode: user ? 0o750 : 0o700 });
+      if (user) chownSync(control, 0, user.gid);
+      linkSync(stubBinary, path.join(control, STUB_NAME));
+      if (!moveFifo(path.join(control, "idle"))) throw new Error("no FIFO");
+      return control;
+    } catch {
+      if (control) removeControlFolder(control);
+      return null;
+    }
+  }
+
+  /** Ends it; its folder goes (after `groupKilled`) unless a job still holds it (see `finish`). */
+  private dispose(warm: Warm, groupKilled?: Promise<void>): void {
+    // Once gone, its process group id may be another's: never signal it again.
+    const gone = warm.dead;
     warm.dead = true;
-    if (warm.process.pid !== undefined) {
+    this.unkeep(warm);
+    if (!gone && warm.process.pid !== undefined) {
       try {
         process.kill(-warm.process.pid, "SIGKILL");
       } catch {
         // already gone
       }
     }
-    removeJobDirSoon(warm.dir);
+    if (!warm.inUse) removeJobDirSoon(warm.dir, groupKilled);
+    if (warm.control) removeControlFolder(warm.control);
   }
 
   /** Ends every waiting sandbox and removes its folder. */
   close(): void {
     this.closed = true;
     for (const pool of this.pools.values()) for (const warm of pool) this.dispose(warm);
+    for (const waiting of [...this.kept.values()]) for (const warm of [...waiting]) this.dispose(warm);
     this.pools.clear();
   }
+}
+
+/** Empties a kept sandbox's folder for its next job; false when something could not be removed. */
+function emptied(warm: Warm): boolean {
+  try {
+    for (const name of readdirSync(warm.dir))
+      rmSync(path.join(warm.dir, name), { recursive: true, force: true });
+    for (const name of ["job", "out", "err"]) rmSync(path.join(warm.control!, name), { force: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function removeControlFolder(control: string): void {
+  rmSync(control, { recursive: true, force: true });
 }
