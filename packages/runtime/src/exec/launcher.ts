@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { closeSync } from "node:fs";
+import { closeSync, writeSync } from "node:fs";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
 import {
@@ -106,7 +106,6 @@ export class JobProcess extends EventEmitter<JobProcessEvents> implements Starte
   private readonly release: () => void;
   /** The write end of the process's stdin (held here) while it is open. */
   private controlFd: number | null = null;
-  private controlWriter: net.Socket | null = null;
   private held: HeldPipes | null;
   private readonly readsHere: boolean;
   /** Readers of held pipes not yet at their end. */
@@ -159,31 +158,23 @@ export class JobProcess extends EventEmitter<JobProcessEvents> implements Starte
    * the EOF ends its read.
    */
   sendControl(payload: string): void {
-    this.writeControl(payload);
-    this.closeControl();
+    const fd = this.controlFd;
+    this.controlFd = null;
+    if (fd === null) return;
+    const writer = new net.Socket({ fd, readable: false, writable: true });
+    writer.on("error", () => {});
+    // Destroyed (closed) once written: `end` would shut a FIFO down as if it were a socket.
+    writer.write(payload, () => writer.destroy());
   }
 
-  /** Writes to the stdin of a process whose pipes are held here, leaving it open. */
-  writeControl(payload: string): void {
-    if (!this.controlWriter && this.controlFd !== null) {
-      this.controlWriter = new net.Socket({ fd: this.controlFd, readable: false, writable: true });
-      this.controlWriter.on("error", () => {});
-      this.controlFd = null;
-    }
-    this.controlWriter?.write(payload);
-  }
-
-  /** Closes its stdin once what was written is sent: the EOF ends its reading. */
-  closeControl(): void {
-    const writer = this.controlWriter;
-    this.controlWriter = null;
-    if (writer) {
-      // Destroyed (closed) once written: `end` would shut a FIFO down as if it were a socket.
-      writer.write("", () => writer.destroy());
-    } else if (this.controlFd !== null) {
-      closeSync(this.controlFd);
-      this.controlFd = null;
-    }
+  /**
+   * Writes a short line (at most PIPE_BUF bytes, so written whole or not at all) to the stdin of
+   * a process whose pipes are held here, at once, leaving it open. Throws when it cannot (the
+   * pipe is full or closed).
+   */
+  writeControl(line: string): void {
+    if (this.controlFd === null) throw new Error("the process's stdin is closed");
+    writeSync(this.controlFd, line);
   }
 
   private closeIfDone(): void {
@@ -191,7 +182,8 @@ export class JobProcess extends EventEmitter<JobProcessEvents> implements Starte
     if (!this.ownerClosed && !(this.readsHere && this.exitReported)) return;
     this.closeReported = true;
     this.statusReader?.destroy();
-    this.closeControl();
+    if (this.controlFd !== null) closeSync(this.controlFd);
+    this.controlFd = null;
     this.emit("close");
   }
 
