@@ -121,7 +121,6 @@ class FifoStock {
   neighbours(): string | null {
     if (this.neighboursDir || this.name() === null) return this.neighboursDir;
     const base = path.dirname(this.dir!);
-    removeStaleFolders(base, NEIGHBOURS_PREFIX);
     try {
       const dir = mkdtempSync(path.join(base, `${NEIGHBOURS_PREFIX}${ownerTag()}-`));
       chmodSync(dir, 0o711);
@@ -153,6 +152,7 @@ class FifoStock {
     if (!this.dir) {
       const base = fifoBase();
       removeStaleFolders(base, PIPES_PREFIX);
+      removeStaleFolders(base, NEIGHBOURS_PREFIX);
       const dir = mkdtempSync(path.join(base, `${PIPES_PREFIX}${ownerTag()}-`));
       process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
       this.dir = dir;
