@@ -159,17 +159,36 @@ const modes = [
   { name: "without the sandbox", sandbox: false, launcher: null, warm: null },
   { name: "in the sandbox, started by the process launcher", sandbox: true, launcher, warm: null },
   { name: "in a warm sandbox (set up before the job)", sandbox: true, launcher, warm: warmSandboxes },
+  // Every job of one reuse key: each limit's job, then the next one, in the sandbox kept from the
+  // job before when its stub found it clean.
+  {
+    name: "in a kept sandbox (one reuse key for every job)",
+    sandbox: true,
+    launcher,
+    warm: warmSandboxes,
+    reuseKey: "isolation-limits",
+  },
 ];
 
 for (const mode of modes) {
   describe(`limits ${mode.name}`, () => {
     const bash = async (content: string, options: Partial<ExecuteRequest> = {}) => {
       if (mode.warm) await warmUp(mode.warm, plainSpec("bash"));
-      return bashHere(content, { launcher: mode.launcher, warmSandboxes: mode.warm, ...options });
+      return bashHere(content, {
+        launcher: mode.launcher,
+        warmSandboxes: mode.warm,
+        ...("reuseKey" in mode ? { reuseKey: mode.reuseKey } : {}),
+        ...options,
+      });
     };
     const run = async (workRoot: string, request: Parameters<typeof runHere>[1]) => {
       if (mode.warm) await warmUp(mode.warm, plainSpec(request.language as "python3"));
-      return runHere(workRoot, { launcher: mode.launcher, warmSandboxes: mode.warm, ...request });
+      return runHere(workRoot, {
+        launcher: mode.launcher,
+        warmSandboxes: mode.warm,
+        ...("reuseKey" in mode ? { reuseKey: mode.reuseKey } : {}),
+        ...request,
+      });
     };
     const ok = async () => {
       const r = await bash('echo "still fine"\n', { sandbox: mode.sandbox });

@@ -86,6 +86,8 @@ export interface StartedProcess extends EventEmitter<JobProcessEvents> {
    * jobs (a kept sandbox): the group must not be killed after the exit.
    */
   readonly keepsGroup: boolean;
+  /** Its processes are already the OOM killer's first pick (a kept sandbox's, see warm-sandbox.ts). */
+  readonly preferredForOomKill?: boolean;
   /** Stops reading the pipes, e.g. when a process that escaped the group still holds them. */
   releasePipes(): void;
 }

@@ -26,13 +26,15 @@ export const DEFAULT_LIMITS: Readonly<JobLimits> = Object.freeze({
   maxDiskBytes: 1024 * 1024 * 1024,
 });
 
+const PARALLELISM = Math.max(1, os.availableParallelism());
+
 export function resolveLimits(partial: Partial<JobLimits> | undefined, timeoutMs: number): JobLimits {
   const limits = { ...DEFAULT_LIMITS, ...partial };
   if (limits.cpuSeconds === null) {
     // Never ends a job the timeout would not: it bounds a process that outlives its job (one that
     // escaped the process group without the sandbox) and a runaway that ignores the kill.
     const seconds = Number.isFinite(timeoutMs) ? Math.ceil(timeoutMs / 1000) : 24 * 3600;
-    limits.cpuSeconds = Math.max(1, seconds) * Math.max(1, os.availableParallelism());
+    limits.cpuSeconds = Math.max(1, seconds) * PARALLELISM;
   }
   return limits;
 }

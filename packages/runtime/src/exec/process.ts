@@ -196,7 +196,7 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
     void child.ready.then((pid) => {
       if (pid === undefined || settled) return;
       if (killRequested) killGroup();
-      preferForOomKill(pid);
+      if (!child.preferredForOomKill) preferForOomKill(pid);
       // The job's processes as last sampled: the disk watch looks for deleted files they hold open.
       let pids: number[] = bySession || !options.sandboxLevels ? [pid] : [];
       if (options.disk) {
@@ -300,7 +300,7 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
  * Makes the kernel's OOM killer pick the job before the worker. Best effort: a child forked before
  * this write keeps the old score, the memory sampler still applies to it.
  */
-function preferForOomKill(pid: number): void {
+export function preferForOomKill(pid: number): void {
   try {
     writeFileSync(`/proc/${pid}/oom_score_adj`, "1000");
   } catch {

@@ -158,6 +158,7 @@ test("jobs of one reuse key run one after the other in one sandbox, and none fin
     "ls -A",
     "ls -A /tmp /dev/shm /dev/mqueue",
     'for p in /proc/[0-9]*; do read -r c < "$p/comm"; echo "process $c"; done',
+    'read -r score < /proc/self/oom_score_adj; echo "oom score $score"',
     'echo "$PWD"',
   ].join("\n");
   const first = await bash(leave, key);
@@ -173,6 +174,8 @@ test("jobs of one reuse key run one after the other in one sandbox, and none fin
     ["process bash", "process bwrap", "process millrace-stub"],
     "the first job's sleeps are gone",
   );
+  // The OOM killer picks a kept sandbox's jobs before the worker, as any job's.
+  assert.match(second.logs, /^oom score 1000$/m);
   const third = await bash(look, key);
   assert.equal(resultOf(third), resultOf(first));
 });

@@ -11,6 +11,8 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
+  readFileSync,
+  readSync,
   rmSync,
   unlinkSync,
   writeFileSync,
@@ -30,7 +32,9 @@ import {
   type StartedProcess,
 } from "./launcher.ts";
 import { fifoNeighbours, moveFifo } from "./output-pipes.ts";
+import { preferForOomKill } from "./process.ts";
 import {
+  BWRAP_OWN_LEVELS,
   bwrapArgs,
   jobUser,
   SANDBOX_CONTROL_DIR,
@@ -179,6 +183,8 @@ interface Warm {
   bunEnv: Record<string, string> | null;
   /** A bash stub's control folder (host path), bound at SANDBOX_CONTROL_DIR; null for the others. */
   control: string | null;
+  /** A bash stub's output FIFOs, read here. */
+  outputs: SandboxOutputs | null;
   /** Jobs handed to it so far. */
   jobs: number;
   /** A bash stub's job now running. */
@@ -188,6 +194,8 @@ interface Warm {
   idleTimer: NodeJS.Timeout | null;
   /** When it was last kept (performance.now()). */
   keptAt: number;
+  /** Its processes (bwrap's two, the stub) were made the OOM killer's first pick. */
+  preferredForOomKill: boolean;
   /** Taken for a job, until `finish`: its folder is the job's, removed by `finish`. */
   inUse: boolean;
 }
@@ -211,41 +219,24 @@ export interface WarmSandbox {
 }
 
 /**
- * One job in a bash stub's sandbox, as runProcess runs it: its output comes from the FIFOs the
- * stub gave it, its exit from the stub's report (or from the sandbox's, if the sandbox died),
- * and killing its process group kills the sandbox.
+ * One job in a bash stub's sandbox, as runProcess runs it: its output comes from the sandbox's
+ * FIFOs (see SandboxOutputs), its exit from the stub's report (or from the sandbox's, if the
+ * sandbox died), and killing its process group kills the sandbox.
  */
 class SandboxJob extends EventEmitter<JobProcessEvents> implements StartedProcess {
+  readonly number: number;
   readonly pid: number;
   readonly ready: Promise<number>;
+  readonly preferredForOomKill: boolean;
   keepsGroup = false;
-  private readonly readers = new Set<net.Socket>();
-  private keepers: number[];
   private exitReported = false;
-  private closeReported = false;
 
-  /**
-   * `outputs`: each FIFO's read end, and a write end held here until the job is over, so that
-   * the reader cannot see an EOF before the job's child opened it.
-   */
-  readonly number: number;
-
-  constructor(number: number, pid: number, outputs: { fd: number; keeper: number; isStdout: boolean }[]) {
+  constructor(number: number, pid: number, preferredForOomKill: boolean) {
     super();
     this.number = number;
     this.pid = pid;
+    this.preferredForOomKill = preferredForOomKill;
     this.ready = Promise.resolve(pid);
-    this.keepers = outputs.map((output) => output.keeper);
-    for (const { fd, isStdout } of outputs) {
-      const reader = new net.Socket({ fd, readable: true, writable: false });
-      this.readers.add(reader);
-      reader.on("data", (chunk: Buffer) => this.emit("data", chunk, isStdout));
-      reader.on("error", () => {});
-      reader.once("close", () => {
-        this.readers.delete(reader);
-        this.closeIfDone();
-      });
-    }
   }
 
   /** The stub's report: the job's child exited with `code`; `clean`: nothing of the job is left. */
@@ -254,26 +245,78 @@ class SandboxJob extends EventEmitter<JobProcessEvents> implements StartedProces
     this.exited(code, null);
   }
 
-  /** The sandbox died (killed, or its stub gave up): so did the job. */
+  /**
+   * The job is over (reported, or its sandbox died): every writer it had is gone, so what it
+   * wrote is all in the FIFOs' buffers, read by then (see SandboxOutputs.drain).
+   */
   exited(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.exitReported) return;
     this.exitReported = true;
-    // Every writer the job had is gone (or goes with the sandbox): the readers reach EOF once
-    // they read what is left.
-    for (const fd of this.keepers) closeSync(fd);
-    this.keepers = [];
     this.emit("exit", code, signal);
-    this.closeIfDone();
-  }
-
-  releasePipes(): void {
-    for (const reader of this.readers) reader.destroy();
-  }
-
-  private closeIfDone(): void {
-    if (this.closeReported || !this.exitReported || this.readers.size > 0) return;
-    this.closeReported = true;
     this.emit("close");
+  }
+
+  releasePipes(): void {}
+}
+
+/**
+ * A bash stub's `out` and `err` FIFOs, read here for the sandbox's whole life: their read ends,
+ * and a write end held here so that they never see an EOF between jobs. The stub reports a job
+ * only once nothing of it is left to write there: what it wrote is in the pipes by then, and
+ * `drain` reads it to the end before the job's exit is told (one reader per sandbox, not two
+ * per job: ~0.1 ms a job of opens and sockets).
+ */
+class SandboxOutputs {
+  private readonly ends: { fd: number; keeper: number; reader: net.Socket; isStdout: boolean }[] = [];
+  private readonly chunk = Buffer.allocUnsafe(65536);
+
+  constructor(control: string, onData: (chunk: Buffer, isStdout: boolean) => void) {
+    try {
+      for (const isStdout of [true, false]) {
+        const fifo = path.join(control, isStdout ? "out" : "err");
+        const fd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+        let keeper: number;
+        try {
+          keeper = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+        } catch (error) {
+          closeSync(fd);
+          throw error;
+        }
+        const reader = new net.Socket({ fd, readable: true, writable: false });
+        reader.on("data", (chunk: Buffer) => onData(chunk, isStdout));
+        reader.on("error", () => {});
+        this.ends.push({ fd, keeper, reader, isStdout });
+      }
+    } catch (error) {
+      this.close();
+      throw error;
+    }
+    this.onData = onData;
+  }
+
+  private readonly onData: (chunk: Buffer, isStdout: boolean) => void;
+
+  /** Reads what the pipes hold now, to their end. */
+  drain(): void {
+    for (const { fd, isStdout } of this.ends) {
+      for (;;) {
+        let n: number;
+        try {
+          n = readSync(fd, this.chunk);
+        } catch {
+          break; // EAGAIN: read to its end
+        }
+        if (n === 0) break;
+        this.onData(Buffer.from(this.chunk.subarray(0, n)), isStdout);
+      }
+    }
+  }
+
+  close(): void {
+    for (const { reader, keeper } of this.ends.splice(0)) {
+      reader.destroy();
+      closeSync(keeper);
+    }
   }
 }
 
@@ -377,33 +420,18 @@ export class WarmSandboxes {
     };
   }
 
-  /**
-   * Hands a job to a bash stub: its fields into the control folder, the read ends of its output
-   * FIFOs opened here, then its number on the stub's stdin. The FIFOs serve every job of the
-   * sandbox: the stub reports a job only once nothing of it is left to hold their write ends.
-   */
+  /** Hands a job to a bash stub: its fields into the control folder, then its number on the stub's stdin. */
   private startInStub(warm: Warm, payload: string): SandboxJob | null {
-    const control = warm.control!;
-    const held: number[] = [];
     try {
       // Readable by the job user (its own fields): the folder keeps everyone else out.
-      writeFileSync(path.join(control, "job"), payload, { mode: 0o644 });
-      const outputs = [true, false].map((isStdout) => {
-        const fifo = path.join(control, isStdout ? "out" : "err");
-        const fd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
-        held.push(fd);
-        const keeper = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
-        held.push(keeper);
-        return { fd, keeper, isStdout };
-      });
+      writeFileSync(path.join(warm.control!, "job"), payload, { mode: 0o644 });
       warm.process.writeControl(`${warm.jobs}\n`);
-      const job = new SandboxJob(warm.jobs, warm.process.pid!, outputs);
-      warm.current = job;
-      return job;
     } catch {
-      for (const fd of held) closeSync(fd);
       return null;
     }
+    const job = new SandboxJob(warm.jobs, warm.process.pid!, warm.preferredForOomKill);
+    warm.current = job;
+    return job;
   }
 
   private takeKept(reuseKey: string): Warm | undefined {
@@ -429,6 +457,11 @@ export class WarmSandboxes {
       !warm.dead &&
       warm.jobs < MAX_JOBS_PER_SANDBOX;
     if (!keep || !emptied(warm)) return this.dispose(warm, groupKilled);
+    if (!warm.preferredForOomKill) {
+      // Its stub (certainly started by now) forks every later job: they inherit its score.
+      for (const pid of sandboxPids(warm.process.pid!)) preferForOomKill(pid);
+      warm.preferredForOomKill = true;
+    }
     const reuseKey = warm.reuseKey!;
     let waiting = this.kept.get(reuseKey);
     if (!waiting) this.kept.set(reuseKey, (waiting = []));
@@ -512,6 +545,17 @@ export class WarmSandboxes {
       if (control) removeControlFolder(control);
       return;
     }
+    // Set once the sandbox exists; routes the stub's FIFOs to the job it runs.
+    let current: () => SandboxJob | null = () => null;
+    let outputs: SandboxOutputs | null = null;
+    try {
+      if (control)
+        outputs = new SandboxOutputs(control, (chunk, isStdout) => current()?.emit("data", chunk, isStdout));
+    } catch {
+      removeControlFolder(control!);
+      removeJobDirSoon(dir);
+      return;
+    }
     const user = jobUser();
     const options: SandboxOptions = { ...spec, jobDir: dir, ...(control ? { controlDir: control } : {}) };
     const bun = isBun ? bunStub(bin.bun, spec.startEnv ?? {}, dir) : null;
@@ -546,23 +590,33 @@ export class WarmSandboxes {
       dead: false,
       bunEnv: bun?.env ?? null,
       control,
+      outputs,
       jobs: 0,
       current: null,
       reuseKey: null,
       idleTimer: null,
       keptAt: 0,
+      preferredForOomKill: false,
       inUse: false,
     };
+    current = () => warm.current;
     // The launcher lost it (see failLost): the job in it fails as any job would.
     process.on("error", (error) => warm.current?.emit("error", error));
     process.on("status", (line) => {
       const [number, code, clean] = line.split(" ").map(Number);
       const job = warm.current;
-      if (job && job.number === number) job.reported(code!, clean === 1);
+      if (!job || job.number !== number) return;
+      outputs?.drain();
+      job.reported(code!, clean === 1);
     });
-    process.on("exit", (code, signal) => warm.current?.exited(code, signal));
+    process.on("exit", (code, signal) => {
+      outputs?.drain();
+      warm.current?.exited(code, signal);
+    });
     process.on("close", () => {
+      outputs?.drain();
       warm.current?.exited(null, "SIGKILL");
+      outputs?.close();
       warm.dead = true;
       const pool = this.pools.get(key);
       const at = pool?.indexOf(warm) ?? -1;
@@ -628,6 +682,7 @@ export class WarmSandboxes {
     }
     if (!warm.inUse) removeJobDirSoon(warm.dir, groupKilled);
     if (warm.control) removeControlFolder(warm.control);
+    warm.outputs?.close();
   }
 
   /** Ends every waiting sandbox and removes its folder. */
@@ -653,6 +708,23 @@ function emptied(warm: Warm): boolean {
   } catch {
     return false;
   }
+}
+
+/** A sandbox's own processes: its bwrap, bwrap's init and the stub (the first of each level). */
+function sandboxPids(pid: number): number[] {
+  const pids = [pid];
+  for (let level = 0; level < BWRAP_OWN_LEVELS; level++) {
+    let children: string;
+    try {
+      children = readFileSync(`/proc/${pids.at(-1)}/task/${pids.at(-1)}/children`, "utf8");
+    } catch {
+      break;
+    }
+    const first = Number(children.trim().split(" ")[0]);
+    if (!first) break;
+    pids.push(first);
+  }
+  return pids;
 }
 
 function removeControlFolder(control: string): void {
