@@ -225,6 +225,13 @@ test("a sandbox whose job left what its stub cannot clean, or that was killed, s
   assert.equal(resultOf(locked), resultOf(first));
   const after = await where("true");
   assert.notEqual(resultOf(after), resultOf(first), "the unclean sandbox was ended");
+  // A job folder the worker does not empty in its own turn (a folder in it): removed with the sandbox.
+  const nested = await where("mkdir -p sub/deeper && touch sub/deeper/file");
+  assert.equal(resultOf(nested), resultOf(after));
+  const fresh = await where("true");
+  assert.notEqual(resultOf(fresh), resultOf(after), "the sandbox with a folder to remove was ended");
+  await jobDirRemoved();
+  assert.ok(!existsSync(resultOf(after)), "and its folder removed");
   // A job killed at its limit (the worker kills the sandbox).
   const cpu = await where("while :; do :; done", { limits: { cpuSeconds: 1 } });
   assert.equal(cpu.outcome.status === "failure" && cpu.outcome.error.name, "CpuLimitExceeded");

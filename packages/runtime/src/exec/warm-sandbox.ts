@@ -694,15 +694,17 @@ export class WarmSandboxes {
   }
 }
 
-/** Empties a kept sandbox's folder for its next job; false when something could not be removed. */
+// A kept sandbox's folder is emptied in the worker's turn, before its next job: only when that
+// is quick. Anything larger (a folder, many files) goes with the sandbox, removed in the background.
+const MAX_FILES_EMPTIED = 32;
+
+/** Empties a kept sandbox's folder for its next job; false when it did not (see MAX_FILES_EMPTIED). */
 function emptied(warm: Warm): boolean {
   try {
-    for (const entry of readdirSync(warm.dir, { withFileTypes: true })) {
-      const file = path.join(warm.dir, entry.name);
-      // A job's few files are unlinked directly: rmSync's own checks cost ~10 µs a file.
-      if (entry.isDirectory()) rmSync(file, { recursive: true, force: true });
-      else unlinkSync(file);
-    }
+    const entries = readdirSync(warm.dir, { withFileTypes: true });
+    if (entries.length > MAX_FILES_EMPTIED || entries.some((entry) => entry.isDirectory())) return false;
+    // Unlinked directly: rmSync's own checks cost ~10 µs a file. A symbolic link goes, not its target.
+    for (const entry of entries) unlinkSync(path.join(warm.dir, entry.name));
     unlinkSync(path.join(warm.control!, "job"));
     return true;
   } catch {
