@@ -138,7 +138,6 @@ export class JobProcess extends EventEmitter<JobProcessEvents> implements Starte
   exited(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.exitReported) return;
     this.exitReported = true;
-    this.statusReader?.destroy();
     this.emit("exit", code, signal);
     this.closeIfDone();
   }
@@ -203,9 +202,12 @@ export class JobProcess extends EventEmitter<JobProcessEvents> implements Starte
     read(held.stdout, true);
     read(held.stderr, false);
     if (!held.status) return;
-    // One event per line. The writer is the stub alone: a job's processes never hold the pipe.
+    // One event per line, read to its end like the outputs (a line written just before the
+    // process exited is not lost). The writer is the stub alone: a job's processes never hold it.
     const status = new net.Socket({ fd: held.status.fd, readable: true, writable: false });
     this.statusReader = status;
+    this.readers.add(status);
+    status.once("close", () => this.readerDone(status));
     let text = "";
     status.on("error", () => {});
     status.on("data", (chunk: Buffer) => {
