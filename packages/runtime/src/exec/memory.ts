@@ -34,7 +34,7 @@ function readChildren(file: string, into: number[]): void {
  * A process's children. A single-threaded one (most of a job's processes) has one task, its own:
  * its children file is read directly, without listing /proc/<pid>/task.
  */
-function childrenOf(pid: number, threads: number): number[] {
+export function childrenOf(pid: number, threads: number): number[] {
   const children: number[] = [];
   if (threads <= 1) {
     readChildren(`/proc/${pid}/task/${pid}/children`, children);

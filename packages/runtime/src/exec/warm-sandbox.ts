@@ -11,7 +11,6 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
-  readFileSync,
   readSync,
   rmSync,
   unlinkSync,
@@ -32,6 +31,7 @@ import {
   type StartedProcess,
 } from "./launcher.ts";
 import { fifoNeighbours, moveFifo } from "./output-pipes.ts";
+import { childrenOf } from "./memory.ts";
 import { preferForOomKill } from "./process.ts";
 import {
   BWRAP_OWN_LEVELS,
@@ -270,7 +270,10 @@ class SandboxOutputs {
   private readonly ends: { fd: number; keeper: number; reader: net.Socket; isStdout: boolean }[] = [];
   private readonly chunk = Buffer.allocUnsafe(65536);
 
+  private readonly onData: (chunk: Buffer, isStdout: boolean) => void;
+
   constructor(control: string, onData: (chunk: Buffer, isStdout: boolean) => void) {
+    this.onData = onData;
     try {
       for (const isStdout of [true, false]) {
         const fifo = path.join(control, isStdout ? "out" : "err");
@@ -291,10 +294,7 @@ class SandboxOutputs {
       this.close();
       throw error;
     }
-    this.onData = onData;
   }
-
-  private readonly onData: (chunk: Buffer, isStdout: boolean) => void;
 
   /** Reads what the pipes hold now, to their end. */
   drain(): void {
@@ -716,13 +716,8 @@ function emptied(warm: Warm): boolean {
 function sandboxPids(pid: number): number[] {
   const pids = [pid];
   for (let level = 0; level < BWRAP_OWN_LEVELS; level++) {
-    let children: string;
-    try {
-      children = readFileSync(`/proc/${pids.at(-1)}/task/${pids.at(-1)}/children`, "utf8");
-    } catch {
-      break;
-    }
-    const first = Number(children.trim().split(" ")[0]);
+    // bwrap and its init are single-threaded: their own task lists their children.
+    const first = childrenOf(pids.at(-1)!, 1)[0];
     if (!first) break;
     pids.push(first);
   }
