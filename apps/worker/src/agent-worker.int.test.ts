@@ -25,7 +25,7 @@ import {
   type Membership,
 } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
-import { startTestAgent, startTestApi, startTestWorker, type TestApi, type TestWorker } from "./testing.ts";
+import { freePort, startTestAgent, startTestApi, startTestWorker, type TestApi, type TestWorker } from "./testing.ts";
 
 const KEY = "agent-test-instance-key-0123456789abcdef";
 const SUPERADMIN_SECRET = "agent-test-superadmin-secret-0123456789";
@@ -280,7 +280,7 @@ describe("agent workers (MODE=agent)", () => {
         tag: initTag,
       });
       const queued = await runScriptByPath(services, membership, `u/${me}/agent_after_init`, {});
-      const metricsPort = 20_000 + (process.pid % 20_000);
+      const metricsPort = await freePort();
       agent = await startTestAgent(api.url, await createToken([initTag]), {
         WORKER_PING_INTERVAL: "1",
         AGENT_POLL_MS: "100",
