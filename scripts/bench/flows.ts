@@ -11,6 +11,7 @@ import {
   JOBS,
   medianRun,
   plainAndBareRuns,
+  warmUp,
   REPEATS as CPU_ROUNDS,
   SLEEP_MS,
   SLOTS,
@@ -209,11 +210,9 @@ export async function flowsBench(instance: BenchInstance): Promise<FlowsBench> {
         content: `sleep ${LOOP_SLEEP_MS / 1000}\n`,
         tag: "benchflowloop",
       });
-      const plainAndBare = await plainAndBareRuns(
-        async () => (await api("/w/benchflows/jobs/run/p/u/bench/sleep", {})).text(),
-        pool,
-        5,
-      );
+      const submitSleep = async () => (await api("/w/benchflows/jobs/run/p/u/bench/sleep", {})).text();
+      await warmUp(submitSleep, pool, 5);
+      const plainAndBare = await plainAndBareRuns(submitSleep, pool, 5);
       const queuedRuns = [];
       for (let i = 0; i < BASELINE_REPEATS; i++) {
         queuedRuns.push(

@@ -25,7 +25,14 @@ import {
   type Membership,
 } from "@millrace/core";
 import { createTestMember, createTestServices, type TestServices } from "@millrace/core/testing";
-import { freePort, startTestAgent, startTestApi, startTestWorker, type TestApi, type TestWorker } from "./testing.ts";
+import {
+  freePort,
+  startTestAgent,
+  startTestApi,
+  startTestWorker,
+  type TestApi,
+  type TestWorker,
+} from "./testing.ts";
 
 const KEY = "agent-test-instance-key-0123456789abcdef";
 const SUPERADMIN_SECRET = "agent-test-superadmin-secret-0123456789";

@@ -1,5 +1,6 @@
 import { chmodSync, lstatSync, readdirSync, readlinkSync, statSync, type Stats } from "node:fs";
 import path from "node:path";
+import { onSampleTick, SAMPLE_TICK_MS } from "./sample-tick.ts";
 
 /** What a job may keep on disk (see JobLimits.maxDiskBytes and maxFileBytes). */
 export interface DiskLimits {
@@ -157,11 +158,13 @@ export function watchDisk(
   pids: () => number[],
   exceeded: (why: Exclude<DiskVerdict, null>) => void,
 ): { stop(): void } {
-  let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let device: number | null = null;
-  const tick = (): void => {
-    if (stopped) return;
+  // The first measure a DISK_SAMPLE_MS into the run, then at the pace the walks allow.
+  let dueAt = performance.now() + DISK_SAMPLE_MS;
+  const stopTicks = onSampleTick((now) => {
+    // Ticks come about SAMPLE_TICK_MS apart: half a tick's slack keeps the pace.
+    if (stopped || now < dueAt - SAMPLE_TICK_MS / 2) return;
     const started = performance.now();
     const seen = new Set<number>();
     const sample = sampleDir(limits, Infinity, seen);
@@ -173,18 +176,16 @@ export function watchDisk(
     }
     const why = verdict(sample, limits.maxBytes);
     if (why) {
-      stopped = true;
+      stop();
       exceeded(why);
       return;
     }
     const cost = performance.now() - started;
-    timer = setTimeout(tick, Math.max(DISK_SAMPLE_MS, cost * SAMPLE_COST_FACTOR));
+    dueAt = started + Math.max(DISK_SAMPLE_MS, cost * SAMPLE_COST_FACTOR);
+  });
+  const stop = (): void => {
+    stopped = true;
+    stopTicks();
   };
-  timer = setTimeout(tick, DISK_SAMPLE_MS);
-  return {
-    stop() {
-      stopped = true;
-      clearTimeout(timer);
-    },
-  };
+  return { stop };
 }

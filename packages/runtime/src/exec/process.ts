@@ -3,6 +3,7 @@ import { StringDecoder } from "node:string_decoder";
 import { spawnHere, type ProcessLauncher, type StartedProcess } from "./launcher.ts";
 import { watchDisk, type DiskLimits } from "./disk.ts";
 import { sampleSession, sampleTree } from "./memory.ts";
+import { onSampleTick, SAMPLE_TICK_MS } from "./sample-tick.ts";
 
 export const MAX_LOG_BYTES = 2 * 1024 * 1024;
 export const TRUNCATION_NOTE = "\n[output truncated at 2 MB]\n";
@@ -53,10 +54,10 @@ export interface RunOptions {
   started?: StartedProcess | null;
 }
 
-// How often the process tree is sampled; a fast allocator can overshoot the memory limit by what it
-// allocates in this time before it is killed. A session sample scans all of /proc: less often.
-const TREE_SAMPLE_MS = 50;
-const SESSION_SAMPLE_MS = 100;
+// How often the process tree is sampled (every tick of the worker's sampling timer, see
+// sample-tick.ts); a fast allocator can overshoot the memory limit by what it allocates in this time
+// before it is killed. A session sample scans all of /proc: every other tick.
+const SESSION_SAMPLE_MS = 2 * SAMPLE_TICK_MS;
 
 export interface RunResult {
   exitCode: number | null;
@@ -170,7 +171,7 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
     let exited = false;
     let killRequested = false;
     let drainTimer: NodeJS.Timeout | undefined;
-    let sampler: NodeJS.Timeout | undefined;
+    let stopSampling: (() => void) | undefined;
     let diskWatch: { stop(): void } | undefined;
     // Before the pid is known (the launcher replies asynchronously) a kill is remembered and sent
     // as soon as it is.
@@ -192,25 +193,17 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
     );
     // detached: the child leads a new session whose id is its pid.
     const bySession = options.sampleBy === "session";
-    const sampleEvery = bySession ? SESSION_SAMPLE_MS : TREE_SAMPLE_MS;
     void child.ready.then((pid) => {
       if (pid === undefined || settled) return;
       if (killRequested) killGroup();
       if (!child.preferredForOomKill) preferForOomKill(pid);
       // The job's processes as last sampled: the disk watch looks for deleted files they hold open.
       let pids: number[] = bySession || !options.sandboxLevels ? [pid] : [];
-      if (options.disk) {
-        diskWatch = watchDisk(
-          options.disk,
-          () => pids,
-          (why) => {
-            if (why === "quota") result.diskQuota = true;
-            else result.fileSizeLimit = true;
-            killGroup();
-          },
-        );
-      }
-      sampler = setInterval(() => {
+      let sampledAt = -Infinity;
+      stopSampling = onSampleTick((now) => {
+        // Ticks come about SAMPLE_TICK_MS apart: half a tick's slack keeps the session's pace.
+        if (bySession && now - sampledAt < SESSION_SAMPLE_MS - SAMPLE_TICK_MS / 2) return;
+        sampledAt = now;
         const found = diskWatch ? [] : undefined;
         const sample = bySession ? sampleSession(pid, found) : sampleTree(pid, found, options.sandboxLevels);
         if (found) pids = found;
@@ -223,7 +216,19 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
           result.processLimit = true;
           killGroup();
         }
-      }, sampleEvery);
+      });
+      // After the memory sampler: in a tick, the disk watch reads the processes it just found.
+      if (options.disk) {
+        diskWatch = watchDisk(
+          options.disk,
+          () => pids,
+          (why) => {
+            if (why === "quota") result.diskQuota = true;
+            else result.fileSizeLimit = true;
+            killGroup();
+          },
+        );
+      }
     });
     const onAbort = (): void => {
       result.canceled = true;
@@ -255,7 +260,7 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      clearInterval(sampler);
+      stopSampling?.();
       diskWatch?.stop();
       clearTimeout(drainTimer);
       options.signal?.removeEventListener("abort", onAbort);
