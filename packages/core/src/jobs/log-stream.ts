@@ -142,6 +142,9 @@ export async function* streamJobUpdates(
   };
   // Subscribed before the first read, so nothing that happens after it can be missed.
   const unsubscribe = [ctx.events.on(JOB_LOG_CHANNEL, id, poke), ctx.events.on(JOB_DONE_CHANNEL, id, poke)];
+  await Promise.all([ctx.events.listening(JOB_LOG_CHANNEL), ctx.events.listening(JOB_DONE_CHANNEL)]).catch(
+    () => {},
+  );
   signal?.addEventListener("abort", poke);
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {

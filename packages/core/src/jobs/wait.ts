@@ -33,6 +33,9 @@ export async function waitUntilFinished<T>(
     notice.outcome = outcome;
     notice.wake?.();
   });
+  // Listening before the first read: a completion after it cannot go unnoticed. (Unreachable, the
+  // database fails the read too, or the re-reads below carry on.)
+  await ctx.events.listening(JOB_DONE_CHANNEL).catch(() => {});
   try {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
