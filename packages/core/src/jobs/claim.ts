@@ -129,6 +129,23 @@ function claimStatement(fetchSql: string, p: number, sizeParameter: boolean): st
      SELECT NULL, NULL, NULL, NULL, ${nulls(CLAIMED_COLUMN_NAMES.length)}, job_id, token FROM job_token`;
 }
 
+// The claim statements built so far, by pg-boss's fetch text (one per tag's queue and claim size
+// up to PREPARED_CLAIM_MAX): building one, regular expressions over pg-boss's text included, took
+// ~0.2 ms of the worker's CPU per claim in its profile, and every claim built it again.
+const claimStatements = new Map<string, string>();
+const MAX_CACHED_CLAIM_STATEMENTS = 2000;
+
+function cachedClaimStatement(fetchSql: string, p: number, sizeParameter: boolean): string {
+  const key = `${p}:${sizeParameter}:${fetchSql}`;
+  let statement = claimStatements.get(key);
+  if (statement === undefined) {
+    if (claimStatements.size >= MAX_CACHED_CLAIM_STATEMENTS) claimStatements.clear();
+    statement = claimStatement(fetchSql, p, sizeParameter);
+    claimStatements.set(key, statement);
+  }
+  return statement;
+}
+
 /**
  * Claims up to `workerNames.length` jobs of `tag` through pg-boss and marks our rows running, one
  * worker name per job. `claimPool` may use asynchronous commit: a claim acknowledges nothing to
@@ -155,7 +172,7 @@ export async function claimJobs(
     db: {
       executeSql: async (text, values = []) => {
         const sizeParameter = workerNames.length > PREPARED_CLAIM_MAX;
-        const statement = claimStatement(text, values.length, sizeParameter);
+        const statement = cachedClaimStatement(text, values.length, sizeParameter);
         // The names as JSON: node-postgres escapes an array parameter element by element in
         // JavaScript, JSON.stringify is native.
         const names = JSON.stringify(workerNames);
