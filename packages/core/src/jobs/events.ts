@@ -97,9 +97,20 @@ export class JobEvents {
   /** Channels the current connection listens on, or is being told to. */
   private readonly listened = new Map<JobChannel, Promise<void>>();
   private readonly unlistenTimers = new Map<JobChannel, NodeJS.Timeout>();
+  private readonly unlistenAfterMs: number;
 
-  constructor(databaseUrl: string) {
+  constructor(databaseUrl: string, options: { unlistenAfterMs?: number } = {}) {
     this.databaseUrl = databaseUrl;
+    this.unlistenAfterMs = options.unlistenAfterMs ?? UNLISTEN_AFTER_MS;
+  }
+
+  /** The channels the connection listens on, as PostgreSQL says (tests, diagnostics). */
+  async channelsListened(): Promise<string[]> {
+    await this.start();
+    const { rows } = await this.client!.query<{ channel: string }>(
+      "SELECT pg_listening_channels() AS channel ORDER BY 1",
+    );
+    return rows.map((row) => row.channel);
   }
 
   async start(): Promise<void> {
@@ -172,7 +183,7 @@ export class JobEvents {
       if (this.listeners.get(channel)?.size || !this.listened.has(channel) || !this.client) return;
       this.listened.delete(channel);
       this.client.query(`UNLISTEN ${channel}`).catch(() => {});
-    }, UNLISTEN_AFTER_MS);
+    }, this.unlistenAfterMs);
     timer.unref();
     this.unlistenTimers.set(channel, timer);
   }
