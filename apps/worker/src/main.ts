@@ -4,7 +4,7 @@ import {
   createKeyring,
   effectiveWorkerTags,
   JOB_CANCEL_CHANNEL,
-  JOB_QUEUED_CHANNEL,
+  queuedChannel,
   JOB_SECRET_READ_CHANNEL,
   loadWorkerGroupConfig,
   startBoss,
@@ -140,6 +140,7 @@ async function reloadTags(): Promise<void> {
   if (next.join(",") === tags.join(",")) return;
   tags = next;
   dispatcher.setTags(tags);
+  await followServedTags();
   log(`worker group config changed: now serving tags: ${tags.join(", ")}`);
 }
 
@@ -160,10 +161,6 @@ function cancelMessage(by: string, reason: string | null): string {
 const notifications = new Notifications(
   env.DATABASE_URL,
   {
-    // The payload names the tag: fetch from it directly (one query less before the job starts).
-    [JOB_QUEUED_CHANNEL]: (tag) => {
-      if (tags.includes(tag)) dispatcher.hint(tag, 1000);
-    },
     [JOB_CANCEL_CHANNEL]: (jobId) => {
       if (dispatcher.runningJobIds().includes(jobId)) void pollCancels();
     },
@@ -178,6 +175,20 @@ const notifications = new Notifications(
     void reloadTags().catch(() => {});
   },
 );
+// A job queued on a tag this worker serves: the payload names the tag, fetched from directly (one
+// query less before the job starts). Only the served tags' channels are listened on.
+const followServedTags = () =>
+  notifications.follow(
+    new Map(
+      tags.map((tag) => [
+        queuedChannel(tag),
+        (payload: string) => {
+          if (payload === tag && tags.includes(tag)) dispatcher.hint(tag, 1000);
+        },
+      ]),
+    ),
+  );
+await followServedTags();
 await notifications.start();
 
 log(

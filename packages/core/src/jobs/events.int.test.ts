@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { createClient } from "@millrace/db";
 import { createTestServices, type TestServices } from "../testing.ts";
+import { enqueueCopies, enqueueJobs, noopJob, queuedChannel } from "./enqueue.ts";
 import { JOB_DONE_CHANNEL, JOB_LOG_CHANNEL, JobEvents, type NotifiedOutcome } from "./events.ts";
 
 let services: TestServices;
@@ -75,6 +77,37 @@ describe("job events", () => {
       stop();
     } finally {
       await events.close();
+    }
+  });
+});
+
+describe("queued jobs", () => {
+  it("are announced on their tag's own channel, the same whichever way they were queued", async () => {
+    const served = `events-served-${Date.now()}`;
+    const other = `events-other-${Date.now()}`;
+    const listener = createClient(services.database.url);
+    const heard: { channel: string; payload: string | undefined }[] = [];
+    listener.on("notification", (message) =>
+      heard.push({ channel: message.channel, payload: message.payload }),
+    );
+    await listener.connect();
+    try {
+      await listener.query(`LISTEN ${queuedChannel(served)}`);
+      const creator = "events-test";
+      await enqueueJobs(services.pool, services.boss, [noopJob("events-ws", other, {}, creator)]);
+      await enqueueJobs(services.pool, services.boss, [noopJob("events-ws", served, {}, creator)]);
+      await enqueueCopies(services.pool, services.boss, noopJob("events-ws", served, {}, creator), 3);
+      await until(async () => heard.length >= 2, "two announcements");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      // One per statement and tag, none for the tag this listener does not serve.
+      assert.deepEqual(heard, [
+        { channel: queuedChannel(served), payload: served },
+        { channel: queuedChannel(served), payload: served },
+      ]);
+      assert.notEqual(queuedChannel(served), queuedChannel(other));
+      assert.ok(queuedChannel("x".repeat(500)).length <= 63, "a channel name fits an identifier");
+    } finally {
+      await listener.end();
     }
   });
 });

@@ -5,7 +5,7 @@ export {
   enqueueCopies,
   noopJob,
   redispatchJob,
-  JOB_QUEUED_CHANNEL,
+  queuedChannel,
   type EnqueueInput,
   type EnqueueOptions,
   type JobKind,
