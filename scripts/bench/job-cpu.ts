@@ -19,7 +19,7 @@ export const SLOTS = 8;
 // Each figure varies by several points from one round to the next on these VMs, and drifts over
 // a run: the rounds of Millrace and of the bare runs alternate, and each figure is the median of
 // its rounds.
-export const REPEATS = 3;
+export const REPEATS = 5;
 const WARMUP_ROUNDS = 2;
 // Issue 38's target: the machine's CPU per plain job at most this many times the bare sandbox's.
 const TARGET_RATIO = 1.5;

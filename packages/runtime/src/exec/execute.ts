@@ -149,8 +149,10 @@ class ResultTooLarge extends Error {}
 
 function readOptional(file: string, maxBytes = Infinity): string | undefined {
   try {
-    const size = statSync(file).size;
-    if (size > maxBytes) throw new ResultTooLarge(`${size}`);
+    // Most jobs write no such file: no exception (and its stack) for the common case.
+    const stat = statSync(file, { throwIfNoEntry: false });
+    if (!stat) return undefined;
+    if (stat.size > maxBytes) throw new ResultTooLarge(`${stat.size}`);
     return readFileSync(file, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
