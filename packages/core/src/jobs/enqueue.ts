@@ -13,7 +13,7 @@ export type { EnqueueInput, JobKind, JobLimitsInput, RetryPolicy } from "./job-i
 
 /**
  * A job queued on a tag is announced on that tag's own channel (this prefix and the start of the
- * tag's md5, a name PostgreSQL's 63-byte identifiers hold for any tag), its payload the tag. A
+ * tag's sha256 (md5 is refused by PostgreSQL built for FIPS), a name PostgreSQL's 63-byte identifiers hold for any tag), its payload the tag. A
  * worker LISTENs on the channels of the tags it serves, so a job wakes only the workers that may
  * run it: on one channel for all tags, every worker of the instance woke at every job queued
  * anywhere (~0.1 ms of CPU each on these VMs, for nothing but the ones serving it).
@@ -24,11 +24,12 @@ export const JOB_QUEUED_CHANNEL_PREFIX = "millrace_job_queued_";
  * SQL of the channel announcing jobs queued on the tag `tagSql`, `prefixSql` being a parameter
  * given JOB_QUEUED_CHANNEL_PREFIX (see queuedChannel).
  */
-const queuedChannelSql = (prefixSql: string, tagSql: string) => `${prefixSql} || left(md5(${tagSql}), 24)`;
+const queuedChannelSql = (prefixSql: string, tagSql: string) =>
+  `${prefixSql} || left(encode(sha256(convert_to(${tagSql}, 'UTF8')), 'hex'), 24)`;
 
 /** The channel announcing jobs queued on `tag`. */
 export function queuedChannel(tag: string): string {
-  return JOB_QUEUED_CHANNEL_PREFIX + createHash("md5").update(tag).digest("hex").slice(0, 24);
+  return JOB_QUEUED_CHANNEL_PREFIX + createHash("sha256").update(tag, "utf8").digest("hex").slice(0, 24);
 }
 
 /** A noop job's input: created by `createdBy` (as them), on `tag`, returning `args`. */
