@@ -103,6 +103,12 @@ test("a secret set in the UI is encrypted at rest, hidden from lists and read by
   // user who runs it (the SUPERADMIN_SECRET principal is no user and gets no token).
   const login = await request.post("/api/auth/login", { data: E2E_ADMIN });
   const admin = { Authorization: `Bearer ${await login.text()}` };
+  // Stored where the job will look (a CI run once saw the job's read answered 404; this says which
+  // side it was on should it happen again).
+  const resources = await request.get(`/api/w/${workspace}/resources/list`, { headers: admin });
+  expect(await resources.json(), "the workspace's resources").toEqual([
+    expect.objectContaining({ path: "u/e2e_admin/main_db", resource_type: "postgresql" }),
+  ]);
   const deployed = await request.post(`/api/w/${workspace}/scripts/create`, {
     headers: admin,
     data: {
