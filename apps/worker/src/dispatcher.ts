@@ -366,7 +366,8 @@ export class Dispatcher {
         // less per claim) for a short while, then look at all tags again for fairness. One that
         // filled fewer was drained by this fetch: fetching it again would find nothing (a pg-boss
         // fetch costs several times the which-tag-is-due query, and jobs arriving one at a time
-        // made this a second, empty fetch per job), so the next turn asks which tag is due.
+        // made this a second, empty fetch per job), so the next turn asks which tag is due, unless
+        // every tag is known drained (see drainedUntil).
         if (jobs.length > 0 && jobs.length === names.length) this.hint(tag, STICKY_TAG_MS);
         else if (jobs.length > 0 && this.hinted?.tag === tag) this.hinted = null;
         // Fewer than asked: the fetch took every job of the tag that was due.
