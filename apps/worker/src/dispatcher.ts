@@ -323,9 +323,9 @@ export class Dispatcher {
           await this.wake.wait(seen, IDLE_RECHECK_MS);
           continue;
         }
-        const tag =
-          this.hintedTag() ?? (this.allDrained() ? null : await nextDueTag(this.deps.pool, this.tags));
-        if (!tag && !this.allDrained() && this.hints === hintsSeen) this.markDrained(this.tags);
+        const drained = this.allDrained();
+        const tag = this.hintedTag() ?? (drained ? null : await nextDueTag(this.deps.pool, this.tags));
+        if (!tag && !drained && this.hints === hintsSeen) this.markDrained(this.tags);
         if (!tag || this.stopping) {
           await this.wake.wait(seen, IDLE_RECHECK_MS);
           continue;

@@ -1,6 +1,6 @@
 import { chmodSync, lstatSync, readdirSync, readlinkSync, statSync, type Stats } from "node:fs";
 import path from "node:path";
-import { onSampleTick, SAMPLE_TICK_MS } from "./sample-tick.ts";
+import { onSampleTick, sampleDue } from "./sample-tick.ts";
 
 /** What a job may keep on disk (see JobLimits.maxDiskBytes and maxFileBytes). */
 export interface DiskLimits {
@@ -163,8 +163,7 @@ export function watchDisk(
   // The first measure a DISK_SAMPLE_MS into the run, then at the pace the walks allow.
   let dueAt = performance.now() + DISK_SAMPLE_MS;
   const stopTicks = onSampleTick((now) => {
-    // Ticks come about SAMPLE_TICK_MS apart: half a tick's slack keeps the pace.
-    if (stopped || now < dueAt - SAMPLE_TICK_MS / 2) return;
+    if (stopped || !sampleDue(now, dueAt)) return;
     const started = performance.now();
     const seen = new Set<number>();
     const sample = sampleDir(limits, Infinity, seen);

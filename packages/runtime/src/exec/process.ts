@@ -3,7 +3,7 @@ import { StringDecoder } from "node:string_decoder";
 import { spawnHere, type ProcessLauncher, type StartedProcess } from "./launcher.ts";
 import { watchDisk, type DiskLimits } from "./disk.ts";
 import { sampleSession, sampleTree } from "./memory.ts";
-import { onSampleTick, SAMPLE_TICK_MS } from "./sample-tick.ts";
+import { onSampleTick, sampleDue, SAMPLE_TICK_MS } from "./sample-tick.ts";
 
 export const MAX_LOG_BYTES = 2 * 1024 * 1024;
 export const TRUNCATION_NOTE = "\n[output truncated at 2 MB]\n";
@@ -199,11 +199,10 @@ export function runProcess(options: RunOptions): Promise<RunResult> {
       if (!child.preferredForOomKill) preferForOomKill(pid);
       // The job's processes as last sampled: the disk watch looks for deleted files they hold open.
       let pids: number[] = bySession || !options.sandboxLevels ? [pid] : [];
-      let sampledAt = -Infinity;
+      let sessionDueAt = -Infinity;
       stopSampling = onSampleTick((now) => {
-        // Ticks come about SAMPLE_TICK_MS apart: half a tick's slack keeps the session's pace.
-        if (bySession && now - sampledAt < SESSION_SAMPLE_MS - SAMPLE_TICK_MS / 2) return;
-        sampledAt = now;
+        if (bySession && !sampleDue(now, sessionDueAt)) return;
+        sessionDueAt = now + SESSION_SAMPLE_MS;
         const found = diskWatch ? [] : undefined;
         const sample = bySession ? sampleSession(pid, found) : sampleTree(pid, found, options.sandboxLevels);
         if (found) pids = found;

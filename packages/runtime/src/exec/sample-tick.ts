@@ -21,6 +21,15 @@ function tick(): void {
   for (const sampler of [...samplers]) if (samplers.has(sampler)) sampler(now);
 }
 
+/**
+ * Whether a watch that paces itself (samples no more often than it wants) should sample at the
+ * tick of `now`, its next sample being due at `dueAt`: ticks come about SAMPLE_TICK_MS apart, and
+ * half a tick's slack keeps the pace rather than slipping a whole tick each time.
+ */
+export function sampleDue(now: number, dueAt: number): boolean {
+  return now >= dueAt - SAMPLE_TICK_MS / 2;
+}
+
 /** Calls `sampler` at every tick until the returned function is called. */
 export function onSampleTick(sampler: Sampler): () => void {
   samplers.add(sampler);
