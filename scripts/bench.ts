@@ -10,7 +10,7 @@ import { jobCpuBench, printJobCpuBench } from "./bench/job-cpu.ts";
 import { drillBench, printDrillBench } from "./bench/drill.ts";
 import { startBenchInstance } from "./bench/instance.ts";
 import { rawPgBossLatency } from "./bench/pgboss-raw.ts";
-import { pipelineRun, rawPgBossDrain } from "./bench/pipeline.ts";
+import { NOOP_WARM_UP_JOBS, pipelineRun, rawPgBossDrain } from "./bench/pipeline.ts";
 import { runStateBench } from "./bench/run-state.ts";
 import { scaleBench } from "./bench/scale.ts";
 import { kedaBench, kedaBenchDatabase, printKedaBench } from "./bench/keda.ts";
@@ -174,7 +174,13 @@ async function allBenches(): Promise<void> {
   // The pipeline runs before and after the raw drains, and the best of each is compared: this VM
   // drifts between a fast and a slow state within minutes, and either order alone favours one side.
   const pipelineOnce = (tag: string) =>
-    pipelineRun(instance.databaseUrl, { count: NOOP_JOBS, slots: 400, tag, args: {} });
+    pipelineRun(instance.databaseUrl, {
+      count: NOOP_JOBS,
+      slots: 400,
+      tag,
+      args: {},
+      warmUp: NOOP_WARM_UP_JOBS,
+    });
   const pipelines = [await pipelineOnce("bench-noop-1")];
   const drainRuns = [
     { batchSize: 1, loops: 1 },

@@ -13,11 +13,15 @@ const DUE_AFTER_MS = 4000;
  * the first job started to the last completed, as jobs per second; and the rate at which they
  * were enqueued (our rows and their pg-boss jobs).
  *
- * The workers are running before the jobs come, and have each run a first round of jobs on the
- * tag: a long-running worker's database connections have read the tables and planned the
- * statements, as raw pg-boss's have by the time it drains the jobs it inserted. (A worker
- * started on a full queue spent ~100 ms more on its first claim, a sixth of a 5,000-job drain.)
- * The measured jobs are deferred to one moment so that the drain does not race their enqueue.
+ * The workers are running before the jobs come, and have each run about `warmUp` jobs on the tag
+ * first (by default two claims' worth): a long-running worker's database connections have read the
+ * tables and planned the statements, as raw pg-boss's have by the time it drains the jobs it
+ * inserted. (A worker started on a full queue spent ~100 ms more on its first claim, a sixth of a
+ * 5,000-job drain.) A no-op drain also needs the worker's JavaScript compiled: after 800 jobs,
+ * V8's background threads still spent 8-12 µs per measured job compiling and collecting; after
+ * 20,000, 3-6 µs (a worker's other threads, /proc/<pid>/task, 20,000-job drains on the full
+ * scale table). The measured jobs are deferred to one moment so that the drain does not race
+ * their enqueue.
  */
 export async function pipelineRun(
   databaseUrl: string,
@@ -28,6 +32,7 @@ export async function pipelineRun(
     tag: string;
     args: Record<string, unknown>;
     bash?: string;
+    warmUp?: number;
   },
 ): Promise<{ seconds: number; rate: number; enqueueRate: number }> {
   const pool = createPool(databaseUrl, { max: 4, applicationName: "millrace-bench" });
@@ -53,7 +58,7 @@ export async function pipelineRun(
     ),
   );
   try {
-    await enqueue(jobs(2 * options.slots * processes, null));
+    await enqueue(jobs((options.warmUp ?? 2 * options.slots) * processes, null));
     await waitUntilDrained(pool, options.tag);
     const warmedUp = new Date();
     const enqueueStarted = performance.now();
@@ -95,6 +100,9 @@ async function waitUntilDrained(pool: Pool, tag: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/** Jobs a no-op drain's worker runs before the measured ones (see pipelineRun). */
+export const NOOP_WARM_UP_JOBS = 20_000;
 
 /** pg-boss alone on the same database: insert `count` jobs, then drain them as fast as it can. */
 export async function rawPgBossDrain(

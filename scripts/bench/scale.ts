@@ -34,7 +34,7 @@ import {
   type TestServer,
   type TestWorker,
 } from "../../apps/worker/src/testing.ts";
-import { pipelineRun, rawPgBossDrain } from "./pipeline.ts";
+import { NOOP_WARM_UP_JOBS, pipelineRun, rawPgBossDrain } from "./pipeline.ts";
 import { ms, percentile, summary } from "./stats.ts";
 
 const BATCH_CALLERS = 4;
@@ -263,6 +263,7 @@ export async function scaleBench(root: string, log: (line: string) => void = con
           slots: 400,
           tag: `scale-noop-${label.length}-${round}`,
           args: {},
+          warmUp: NOOP_WARM_UP_JOBS,
         });
         pipelineRates.push(run.rate);
         const drains = [];

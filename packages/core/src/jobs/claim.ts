@@ -1,7 +1,13 @@
 import { prepared, withTransaction, type Pool, type PoolClient } from "@millrace/db";
 import type { Boss } from "./boss.ts";
 import { storableText } from "./storable.ts";
-import { CLAIMED_COLUMN_NAMES, CLAIMED_COLUMNS, toClaimed, type ClaimedJob } from "./claimed.ts";
+import {
+  CLAIMED_COLUMN_NAMES,
+  CLAIMED_COLUMNS,
+  claimedColumns,
+  toClaimed,
+  type ClaimedJob,
+} from "./claimed.ts";
 import { redispatchJob } from "./enqueue.ts";
 import { JOB_LOG_CHANNEL, NOTIFY_CHUNKS } from "./events.ts";
 import { issueJobTokensSql, revokeJobTokens } from "../secrets/job-token.ts";
@@ -105,7 +111,7 @@ function consumingFetch(fetchSql: string): string {
 const ENGINE_KINDS = "('flow', 'flowpreview')";
 
 function claimStatement(fetchSql: string, p: number, sizeParameter: boolean): string {
-  const columns = CLAIMED_COLUMN_NAMES.map((column) => `job.${column}`);
+  const columns = claimedColumns("job");
   const nulls = (count: number) => Array<string>(count).fill("NULL").join(", ");
   const fetch = sizeParameter ? parameterizedLimit(fetchSql, p + 2) : fetchSql;
   return `WITH fetched AS (${consumingFetch(fetch)}

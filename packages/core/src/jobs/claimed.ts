@@ -61,9 +61,29 @@ export const CLAIMED_COLUMN_NAMES = [
   "script_hash",
   "lock",
   "parent_job_id",
-  "scheduled_for",
+  "scheduled_for_ms",
 ];
-export const CLAIMED_COLUMNS = CLAIMED_COLUMN_NAMES.join(", ");
+
+/**
+ * Columns read as an expression of the job row. The due time comes as epoch milliseconds, a
+ * float: node-postgres parses a timestamp with a regular expression and time zone arithmetic,
+ * ~3 % of a worker's main thread per claimed job in a no-op drain, and the worker only subtracts
+ * it from the clock.
+ */
+const CLAIMED_EXPRESSIONS: Record<string, (row: string) => string> = {
+  scheduled_for_ms: (row) => `(extract(epoch FROM ${row}scheduled_for) * 1000)::float8`,
+};
+
+/** The claimed columns of the job row `alias` (none: the row being written, as in RETURNING). */
+export function claimedColumns(alias?: string): string[] {
+  const row = alias ? `${alias}.` : "";
+  return CLAIMED_COLUMN_NAMES.map((column) => {
+    const expression = CLAIMED_EXPRESSIONS[column];
+    return expression ? `${expression(row)} AS ${column}` : `${row}${column}`;
+  });
+}
+
+export const CLAIMED_COLUMNS = claimedColumns().join(", ");
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function toClaimed(row: any, callbackToken: string | null): ClaimedJob {
@@ -90,7 +110,7 @@ export function toClaimed(row: any, callbackToken: string | null): ClaimedJob {
     workerName: row.worker_name,
     callbackToken,
     parentJobId: row.parent_job_id ?? null,
-    scheduledFor: row.scheduled_for ?? null,
+    scheduledFor: row.scheduled_for_ms === null ? null : new Date(row.scheduled_for_ms),
   };
 }
 

@@ -33,16 +33,23 @@ const NOTIFIED_RESULT_BYTES = 1000;
  * line per job, `<id>` or, for a small result, `<id> [status, result]` (the result as stored:
  * jsonb's text), `<id> [status, result, columns]` for a table result (see result-columns.ts).
  * Lines are grouped into payloads of at most ~7.6 kB: 6500 bytes, plus the line that crosses it.
+ *
+ * Per line, the result is turned into text once and the line is concatenated: measuring the
+ * result and then building a jsonb array around it serialized every result twice, and ordering
+ * the running sum by id sorted every batch; these were ~2 µs of a completion's ~15 µs per job
+ * (EXPLAIN ANALYZE, 400 no-op jobs). The running sum needs no order: any grouping of the lines
+ * into payloads under the limit will do. The status is an enum of plain words, safe to quote as
+ * it is.
  */
 export const NOTIFY_OUTCOMES = (cte: string, channel: string) =>
   `SELECT pg_notify(${channel}, string_agg(line, E'\\n'))
-     FROM (SELECT line, floor(sum(octet_length(line) + 1) OVER (ORDER BY id ROWS UNBOUNDED PRECEDING) / 6500) AS chunk
-             FROM (SELECT id, id::text || CASE WHEN octet_length(result::text) <= ${NOTIFIED_RESULT_BYTES}
-                                          THEN ' ' || (CASE WHEN cardinality(result_columns) > 0
-                                                             THEN jsonb_build_array(status, result, result_columns)
-                                                             ELSE jsonb_build_array(status, result) END)::text
-                                          ELSE '' END AS line
-                     FROM ${cte}) AS lines) AS chunked
+     FROM (SELECT line, floor(sum(octet_length(line) + 1) OVER (ROWS UNBOUNDED PRECEDING) / 6500) AS chunk
+             FROM (SELECT CASE WHEN octet_length(result_text) <= ${NOTIFIED_RESULT_BYTES}
+                          THEN id::text || ' ["' || status::text || '",' || result_text
+                               || CASE WHEN cardinality(result_columns) > 0 THEN ',' || to_jsonb(result_columns)::text ELSE '' END
+                               || ']'
+                          ELSE id::text END AS line
+                     FROM (SELECT id, status, result_columns, result::text AS result_text FROM ${cte}) AS outcomes) AS lines) AS chunked
     GROUP BY chunk`;
 
 /** The job ids of a notification payload, each with its outcome when the payload carries it. */
