@@ -35,7 +35,7 @@ import {
   type TestWorker,
 } from "../../apps/worker/src/testing.ts";
 import { NOOP_WARM_UP_JOBS, pipelineRun, rawPgBossDrain } from "./pipeline.ts";
-import { ms, percentile, summary } from "./stats.ts";
+import { ms, percentile, settle, summary } from "./stats.ts";
 
 const BATCH_CALLERS = 4;
 const QUEUED = Number(process.env.SCALE_QUEUED ?? 1_000_000);
@@ -45,6 +45,8 @@ const TAGS = 20;
 const KEY = "scale-bench-instance-key-0123456789abcdef";
 const CLAIM_TAG = "scale-served";
 const CLAIM_BACKLOG = 50_000;
+// Rounds of the no-op pipeline and raw pg-boss's drain, alternating; each figure is the median.
+const PIPELINE_ROUNDS = 5;
 const RETENTION_WINDOW_MS = Number(process.env.SCALE_RETENTION_SECS ?? 60) * 1000;
 const DAY_SECS = 86_400;
 
@@ -250,14 +252,15 @@ export async function scaleBench(root: string, log: (line: string) => void = con
         `UPDATE job SET status = 'success', completed_at = now() AT TIME ZONE 'UTC' WHERE tag = $1 AND status = 'running'`,
         [CLAIM_TAG],
       );
-      // Alternating rounds, each figure the median of its three: one round of each varied by a
-      // fifth from run to run on these VMs, which decided the ratio's verdict. Raw pg-boss's
+      // Alternating rounds, each figure the median of its PIPELINE_ROUNDS: one round of each varied
+      // by a fifth (a 5,000-job drain lasts ~0.2 s) from run to run on these VMs, which decided the
+      // ratio's verdict. Raw pg-boss's
       // figure in a round is its best drain, as in section 2: fetching 100 at a time on two
       // connections, or 400 at a time as the pipeline's worker claims (which was faster on some
       // VMs: 1.6-1.9x at 20,000 jobs, each fetch costing more the more jobs are queued).
       const pipelineRates: number[] = [];
       const drainRates: number[] = [];
-      for (let round = 0; round < 3; round++) {
+      for (let round = 0; round < PIPELINE_ROUNDS; round++) {
         const run = await pipelineRun(database.url, {
           count: 5000,
           slots: 400,
@@ -271,6 +274,10 @@ export async function scaleBench(root: string, log: (line: string) => void = con
           drains.push((await rawPgBossDrain(database.url, { count: 5000, ...drain })).rate);
         drainRates.push(Math.max(...drains));
       }
+      log(
+        `  no-op rounds: pipeline ${pipelineRates.map((rate) => rate.toFixed(0)).join(", ")} jobs/s; ` +
+          `raw pg-boss ${drainRates.map((rate) => rate.toFixed(0)).join(", ")} jobs/s`,
+      );
       const pipeline = { rate: percentile(pipelineRates, 50) };
       const drain = { rate: percentile(drainRates, 50) };
       // What the leader does every FLEET_SAMPLE_SECS (the bench's server runs no leader): the
@@ -316,7 +323,20 @@ export async function scaleBench(root: string, log: (line: string) => void = con
     await insertQueued(pool, QUEUED);
     await pool.query("VACUUM ANALYZE job");
     await pool.query("VACUUM ANALYZE job_log");
+    // The fill and its VACUUM leave gigabytes of dirty pages, which the checkpointer and the
+    // kernel write out over the next minutes: measured meanwhile, the full table's figures paid
+    // for that bulk load's writes on the same two cores (a pipeline round of the full phase ran at
+    // two thirds of the rate the same database gave once restarted). Written out first, the
+    // figures are those of a large table, not of one just loaded.
+    await pool.query("CHECKPOINT");
     const fillSecs = (performance.now() - fillStarted) / 1000;
+    // Nor while the machine still works off the load after it (the kernel's writeback, this VM
+    // reclaiming the memory the written files took): the measurements share its two cores.
+    const settled = await settle();
+    log(
+      `  the machine settled in ${settled.waitedSecs.toFixed(0)} s ` +
+        `(${(settled.firstBusyShare * 100).toFixed(0)} % busy in the first second)`,
+    );
     const { rows: counts } = await pool.query<{ status: string; n: number }>(
       "SELECT status::text, count(*)::int AS n FROM job GROUP BY status ORDER BY status",
     );

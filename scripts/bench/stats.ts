@@ -25,6 +25,29 @@ export function machineBusyMs(): number {
 }
 
 /**
+ * Waits until the machine has been idle (under `idleShare` of its CPUs busy) for `quietSecs`
+ * seconds in a row, at most `maxSecs`; answers how long it waited and how busy the machine was in
+ * its first second (the share of all CPUs).
+ */
+export async function settle(
+  options: { idleShare?: number; quietSecs?: number; maxSecs?: number } = {},
+): Promise<{ waitedSecs: number; firstBusyShare: number }> {
+  const { idleShare = 0.1, quietSecs = 3, maxSecs = 180 } = options;
+  const cpus = os.cpus().length;
+  const started = performance.now();
+  let firstBusyShare = -1;
+  let quiet = 0;
+  while (quiet < quietSecs && performance.now() - started < maxSecs * 1000) {
+    const before = machineBusyMs();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const share = (machineBusyMs() - before) / (1000 * cpus);
+    if (firstBusyShare < 0) firstBusyShare = share;
+    quiet = share < idleShare ? quiet + 1 : 0;
+  }
+  return { waitedSecs: (performance.now() - started) / 1000, firstBusyShare };
+}
+
+/**
  * Runs `series` and returns its result with the machine's busy CPU per request (ms) and that of
  * this process's descendants alone (`treeCpuPerRequest`, see treeCpuMs).
  */
