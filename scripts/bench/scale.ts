@@ -96,7 +96,11 @@ async function relationMb(pool: Pool): Promise<{ table: number; indexes: number;
   return { table: mb(rows[0]!.table), indexes: mb(rows[0]!.indexes), dead: Number(rows[0]!.dead) };
 }
 
-/** `count` finished jobs spread over the last 30 days (a fiftieth failed, a tenth with a log). */
+/**
+ * `count` finished jobs spread over the last 30 days (a fiftieth failed, a tenth with a log). Their
+ * ids are UUIDv7s of their creation time, as Millrace's own (newJobId): random ids would put every
+ * new job's primary key entry among the fill's instead of after them.
+ */
 export async function insertCompleted(pool: Pool, count: number, log: (line: string) => void): Promise<void> {
   const chunk = 1_000_000;
   for (let from = 0; from < count; from += chunk) {
@@ -107,12 +111,13 @@ export async function insertCompleted(pool: Pool, count: number, log: (line: str
          INSERT INTO job (id, workspace_id, kind, script_path, language, args, tag, status, result,
                           created_by, permissioned_as, created_at, scheduled_for, started_at,
                           completed_at, worker_name, trigger_kind)
-         SELECT gen_random_uuid(), 'ws' || (n % ${WORKSPACES}), 'script', 'f/bench/s' || (n % 50), 'bash',
+         SELECT uuidv7(-age), 'ws' || (n % ${WORKSPACES}), 'script', 'f/bench/s' || (n % 50), 'bash',
                 '{"x": 1}', 'scale-tag-' || (n % ${TAGS}),
                 (CASE WHEN n % 50 = 0 THEN 'failure' ELSE 'success' END)::job_status, '"ok"',
                 'bench', 'u/bench', t, t, t, t + interval '1 second', 'wk-bench', 'api'
-           FROM (SELECT n, (now() AT TIME ZONE 'UTC') - (n::float8 / $1 * 30 * ${DAY_SECS}) * interval '1 second' AS t
-                   FROM generate_series($2::int, $3::int - 1) AS n) AS spread
+           FROM (SELECT n, age, (now() AT TIME ZONE 'UTC') - age AS t
+                   FROM (SELECT n, (n::float8 / $1 * 30 * ${DAY_SECS}) * interval '1 second' AS age
+                           FROM generate_series($2::int, $3::int - 1) AS n) AS aged) AS spread
          RETURNING id)
        INSERT INTO job_log (job_id, logs)
        SELECT id, 'line 1' || chr(10) || 'line 2' || chr(10) FROM made WHERE random() < 0.1`,
@@ -130,8 +135,8 @@ export async function insertQueued(pool: Pool, count: number): Promise<void> {
     // A backlog that built up over time: one job a millisecond (a single statement would give
     // them all one created_at, which no real backlog has).
     `INSERT INTO job (id, workspace_id, kind, language, content, tag, created_by, permissioned_as, created_at, scheduled_for)
-     SELECT gen_random_uuid(), 'ws' || (n % ${WORKSPACES}), 'script', 'bash', 'echo', 'scale-tag-' || (n % ${TAGS}),
-            'bench', 'u/bench', t, t
+     SELECT uuidv7(-(n * interval '1 millisecond')), 'ws' || (n % ${WORKSPACES}), 'script', 'bash', 'echo',
+            'scale-tag-' || (n % ${TAGS}), 'bench', 'u/bench', t, t
        FROM (SELECT n, (now() AT TIME ZONE 'UTC') - n * interval '1 millisecond' AS t
                FROM generate_series(1, $1::int) AS n) AS spread`,
     [count],
@@ -321,18 +326,23 @@ export async function scaleBench(root: string, log: (line: string) => void = con
     const fillStarted = performance.now();
     await insertCompleted(pool, COMPLETED, log);
     await insertQueued(pool, QUEUED);
-    await pool.query("VACUUM ANALYZE job");
-    await pool.query("VACUUM ANALYZE job_log");
-    // The fill and its VACUUM leave gigabytes of dirty pages, which the checkpointer and the
-    // kernel write out over the next minutes: measured meanwhile, the full table's figures paid
-    // for that bulk load's writes on the same two cores (a pipeline round of the full phase ran at
-    // two thirds of the rate the same database gave once restarted). Written out first, the
-    // figures are those of a large table, not of one just loaded.
+    // A table of that size that grew over time has been vacuumed and frozen as it grew. Loaded at
+    // once, it is not, and autovacuum's first passes over its 11 million rows (a minute or more
+    // of a core, seen ending in the middle of the full table's figures) would be measured with
+    // them: the fill is frozen and written out first, and the figures wait for autovacuum.
+    await pool.query("VACUUM (FREEZE, ANALYZE) job");
+    await pool.query("VACUUM (FREEZE, ANALYZE) job_log");
     await pool.query("CHECKPOINT");
     const fillSecs = (performance.now() - fillStarted) / 1000;
-    // Nor while the machine still works off the load after it (the kernel's writeback, this VM
-    // reclaiming the memory the written files took): the measurements share its two cores.
-    const settled = await settle();
+    const settled = await settle({
+      quietSecs: 5,
+      busy: async () => {
+        const { rows } = await pool.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'",
+        );
+        return rows[0]!.n > 0;
+      },
+    });
     log(
       `  the machine settled in ${settled.waitedSecs.toFixed(0)} s ` +
         `(${(settled.firstBusyShare * 100).toFixed(0)} % busy in the first second)`,
@@ -344,7 +354,18 @@ export async function scaleBench(root: string, log: (line: string) => void = con
       `  filled in ${fillSecs.toFixed(0)} s: ${counts.map((c) => `${c.status} ${c.n.toLocaleString("en")}`).join(", ")}`,
     );
 
+    const fullStarted = new Date();
     const full = await measure("full table", CLAIM_BACKLOG);
+    // Whether autovacuum still came to the job table while the full table was measured.
+    const { rows: autovacuum } = await pool.query<{ vacuumed: boolean; analyzed: boolean }>(
+      `SELECT coalesce(last_autovacuum > $1, false) AS vacuumed, coalesce(last_autoanalyze > $1, false) AS analyzed
+         FROM pg_stat_user_tables WHERE relid = 'public.job'::regclass`,
+      [fullStarted],
+    );
+    if (autovacuum[0]?.vacuumed || autovacuum[0]?.analyzed)
+      log(
+        `  (autovacuum ${autovacuum[0].vacuumed ? "vacuumed" : "analyzed"} the job table during these figures)`,
+      );
 
     // Retention: jobs completed more than 15 days ago (half the completed ones) are expired. It
     // deletes in batches for a window while a free slot claims one job at a time, as workers do.

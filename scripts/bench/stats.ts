@@ -25,14 +25,20 @@ export function machineBusyMs(): number {
 }
 
 /**
- * Waits until the machine has been idle (under `idleShare` of its CPUs busy) for `quietSecs`
- * seconds in a row, at most `maxSecs`; answers how long it waited and how busy the machine was in
+ * Waits until the machine has been idle (under `idleShare` of its CPUs busy, and `busy` false)
+ * for `quietSecs` seconds in a row, at most `maxSecs`; answers how long it waited and how busy the machine was in
  * its first second (the share of all CPUs).
  */
 export async function settle(
-  options: { idleShare?: number; quietSecs?: number; maxSecs?: number } = {},
+  options: {
+    idleShare?: number;
+    quietSecs?: number;
+    maxSecs?: number;
+    /** Also not quiet while this answers true (e.g. a database's autovacuum at work). */
+    busy?: () => Promise<boolean>;
+  } = {},
 ): Promise<{ waitedSecs: number; firstBusyShare: number }> {
-  const { idleShare = 0.1, quietSecs = 3, maxSecs = 180 } = options;
+  const { idleShare = 0.1, quietSecs = 3, maxSecs = 180, busy } = options;
   const cpus = os.cpus().length;
   const started = performance.now();
   let firstBusyShare = -1;
@@ -42,7 +48,7 @@ export async function settle(
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const share = (machineBusyMs() - before) / (1000 * cpus);
     if (firstBusyShare < 0) firstBusyShare = share;
-    quiet = share < idleShare ? quiet + 1 : 0;
+    quiet = share < idleShare && !(await busy?.()) ? quiet + 1 : 0;
   }
   return { waitedSecs: (performance.now() - started) / 1000, firstBusyShare };
 }
