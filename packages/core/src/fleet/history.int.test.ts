@@ -4,6 +4,7 @@ import type { Principal } from "../auth/principal.ts";
 import { createTestMember, createTestServices, rejectsWith, type TestServices } from "../testing.ts";
 import { fleetHistory, HISTORY_POINTS } from "./history.ts";
 import { loadProfile } from "./load-profile.ts";
+import { sampleFleet } from "./sample.ts";
 
 let services: TestServices;
 let member: Principal;
@@ -126,5 +127,32 @@ describe("loadProfile", () => {
     assert.equal(gpu.peakRatePerSec, 2 / 60);
     assert.equal(bash.jobs, 4, "the flow run is left out");
     assert.equal(after.tags[0]!.jobs, all.jobs + 2);
+  });
+});
+
+describe("sampleFleet", () => {
+  it("two samples taken in the same millisecond both succeed, and the first is kept", async () => {
+    await services.pool.query(
+      `INSERT INTO worker_ping (name, worker_group, tags, host, last_ping_at)
+       VALUES ('wk-same-ms', 'same-ms-group', '{same-ms-tag}', 'h', now() AT TIME ZONE 'UTC')`,
+    );
+    await services.pool.query(
+      `INSERT INTO job (id, workspace_id, kind, language, tag, created_by, permissioned_as, created_at, scheduled_for)
+       VALUES (gen_random_uuid(), 'fleet', 'script', 'bash', 'same-ms-tag', 'alice', 'u/alice',
+               now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC')`,
+    );
+    const at = new Date(Date.now() - 1234);
+    const [first, second] = await Promise.all([
+      sampleFleet(services.pool, at),
+      sampleFleet(services.pool, at),
+    ]);
+    assert.ok(first.groups.some((g) => g.workerGroup === "same-ms-group"));
+    assert.ok(second.queues.some((q) => q.tag === "same-ms-tag"));
+    const { rows } = await services.pool.query<{ groups: number; queues: number }>(
+      `SELECT (SELECT count(*)::int FROM worker_group_sample WHERE at = $1 AND worker_group = 'same-ms-group') AS groups,
+              (SELECT count(*)::int FROM queue_sample WHERE at = $1 AND tag = 'same-ms-tag') AS queues`,
+      [at],
+    );
+    assert.deepEqual(rows[0], { groups: 1, queues: 1 });
   });
 });

@@ -90,9 +90,12 @@ interface GroupRow {
 /**
  * Takes a sample of the fleet and stores it. A group whose workers all stopped is still sampled
  * (alive 0) for a day after its last ping, so an alert sees it go to zero instead of vanish.
+ *
+ * Samples are keyed by their millisecond: two taken in the same one (a leader handing over to the
+ * next, an operator's or the bench's sample beside the leader's) keep the first, where the second
+ * used to fail on the primary key and, in the bench, ended the run.
  */
-export async function sampleFleet(pool: Pool): Promise<FleetSample> {
-  const at = new Date();
+export async function sampleFleet(pool: Pool, at = new Date()): Promise<FleetSample> {
   const [queues, groups] = await Promise.all([
     pool.query<QueueRow>(prepared(SAMPLE_QUEUES, [DEFAULT_PING_SINCE_SECS])),
     pool.query<GroupRow>(prepared(SAMPLE_GROUPS, [DEFAULT_PING_SINCE_SECS])),
@@ -120,9 +123,11 @@ export async function sampleFleet(pool: Pool): Promise<FleetSample> {
     `WITH q AS (
        INSERT INTO queue_sample (at, tag, queued, scheduled, running, oldest_wait_secs, workers)
        SELECT $1, * FROM unnest($2::text[], $3::int[], $4::int[], $5::int[], $6::float8[], $7::int[])
+       ON CONFLICT DO NOTHING
      )
      INSERT INTO worker_group_sample (at, worker_group, alive, busy, occupancy_15s, occupancy_5m, occupancy_30m)
-     SELECT $1, * FROM unnest($8::text[], $9::int[], $10::int[], $11::float8[], $12::float8[], $13::float8[])`,
+     SELECT $1, * FROM unnest($8::text[], $9::int[], $10::int[], $11::float8[], $12::float8[], $13::float8[])
+     ON CONFLICT DO NOTHING`,
     [
       at,
       sample.queues.map((q) => q.tag),
