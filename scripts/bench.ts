@@ -191,7 +191,14 @@ async function allBenches(): Promise<void> {
   ];
   const drains = [];
   for (const run of drainRuns)
-    drains.push({ ...run, ...(await rawPgBossDrain(instance.databaseUrl, { count: NOOP_JOBS, ...run })) });
+    drains.push({
+      ...run,
+      ...(await rawPgBossDrain(instance.databaseUrl, {
+        count: NOOP_JOBS,
+        warmUp: NOOP_WARM_UP_JOBS,
+        ...run,
+      })),
+    });
   pipelines.push(await pipelineOnce("bench-noop-2"));
   const best = drains.reduce((a, b) => (b.rate > a.rate ? b : a));
   const pipeline = pipelines.reduce((a, b) => (b.rate > a.rate ? b : a));
@@ -206,7 +213,7 @@ async function allBenches(): Promise<void> {
   }
   for (const d of drains) {
     console.log(
-      `   raw pg-boss drain, fetch batch ${d.batchSize} x ${d.loops} loop(s): ${d.rate.toFixed(0)} jobs/s`,
+      `   raw pg-boss drain, fetch batch ${d.batchSize} x ${d.loops} loop(s), after ${NOOP_WARM_UP_JOBS.toLocaleString("en")} through its queue: ${d.rate.toFixed(0)} jobs/s`,
     );
   }
   const share = pipeline.rate / best.rate;

@@ -2,6 +2,7 @@ import { enqueueJobs, noopJob, startBoss } from "@millrace/core";
 import { createPool, type Pool } from "@millrace/db";
 import { PgBoss } from "pg-boss";
 import { startTestWorker } from "../../apps/worker/src/testing.ts";
+import { machineBusyMs } from "./stats.ts";
 
 // The measured jobs become due together this long after their enqueue started, so that a running
 // worker finds them all queued (an enqueue of thousands takes about a second on 2 cores).
@@ -34,7 +35,7 @@ export async function pipelineRun(
     bash?: string;
     warmUp?: number;
   },
-): Promise<{ seconds: number; rate: number; enqueueRate: number }> {
+): Promise<{ seconds: number; rate: number; enqueueRate: number; machineCpuUsPerJob: number }> {
   const pool = createPool(databaseUrl, { max: 4, applicationName: "millrace-bench" });
   const boss = await startBoss(databaseUrl, "worker");
   const jobs = (count: number, scheduledFor: Date | null) =>
@@ -66,7 +67,12 @@ export async function pipelineRun(
     const enqueueMs = performance.now() - enqueueStarted;
     if (enqueueMs > DUE_AFTER_MS)
       throw new Error(`enqueue took ${enqueueMs.toFixed(0)} ms: raise DUE_AFTER_MS`);
+    // The machine's CPU from just before the jobs are due until they are drained (whatever else
+    // ran meanwhile included): a slow drain either spent more CPU per job or waited.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, DUE_AFTER_MS - enqueueMs - 100)));
+    const busyBefore = machineBusyMs();
     await waitUntilDrained(pool, options.tag);
+    const busyMs = machineBusyMs() - busyBefore;
     const { rows } = await pool.query<{ done: number; first: Date; last: Date }>(
       `SELECT count(*)::int AS done, min(started_at) AS first, max(completed_at) AS last
          FROM job WHERE tag = $1 AND status = 'success' AND created_at > $2`,
@@ -76,7 +82,12 @@ export async function pipelineRun(
     if (done !== options.count)
       throw new Error(`${options.count - done} of ${options.count} jobs did not succeed`);
     const seconds = (last.getTime() - first.getTime()) / 1000;
-    return { seconds, rate: options.count / seconds, enqueueRate: options.count / (enqueueMs / 1000) };
+    return {
+      seconds,
+      rate: options.count / seconds,
+      enqueueRate: options.count / (enqueueMs / 1000),
+      machineCpuUsPerJob: (busyMs * 1000) / options.count,
+    };
   } finally {
     await Promise.all(workers.map((worker) => worker.stop()));
     await boss.stop({ graceful: false, timeout: 2000 });
@@ -104,10 +115,18 @@ async function waitUntilDrained(pool: Pool, tag: string): Promise<void> {
 /** Jobs a no-op drain's worker runs before the measured ones (see pipelineRun). */
 export const NOOP_WARM_UP_JOBS = 20_000;
 
-/** pg-boss alone on the same database: insert `count` jobs, then drain them as fast as it can. */
+/**
+ * pg-boss alone on the same database: insert `count` jobs, then drain them as fast as it can. With
+ * `warmUp`, as many jobs as the pipeline's warm-up ran are first inserted and drained through the
+ * same queue, so that both are measured on a queue that has just served that many: pg-boss keeps a
+ * completed job in its queue's table (for a week by default), and a fresh queue is a state no
+ * queue in use is in (a 5,000-job drain after 20,000 ran at ~45k jobs/s where a fresh queue's
+ * ran at ~52k, on the scale bench's full table). The pipeline's own queue holds none of its used
+ * dispatches (claims delete them), only their dead row versions.
+ */
 export async function rawPgBossDrain(
   databaseUrl: string,
-  options: { count: number; batchSize: number; loops: number },
+  options: { count: number; batchSize: number; loops: number; warmUp?: number },
 ): Promise<{ seconds: number; rate: number }> {
   const boss = new PgBoss({ connectionString: databaseUrl, supervise: false, schedule: false, max: 6 });
   boss.on("error", () => {});
@@ -116,26 +135,37 @@ export async function rawPgBossDrain(
   // A table of its own, as each Millrace tag's queue has (see ensureQueue): the shared table
   // carries every other queue's jobs, and a drain there slowed ~6x after the latency section.
   await boss.createQueue(queue, { partition: true });
-  for (let i = 0; i < options.count; i += 1000) {
-    await boss.insert(
-      queue,
-      Array.from({ length: Math.min(1000, options.count - i) }, (_, j) => ({ data: { i: i + j } })),
-    );
-  }
-  const started = performance.now();
-  let drained = 0;
-  const loop = async () => {
-    for (;;) {
-      const jobs = await boss.fetch(queue, { batchSize: options.batchSize });
-      if (jobs.length === 0) return;
-      await boss.complete(
+  const insert = async (count: number) => {
+    for (let i = 0; i < count; i += 1000) {
+      await boss.insert(
         queue,
-        jobs.map((job) => job.id),
+        Array.from({ length: Math.min(1000, count - i) }, (_, j) => ({ data: { i: i + j } })),
       );
-      drained += jobs.length;
     }
   };
-  await Promise.all(Array.from({ length: options.loops }, loop));
+  const drain = async () => {
+    let drained = 0;
+    const loop = async () => {
+      for (;;) {
+        const jobs = await boss.fetch(queue, { batchSize: options.batchSize });
+        if (jobs.length === 0) return;
+        await boss.complete(
+          queue,
+          jobs.map((job) => job.id),
+        );
+        drained += jobs.length;
+      }
+    };
+    await Promise.all(Array.from({ length: options.loops }, loop));
+    return drained;
+  };
+  if (options.warmUp) {
+    await insert(options.warmUp);
+    await drain();
+  }
+  await insert(options.count);
+  const started = performance.now();
+  const drained = await drain();
   const seconds = (performance.now() - started) / 1000;
   await boss.stop({ graceful: false, timeout: 2000 });
   return { seconds, rate: drained / seconds };

@@ -264,6 +264,7 @@ export async function scaleBench(root: string, log: (line: string) => void = con
       // connections, or 400 at a time as the pipeline's worker claims (which was faster on some
       // VMs: 1.6-1.9x at 20,000 jobs, each fetch costing more the more jobs are queued).
       const pipelineRates: number[] = [];
+      const pipelineCpu: number[] = [];
       const drainRates: number[] = [];
       for (let round = 0; round < PIPELINE_ROUNDS; round++) {
         const run = await pipelineRun(database.url, {
@@ -274,13 +275,17 @@ export async function scaleBench(root: string, log: (line: string) => void = con
           warmUp: NOOP_WARM_UP_JOBS,
         });
         pipelineRates.push(run.rate);
+        pipelineCpu.push(run.machineCpuUsPerJob);
         const drains = [];
         for (const drain of RAW_DRAINS)
-          drains.push((await rawPgBossDrain(database.url, { count: 5000, ...drain })).rate);
+          drains.push(
+            (await rawPgBossDrain(database.url, { count: 5000, warmUp: NOOP_WARM_UP_JOBS, ...drain })).rate,
+          );
         drainRates.push(Math.max(...drains));
       }
       log(
-        `  no-op rounds: pipeline ${pipelineRates.map((rate) => rate.toFixed(0)).join(", ")} jobs/s; ` +
+        `  no-op rounds: pipeline ${pipelineRates.map((rate) => rate.toFixed(0)).join(", ")} jobs/s ` +
+          `(machine CPU ${pipelineCpu.map((us) => us.toFixed(0)).join(", ")} µs per job); ` +
           `raw pg-boss ${drainRates.map((rate) => rate.toFixed(0)).join(", ")} jobs/s`,
       );
       const pipeline = { rate: percentile(pipelineRates, 50) };
@@ -487,7 +492,7 @@ export async function scaleBench(root: string, log: (line: string) => void = con
       "",
     );
     row(
-      "raw pg-boss drain, best of 100x2 and 400x1",
+      "raw pg-boss drain, best of 100x2 and 400x1 (after 20,000 through its queue)",
       `${empty.drainRate.toFixed(0)} jobs/s`,
       `${full.drainRate.toFixed(0)} jobs/s`,
       ratio(empty.drainRate, full.drainRate),
