@@ -20,6 +20,9 @@ interface PlanNode {
   Operation?: string;
   "Relation Name"?: string;
   "Index Name"?: string;
+  "Index Cond"?: string;
+  "Recheck Cond"?: string;
+  "Join Filter"?: string;
   Plans?: PlanNode[];
 }
 
@@ -190,5 +193,59 @@ describe("claim and completion plans", () => {
       [],
       JSON.stringify(completionPlans),
     );
+  });
+
+  it("find a queue's dispatches by id after a VACUUM found the queue drained", async () => {
+    const tag = "plans-drained";
+    const job = () => noopJob(member.workspace.id, tag, {}, "alice");
+    const names = Array.from({ length: 400 }, (_, i) => `d${i}`);
+    // A burst drained, then the queue's table vacuumed while empty (as autovacuum does): its
+    // statistics say it holds no rows.
+    await enqueueJobs(services.pool, services.boss, Array.from({ length: 800 }, job));
+    while ((await claimJobs(services.pool, services.boss, tag, names)).length > 0);
+    const { rows } = await services.pool.query<{ table: string }>(
+      "SELECT format('pgboss.%I', table_name) AS table FROM pgboss.queue WHERE name = $1",
+      [tag],
+    );
+    const queueTable = rows[0]!.table;
+    await services.pool.query(`VACUUM ${queueTable}`);
+    const stats = await services.pool.query<{ reltuples: number }>(
+      `SELECT reltuples FROM pg_class WHERE oid = '${queueTable}'::regclass`,
+    );
+    assert.equal(stats.rows[0]!.reltuples, 0);
+
+    // Then the next burst.
+    await enqueueJobs(services.pool, services.boss, Array.from({ length: 2000 }, job));
+    const claimPlans: PlanNode[] = [];
+    const claimed = await claimJobs(
+      services.pool,
+      services.boss,
+      tag,
+      names,
+      explaining(services.pool, claimPlans),
+    );
+    assert.equal(claimed.length, 400);
+    assert.equal(claimPlans.length, 2, "the claim's plan for its values and its generic plan");
+    const relation = queueTable.replace(/^pgboss\./, "");
+    for (const plan of claimPlans) {
+      const deletes = [...nodes(plan)].filter(
+        (node) => node.Operation === "Delete" && node["Relation Name"] === relation,
+      );
+      assert.equal(deletes.length, 1, JSON.stringify(plan));
+      // Every read of the queue's table under the DELETE but the fetch's own (the due jobs in
+      // order) finds the fetched rows by id: a scan of the tag's queued jobs joined with the
+      // fetched ids compares each with every one (400 x 2,000 here).
+      const reads = [...nodes(deletes[0]!)].filter(
+        (node) =>
+          node !== deletes[0] &&
+          node["Relation Name"] === relation &&
+          !/start_after/.test(node["Index Cond"] ?? ""),
+      );
+      assert.ok(reads.length > 0, JSON.stringify(plan));
+      for (const read of reads) {
+        assert.equal(read["Node Type"], "Index Scan", JSON.stringify(plan));
+        assert.match(read["Index Cond"] ?? "", /\bid = ANY\b/, JSON.stringify(plan));
+      }
+    }
   });
 });
