@@ -21,8 +21,6 @@ interface PlanNode {
   "Relation Name"?: string;
   "Index Name"?: string;
   "Index Cond"?: string;
-  "Recheck Cond"?: string;
-  "Join Filter"?: string;
   Plans?: PlanNode[];
 }
 
